@@ -1,0 +1,48 @@
+/* mox/buffer.h - device buffers: typed, refcounted, zero-initialised.
+ *
+ * Host access (read, write, readback ops) is ordered after all pending
+ * device work that touches the buffer, even work whose op was dropped.
+ */
+#ifndef MOX_BUFFER_H
+#define MOX_BUFFER_H
+
+#include <mox/device.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mox_buffer mox_buffer;
+typedef struct mox_op mox_op;
+
+/* A zeroed buffer of `length` elements of `type` (length 0 is allowed).
+ * Checks overflow and the device limit before allocating.
+ * Codes: MOX_ERR_INVALID_ARGUMENT, MOX_ERR_LENGTH_OVERFLOW,
+ * MOX_ERR_BUFFER_TOO_LARGE, MOX_ERR_ALLOCATION_FAILED, MOX_ERR_OUT_OF_MEMORY. */
+MOX_API mox_status mox_buffer_create(mox_device *device, const mox_type *type, size_t length,
+                                     mox_buffer **out);
+/* A buffer initialised from `length` elements at `data` (size*length bytes). */
+MOX_API mox_status mox_buffer_create_from(mox_device *device, const mox_type *type, size_t length,
+                                          const void *data, mox_buffer **out);
+MOX_API mox_buffer *mox_buffer_retain(mox_buffer *buffer);
+/* Never blocks; pending work keeps its own reference. release(NULL) is a no-op. */
+MOX_API void mox_buffer_release(mox_buffer *buffer);
+
+MOX_API size_t mox_buffer_length(const mox_buffer *buffer);
+MOX_API const mox_type *mox_buffer_type(const mox_buffer *buffer);
+MOX_API mox_device *mox_buffer_device(const mox_buffer *buffer); /* borrowed */
+
+/* Blocking host copies of elements [first, first+count). They wait for pending
+ * writers (read) or pending readers and writers (write) first.
+ * Codes: MOX_ERR_OUT_OF_RANGE, MOX_ERR_INVALID_ARGUMENT, MOX_ERR_BACKEND, MOX_ERR_DEVICE_LOST. */
+MOX_API mox_status mox_buffer_read(mox_buffer *buffer, size_t first, size_t count, void *dst);
+MOX_API mox_status mox_buffer_write(mox_buffer *buffer, size_t first, size_t count, const void *src);
+
+/* Lazy async readback of the whole buffer (A4): an op whose result holds a
+ * copy of the bytes (mox_result_bytes), ordered after the buffer's writers. */
+MOX_API mox_op *mox_buffer_readback(mox_buffer *buffer);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

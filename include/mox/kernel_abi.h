@@ -1,0 +1,109 @@
+/* mox/kernel_abi.h - the binary contract between generated kernel code and
+ * the runtime's backends. Included by mox/kernel.h; users never touch it.
+ *
+ * CPU: the generated CPU translation unit (compiled to kernels_cpu.so)
+ * exports `const mox_cpu_module_entry *mox_cpu_module(void)`. The runtime
+ * runs each thread of a block with a mox_cpu_lane installed in the module's
+ * thread-local slot. Block-shared memory is `static _Thread_local` storage:
+ * a worker thread runs one block at a time, all of whose threads (fibers)
+ * live on that worker.
+ *
+ * CUDA: every generated entry `mox_entry_<kernel>` takes a mox_gate first,
+ * then the kernel's parameters (buffers as device pointers, values by value).
+ */
+#ifndef MOX_KERNEL_ABI_H
+#define MOX_KERNEL_ABI_H
+
+#include <stdint.h>
+
+#define MOX_CPU_INTERFACE_VERSION 1u
+
+/* Per-dispatch status words (CUDA: status[2*i], status[2*i+1]; CPU: fields). */
+#define MOX_DISPATCH_OK 0u
+#define MOX_DISPATCH_FAILED 1u
+#define MOX_DISPATCH_GATED 2u
+
+/* Per-kernel feature bits; the ABI JSON names are in quotes. */
+enum {
+    MOX_KFEAT_BARRIER = 1u << 0, /* "barrier": calls mox_barrier (CPU runs it on fibers) */
+    MOX_KFEAT_WARP = 1u << 1,    /* "warp": warp collectives (CPU runs it on fibers) */
+    MOX_KFEAT_ATOMICS = 1u << 2, /* "atomics": atomic buffers or shared atomics */
+    MOX_KFEAT_FAIL = 1u << 3,    /* "fail": may call mox_fail */
+    MOX_KFEAT_SHARED = 1u << 4,  /* "shared": declares MOX_SHARED memory */
+    MOX_KFEAT_F16 = 1u << 5      /* "f16": uses mox_f16 */
+};
+
+typedef struct mox_kdim3 {
+    uint32_t x, y, z;
+} mox_kdim3;
+
+/* ---------------- CPU ---------------- */
+
+/* Services the runtime's CPU executor gives kernel code. */
+typedef struct mox_cpu_services {
+    /* Block-wide barrier: returns when every thread of the block arrived. */
+    void (*barrier)(void *block);
+    /* Warp collective primitive: the calling lane deposits `value`, waits for
+     * every active lane of its warp, and gets the warp's values indexed by
+     * lane (length 32) plus the number of active lanes (lanes 0..n-1). All
+     * warp operations are computed from this array in kernel.h, in the same
+     * order as on CUDA. The array stays valid until the lane's next call. */
+    const uint32_t *(*warp_exchange)(void *block, uint32_t value, uint32_t *active_lanes);
+    /* Records mox_fail(code) for the dispatch (first code wins). */
+    void (*fail)(void *dispatch, uint32_t code);
+} mox_cpu_services;
+
+typedef struct mox_cpu_lane {
+    mox_kdim3 thread_idx, block_idx, block_dim, grid_dim;
+    uint32_t linear;               /* thread index within the block */
+    const mox_cpu_services *svc;
+    void *block;                   /* executor's per-block state */
+    void *dispatch;                /* executor's per-dispatch state */
+} mox_cpu_lane;
+
+/* Runs one thread: reads the lane from the module's slot. `args[i]` points to
+ * the i-th argument: for a buffer, to a `void *` holding its base address;
+ * for a value, to its bytes (aligned to 16). Used for cooperative kernels
+ * (barrier/warp), one fiber per thread. */
+typedef void (*mox_cpu_thread_fn)(void *const *args);
+/* Runs every thread of one block in order (x fastest) on the caller, updating
+ * *lane's thread_idx/linear. Used for kernels without barriers or warp ops. */
+typedef void (*mox_cpu_block_fn)(void *const *args, mox_cpu_lane *lane);
+
+typedef struct mox_cpu_kernel_entry {
+    const char *name;
+    mox_cpu_thread_fn thread_fn;
+    mox_cpu_block_fn block_fn;
+    uint32_t features;             /* MOX_KFEAT_* bits */
+} mox_cpu_kernel_entry;
+
+typedef struct mox_cpu_module_entry {
+    uint32_t interface_version;    /* MOX_CPU_INTERFACE_VERSION */
+    uint32_t kernel_count;
+    const mox_cpu_kernel_entry *kernels; /* ABI order */
+    const char *abi_sha256;
+    /* Address of the calling thread's lane slot in this module. */
+    mox_cpu_lane **(*lane_slot)(void);
+} mox_cpu_module_entry;
+
+#define MOX_CPU_MODULE_SYMBOL "mox_cpu_module"
+
+/* ---------------- CUDA ---------------- */
+
+/* First parameter of every generated CUDA entry. `status` is a per-submission
+ * device array of 2 words per dispatch of the batch (state, fail code), zeroed
+ * before the batch runs. An entry first checks the state of each dependency
+ * listed in deps[0..dep_count) (dispatch indices in this batch): if any is not
+ * OK it marks itself GATED and returns. mox_fail(code) stores FAILED + code
+ * into status[2*self] (first failure wins) and sets *host_flag = 1 (host
+ * mapped memory) so completion can tell a clean batch with one load.
+ * status == NULL disables gating (single launches outside batches). */
+typedef struct mox_gate {
+    uint32_t *status;
+    const uint32_t *deps;
+    uint32_t *host_flag;
+    uint32_t self;
+    uint32_t dep_count;
+} mox_gate;
+
+#endif

@@ -1,0 +1,43 @@
+/* mox/sequence.h - batches: several launches recorded into one command buffer (A5, A6).
+ *
+ * Launches pushed into a batch are ordered by their buffer accesses: a launch
+ * that reads or writes what an earlier one wrote, or writes what it read,
+ * runs after it; independent launches may run concurrently. Recording
+ * happens at construction; submission happens on the first poll/wait of the
+ * batch's op. An error while recording discards the whole batch.
+ */
+#ifndef MOX_SEQUENCE_H
+#define MOX_SEQUENCE_H
+
+#include <mox/op.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mox_batch mox_batch;
+
+/* Records launches by calling record(ctx, batch) once, now. If record returns
+ * an error (or a push failed), the batch is discarded: nothing will run and
+ * the returned op resolves to that error. The op's result has no value. */
+typedef mox_status (*mox_record_fn)(void *ctx, mox_batch *batch);
+MOX_API mox_op *mox_sequence(mox_device *device, mox_record_fn record, void *ctx);
+
+/* Explicit form. begin -> push... -> end (or discard). */
+MOX_API mox_status mox_batch_begin(mox_device *device, mox_batch **out);
+/* Consumes `launch` (an unsubmitted launch op of the same device), always,
+ * even on failure. A launch op that carries a construction error makes the
+ * push fail with that error and poisons the batch.
+ * Codes: the launch's own error, MOX_ERR_DEVICE_MISMATCH, MOX_ERR_INVALID_ARGUMENT
+ * (not a launch op, or already submitted), MOX_ERR_STATE (batch poisoned or ended). */
+MOX_API mox_status mox_batch_push(mox_batch *batch, mox_op *launch);
+/* Ends recording; *out is the batch op (fails with the first recording error
+ * if the batch was poisoned). Frees the batch. */
+MOX_API mox_status mox_batch_end(mox_batch *batch, mox_op **out);
+/* Throws the recording away; nothing runs. discard(NULL) is a no-op. */
+MOX_API void mox_batch_discard(mox_batch *batch);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,46 @@
+/* mox/types.h - value types shared by the host API and generated bindings:
+ * 3-component sizes and element type descriptors. */
+#ifndef MOX_TYPES_H
+#define MOX_TYPES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <mox/export.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mox_dim3 {
+    uint32_t x, y, z;
+} mox_dim3;
+
+/* An element type: what a buffer holds or what a value argument is.
+ * Two types are the same ABI type exactly when their signatures are equal
+ * (strcmp). The signature is the canonical layout text defined in docs/abi.md,
+ * e.g. "f32", "[u16;3]", "Motion{position@0:[f32;2],velocity@8:[f32;2]}".
+ * Generated bindings define one mox_type per record; the built-in scalars
+ * are below. Descriptors are static data and never freed. */
+typedef struct mox_type {
+    const char *name;      /* "f32", "Particle" */
+    const char *signature; /* canonical layout signature */
+    uint32_t size;         /* bytes, as laid out on the device */
+    uint32_t align;        /* bytes */
+} mox_type;
+
+MOX_API extern const mox_type mox_type_f32;
+MOX_API extern const mox_type mox_type_f16;
+MOX_API extern const mox_type mox_type_u32;
+MOX_API extern const mox_type mox_type_i32;
+MOX_API extern const mox_type mox_type_u16;
+MOX_API extern const mox_type mox_type_i16;
+MOX_API extern const mox_type mox_type_u8;
+MOX_API extern const mox_type mox_type_i8;
+
+/* 1 when a and b are the same ABI type (signatures equal), else 0. */
+MOX_API int mox_type_equal(const mox_type *a, const mox_type *b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
