@@ -1,0 +1,72 @@
+/* front.h - moxc's front end: parses kernel sources with libclang and
+ * returns the module's ABI plus what the code generators need. This is the
+ * interface between the front end (parse*.c, check*.c) and the generators
+ * and build driver (gen_*.c, build.c, cache.c, main.c). */
+#ifndef MOXC_FRONT_H
+#define MOXC_FRONT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "abi.h" /* src/artifact/abi.h */
+
+typedef struct moxc_parse_options {
+    const char *const *sources;      /* kernel source files (as given) */
+    size_t source_count;
+    const char *const *include_dirs; /* -I, in order */
+    size_t include_dir_count;
+    const char *const *defines;      /* -D text, e.g. "N=4" */
+    size_t define_count;
+    const char *mox_include_dir;     /* directory holding mox/kernel.h */
+    FILE *diagnostics;               /* where "file:line:col: error: ..." lines go */
+} moxc_parse_options;
+
+/* A record type used by the ABI (as a value or a buffer element). */
+typedef struct moxc_record {
+    char *name;        /* the ABI record name (struct tag or typedef name) */
+    char *c_spelling;  /* how C code names it: "Particle" or "struct particle" */
+    char *header;      /* absolute path of the header that declares it */
+} moxc_record;
+
+typedef struct moxc_param_info {
+    char *c_spelling;  /* C type of a value param ("uint32_t", "Config");
+                          element type of a buffer ("float", "Particle") */
+} moxc_param_info;
+
+typedef struct moxc_kernel_info {
+    char *file;        /* absolute path of the defining source */
+    unsigned line;
+    moxc_param_info *params; /* parallel to the ABI kernel's params */
+} moxc_kernel_info;
+
+/* Where the CUDA translation unit must insert "__device__ " into a source:
+ * before every function declaration/definition and every file-scope
+ * constant of the kernel source files (byte offsets, ascending). */
+typedef struct moxc_source_edit {
+    char *path;         /* absolute path of the kernel source */
+    size_t *offsets;
+    size_t offset_count;
+} moxc_source_edit;
+
+typedef struct moxc_module {
+    mox_abi *abi;                 /* validated (mox_abi_validate) */
+    moxc_kernel_info *kernels;    /* parallel to abi->kernels */
+    moxc_record *records;         /* each record the ABI uses, once */
+    size_t record_count;
+    char **dependencies;          /* absolute paths of every file read: sources
+                                     and every header they include (for the
+                                     fingerprint), sorted, unique */
+    size_t dependency_count;
+    moxc_source_edit *edits;      /* one per kernel source, in source order */
+    size_t edit_count;
+} moxc_module;
+
+/* Parses and checks. On any error prints every diagnostic it found to
+ * opts->diagnostics ("file:line:col: error: message"), returns false and sets
+ * *out = NULL. Never crashes on bad input (malformed file, missing include,
+ * unsupported construct). */
+bool moxc_parse(const moxc_parse_options *opts, moxc_module **out);
+void moxc_module_free(moxc_module *module);
+
+#endif
