@@ -12,6 +12,10 @@
 
 #define MOX_ABI_VERSION 1
 #define MOX_ABI_MAX_PARAMS 31
+/* Largest layout size: mox_type.size is a uint32_t. */
+#define MOX_ABI_MAX_LAYOUT_SIZE UINT64_C(0xFFFFFFFF)
+/* Deepest nesting of arrays and records (bounds recursion on hostile input). */
+#define MOX_ABI_MAX_LAYOUT_DEPTH 32
 
 /* Error text for the artifact layer: one message, filled on failure. */
 typedef struct mox_artifact_error {

@@ -1,0 +1,53 @@
+/* artifact_internal.h - helpers shared by the artifact layer's sources
+ * (error text, identifiers, feature-name tables, JSON<->ABI pieces the
+ * manifest reuses). Not part of the interface other parts build against. */
+#ifndef MOX_ARTIFACT_INTERNAL_H
+#define MOX_ARTIFACT_INTERNAL_H
+
+#include <jansson.h>
+
+#include "abi.h"
+
+/* Fills err (may be NULL) and returns false, so callers can `return mox__fail(...)`. */
+bool mox__fail(mox_artifact_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* snprintf for context text, where truncating a long name is acceptable. */
+void mox__format(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+char *mox__strdup(const char *text);
+
+/* A C identifier that is not a C or C++ keyword: names end up in generated
+ * C bindings and in the CUDA translation unit, which nvcc compiles as C++. */
+bool mox__is_identifier(const char *text);
+
+/* Checks that `layout` equals its canonical layout (docs/abi.md); `what`
+ * names it in the message ("kernel k parameter p"). */
+bool mox__layout_check(const mox_abi_layout *layout, const char *what, mox_artifact_error *err);
+
+/* Feature names in bit order; NULL past the end. */
+#define MOX__KFEATURE_COUNT 6
+#define MOX__FEATURE_COUNT 2
+extern const char *const mox__kfeature_names[MOX__KFEATURE_COUNT];
+extern const char *const mox__feature_names[MOX__FEATURE_COUNT];
+
+/* The ABI as a jansson value in canonical key order (new reference), NULL on
+ * OOM or a number beyond the JSON integer range. */
+json_t *mox__abi_to_value(const mox_abi *abi);
+/* Strictly decodes and validates an already parsed ABI object. */
+bool mox__abi_from_value(const json_t *value, mox_abi **out, mox_artifact_error *err);
+/* Formats a jansson parse error as "invalid JSON at line L column C (byte P): text". */
+bool mox__json_error(const json_error_t *jerr, const char *what, mox_artifact_error *err);
+
+/* Strict JSON reading: each fails with "<what>: ..." naming the field. */
+/* `v` is an object whose keys are exactly keys[0..count). */
+bool mox__json_object(const json_t *v, const char *what, const char *const *keys, size_t count,
+                      mox_artifact_error *err);
+bool mox__json_uint(const json_t *obj, const char *key, uint64_t max, const char *what,
+                    uint64_t *out, mox_artifact_error *err);
+/* *out borrows from obj. */
+bool mox__json_string(const json_t *obj, const char *key, const char *what, const char **out,
+                      mox_artifact_error *err);
+bool mox__json_strdup(const json_t *obj, const char *key, const char *what, char **out,
+                      mox_artifact_error *err);
+
+#endif

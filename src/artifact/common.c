@@ -1,0 +1,139 @@
+/* common.c - small helpers of the artifact layer: error text, string copies,
+ * identifier rules and the feature-name tables (docs/abi.md). */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "artifact_internal.h"
+
+const char *const mox__kfeature_names[MOX__KFEATURE_COUNT] = {
+    "barrier", "warp", "atomics", "fail", "shared", "f16",
+};
+const char *const mox__feature_names[MOX__FEATURE_COUNT] = {"atomics", "warp_ops"};
+
+bool mox__fail(mox_artifact_error *err, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+    }
+    return false;
+}
+
+void mox__format(char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+}
+
+char *mox__strdup(const char *text)
+{
+    size_t n = strlen(text) + 1;
+    char *copy = malloc(n);
+    if (copy)
+        memcpy(copy, text, n);
+    return copy;
+}
+
+/* C11 and C++ keywords plus the alternative operator spellings: a name from
+ * this list cannot be used in both the C bindings and the CUDA TU. */
+static const char *const reserved[] = {
+    "_Alignas", "_Alignof", "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary",
+    "_Noreturn", "_Static_assert", "_Thread_local", "alignas", "alignof", "and", "and_eq",
+    "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch", "char", "char16_t",
+    "char32_t", "char8_t", "class", "co_await", "co_return", "co_yield", "compl", "concept",
+    "const", "const_cast", "consteval", "constexpr", "constinit", "continue", "decltype",
+    "default", "delete", "do", "double", "dynamic_cast", "else", "enum", "explicit", "export",
+    "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int", "long",
+    "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr", "operator", "or",
+    "or_eq", "private", "protected", "public", "register", "reinterpret_cast", "requires",
+    "restrict", "return", "short", "signed", "sizeof", "static", "static_assert",
+    "static_cast", "struct", "switch", "template", "this", "thread_local", "throw", "true",
+    "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual", "void",
+    "volatile", "wchar_t", "while", "xor", "xor_eq",
+};
+
+bool mox__is_identifier(const char *text)
+{
+    if (!text || !*text)
+        return false;
+    for (const char *p = text; *p; p++) {
+        char c = *p;
+        bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+        bool digit = c >= '0' && c <= '9';
+        if (!alpha && !(digit && p != text))
+            return false;
+    }
+    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+        if (strcmp(text, reserved[i]) == 0)
+            return false;
+    return true;
+}
+
+bool mox__json_error(const json_error_t *jerr, const char *what, mox_artifact_error *err)
+{
+    return mox__fail(err, "%s is not valid JSON: %s (line %d, column %d, byte %d)", what,
+                     jerr->text, jerr->line, jerr->column, jerr->position);
+}
+
+/* `v` is an object whose keys are exactly `keys`. */
+bool mox__json_object(const json_t *v, const char *what, const char *const *keys, size_t count,
+                          mox_artifact_error *err)
+{
+    if (!json_is_object(v))
+        return mox__fail(err, "%s must be a JSON object", what);
+    const char *key;
+    json_t *child;
+    json_object_foreach((json_t *)v, key, child) {
+        size_t i = 0;
+        while (i < count && strcmp(key, keys[i]) != 0)
+            i++;
+        if (i == count)
+            return mox__fail(err, "%s: unknown field \"%s\"", what, key);
+    }
+    for (size_t i = 0; i < count; i++)
+        if (!json_object_get(v, keys[i]))
+            return mox__fail(err, "%s: missing field \"%s\"", what, keys[i]);
+    return true;
+}
+
+bool mox__json_uint(const json_t *obj, const char *key, uint64_t max, const char *what,
+                     uint64_t *out, mox_artifact_error *err)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (!json_is_integer(v) || json_integer_value(v) < 0 || (uint64_t)json_integer_value(v) > max)
+        return max >= INT64_MAX
+                   ? mox__fail(err, "%s: field \"%s\" must be a non-negative integer", what, key)
+                   : mox__fail(err, "%s: field \"%s\" must be an integer from 0 to %" PRIu64, what,
+                               key, max);
+    *out = (uint64_t)json_integer_value(v);
+    return true;
+}
+
+bool mox__json_string(const json_t *obj, const char *key, const char *what, const char **out,
+                       mox_artifact_error *err)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (!json_is_string(v))
+        return mox__fail(err, "%s: field \"%s\" must be a string", what, key);
+    *out = json_string_value(v);
+    return true;
+}
+
+bool mox__json_strdup(const json_t *obj, const char *key, const char *what, char **out,
+                       mox_artifact_error *err)
+{
+    const char *text;
+    if (!mox__json_string(obj, key, what, &text, err))
+        return false;
+    if (!(*out = mox__strdup(text)))
+        return mox__fail(err, "out of memory");
+    return true;
+}
+

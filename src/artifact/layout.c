@@ -1,0 +1,393 @@
+/* layout.c - canonical C layouts of ABI types: scalars, arrays, records,
+ * their construction with overflow checks, comparison, the canonical check
+ * the validator runs, and the signature text mox_type.signature holds. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "artifact_internal.h"
+
+static const char *const scalar_names[MOX_SCALAR_COUNT_] = {
+    "f32", "f16", "u32", "i32", "u16", "i16", "u8", "i8",
+};
+static const uint32_t scalar_sizes[MOX_SCALAR_COUNT_] = {4, 2, 4, 4, 2, 2, 1, 1};
+
+const char *mox_scalar_name(mox_scalar s)
+{
+    return (unsigned)s < MOX_SCALAR_COUNT_ ? scalar_names[s] : NULL;
+}
+
+bool mox_scalar_from_name(const char *name, mox_scalar *out)
+{
+    for (int i = 0; name && i < MOX_SCALAR_COUNT_; i++) {
+        if (strcmp(name, scalar_names[i]) == 0) {
+            *out = (mox_scalar)i;
+            return true;
+        }
+    }
+    return false;
+}
+
+uint32_t mox_scalar_size(mox_scalar s)
+{
+    return (unsigned)s < MOX_SCALAR_COUNT_ ? scalar_sizes[s] : 0;
+}
+
+/* align is a power of two; false on overflow. */
+static bool align_up(uint64_t value, uint64_t align, uint64_t *out)
+{
+    if (value > UINT64_MAX - (align - 1))
+        return false;
+    *out = (value + align - 1) & ~(align - 1);
+    return true;
+}
+
+mox_abi_layout *mox_abi_layout_scalar(mox_scalar s)
+{
+    if ((unsigned)s >= MOX_SCALAR_COUNT_)
+        return NULL;
+    mox_abi_layout *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    l->kind = MOX_LAYOUT_SCALAR;
+    l->scalar = s;
+    l->size = l->align = scalar_sizes[s];
+    return l;
+}
+
+mox_abi_layout *mox_abi_layout_array(mox_abi_layout *element, uint64_t length)
+{
+    if (!element)
+        return NULL;
+    mox_abi_layout *l = NULL;
+    if (length == 0 || element->size > MOX_ABI_MAX_LAYOUT_SIZE / length ||
+        !(l = calloc(1, sizeof *l))) {
+        mox_abi_layout_free(element);
+        return NULL;
+    }
+    l->kind = MOX_LAYOUT_ARRAY;
+    l->element = element;
+    l->length = length;
+    l->size = element->size * length;
+    l->align = element->align;
+    return l;
+}
+
+/* The canonical offsets, alignment and size of a record's fields; false on
+ * overflow past MOX_ABI_MAX_LAYOUT_SIZE or a field alignment that is not a
+ * power of two. offsets may be NULL. */
+static bool record_canonical(const mox_abi_field *fields, size_t count, uint64_t *offsets,
+                             uint64_t *size, uint64_t *align)
+{
+    uint64_t end = 0, max_align = 1;
+    for (size_t i = 0; i < count; i++) {
+        const mox_abi_layout *f = fields[i].layout;
+        uint64_t offset;
+        if (!f || f->align == 0 || (f->align & (f->align - 1)) != 0 || !align_up(end, f->align, &offset) ||
+            f->size > MOX_ABI_MAX_LAYOUT_SIZE - offset)
+            return false;
+        if (offsets)
+            offsets[i] = offset;
+        end = offset + f->size;
+        if (f->align > max_align)
+            max_align = f->align;
+    }
+    if (!align_up(end, max_align, size) || *size > MOX_ABI_MAX_LAYOUT_SIZE)
+        return false;
+    *align = max_align;
+    return true;
+}
+
+static void free_fields(mox_abi_field *fields, size_t count)
+{
+    for (size_t i = 0; fields && i < count; i++) {
+        free(fields[i].name);
+        mox_abi_layout_free(fields[i].layout);
+    }
+    free(fields);
+}
+
+mox_abi_layout *mox_abi_layout_record(const char *name, mox_abi_field *fields, size_t count)
+{
+    mox_abi_layout *l = NULL;
+    uint64_t size, align;
+    if (!name || !mox__is_identifier(name) || !fields || count == 0)
+        goto fail;
+    for (size_t i = 0; i < count; i++) {
+        if (!fields[i].name || !mox__is_identifier(fields[i].name) || !fields[i].layout)
+            goto fail;
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(fields[i].name, fields[j].name) == 0)
+                goto fail;
+    }
+    uint64_t *offsets = malloc(count * sizeof *offsets);
+    if (!offsets)
+        goto fail;
+    if (!record_canonical(fields, count, offsets, &size, &align) || !(l = calloc(1, sizeof *l)) ||
+        !(l->record_name = mox__strdup(name))) {
+        free(offsets);
+        free(l);
+        l = NULL;
+        goto fail;
+    }
+    for (size_t i = 0; i < count; i++)
+        fields[i].offset = offsets[i];
+    free(offsets);
+    l->kind = MOX_LAYOUT_RECORD;
+    l->fields = fields;
+    l->field_count = count;
+    l->size = size;
+    l->align = align;
+    return l;
+fail:
+    free_fields(fields, count);
+    return NULL;
+}
+
+void mox_abi_layout_free(mox_abi_layout *layout)
+{
+    if (!layout)
+        return;
+    mox_abi_layout_free(layout->element);
+    free(layout->record_name);
+    free_fields(layout->fields, layout->field_count);
+    free(layout);
+}
+
+mox_abi_layout *mox_abi_layout_clone(const mox_abi_layout *layout)
+{
+    if (!layout)
+        return NULL;
+    mox_abi_layout *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    *c = *layout;
+    c->element = NULL;
+    c->record_name = NULL;
+    c->fields = NULL;
+    c->field_count = 0;
+    if (layout->element && !(c->element = mox_abi_layout_clone(layout->element)))
+        goto fail;
+    if (layout->record_name && !(c->record_name = mox__strdup(layout->record_name)))
+        goto fail;
+    if (layout->fields && layout->field_count) {
+        if (!(c->fields = calloc(layout->field_count, sizeof *c->fields)))
+            goto fail;
+        c->field_count = layout->field_count;
+        for (size_t i = 0; i < layout->field_count; i++) {
+            c->fields[i].offset = layout->fields[i].offset;
+            if ((layout->fields[i].name && !(c->fields[i].name = mox__strdup(layout->fields[i].name))) ||
+                (layout->fields[i].layout && !(c->fields[i].layout = mox_abi_layout_clone(layout->fields[i].layout))))
+                goto fail;
+        }
+    }
+    return c;
+fail:
+    mox_abi_layout_free(c);
+    return NULL;
+}
+
+static bool str_equal(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+bool mox_abi_layout_equal(const mox_abi_layout *a, const mox_abi_layout *b)
+{
+    if (a == b)
+        return true;
+    if (!a || !b || a->kind != b->kind || a->size != b->size || a->align != b->align)
+        return false;
+    switch (a->kind) {
+    case MOX_LAYOUT_SCALAR:
+        return a->scalar == b->scalar;
+    case MOX_LAYOUT_ARRAY:
+        return a->length == b->length && mox_abi_layout_equal(a->element, b->element);
+    case MOX_LAYOUT_RECORD:
+        if (!str_equal(a->record_name, b->record_name) || a->field_count != b->field_count)
+            return false;
+        for (size_t i = 0; i < a->field_count; i++)
+            if (!str_equal(a->fields[i].name, b->fields[i].name) ||
+                a->fields[i].offset != b->fields[i].offset ||
+                !mox_abi_layout_equal(a->fields[i].layout, b->fields[i].layout))
+                return false;
+        return true;
+    }
+    return false;
+}
+
+/* ---- canonical check ---- */
+
+#define NONCANONICAL "layout differs from its canonical size, alignment, offsets, or stride"
+
+static bool check(const mox_abi_layout *l, const char *what, unsigned depth, mox_artifact_error *err)
+{
+    char inner[sizeof err->message];
+    if (!l)
+        return mox__fail(err, "%s: missing layout", what);
+    if (depth > MOX_ABI_MAX_LAYOUT_DEPTH)
+        return mox__fail(err, "%s: layout nesting exceeds %d levels", what, MOX_ABI_MAX_LAYOUT_DEPTH);
+    if (l->size > MOX_ABI_MAX_LAYOUT_SIZE)
+        return mox__fail(err, "%s: layout size %" PRIu64 " exceeds the limit of %" PRIu64 " bytes",
+                         what, l->size, (uint64_t)MOX_ABI_MAX_LAYOUT_SIZE);
+    switch (l->kind) {
+    case MOX_LAYOUT_SCALAR:
+        if ((unsigned)l->scalar >= MOX_SCALAR_COUNT_)
+            return mox__fail(err, "%s: unknown scalar type %d", what, (int)l->scalar);
+        if (l->size != scalar_sizes[l->scalar] || l->align != scalar_sizes[l->scalar])
+            return mox__fail(err, "%s: " NONCANONICAL " (scalar %s has size %" PRIu64
+                             " and alignment %" PRIu64 ", canonical %u)", what,
+                             scalar_names[l->scalar], l->size, l->align, scalar_sizes[l->scalar]);
+        return true;
+    case MOX_LAYOUT_ARRAY:
+        if (l->length == 0)
+            return mox__fail(err, "%s: array length must be at least 1", what);
+        mox__format(inner, sizeof inner, "%s array element", what);
+        if (!check(l->element, inner, depth + 1, err))
+            return false;
+        if (l->element->size > MOX_ABI_MAX_LAYOUT_SIZE / l->length)
+            return mox__fail(err, "%s: array of %" PRIu64 " elements of %" PRIu64
+                             " bytes exceeds the limit of %" PRIu64 " bytes", what, l->length,
+                             l->element->size, (uint64_t)MOX_ABI_MAX_LAYOUT_SIZE);
+        if (l->size != l->element->size * l->length || l->align != l->element->align)
+            return mox__fail(err, "%s: " NONCANONICAL " (array has size %" PRIu64 " and alignment %"
+                             PRIu64 ", canonical %" PRIu64 " and %" PRIu64 ")", what, l->size,
+                             l->align, l->element->size * l->length, l->element->align);
+        return true;
+    case MOX_LAYOUT_RECORD: {
+        const char *name = l->record_name ? l->record_name : "";
+        if (!mox__is_identifier(name))
+            return mox__fail(err, "%s: record name \"%s\" is not a valid identifier", what, name);
+        if (l->field_count == 0 || !l->fields)
+            return mox__fail(err, "%s: record %s has no fields", what, name);
+        for (size_t i = 0; i < l->field_count; i++) {
+            const char *field = l->fields[i].name ? l->fields[i].name : "";
+            if (!mox__is_identifier(field))
+                return mox__fail(err, "%s: record %s field name \"%s\" is not a valid identifier",
+                                 what, name, field);
+            for (size_t j = 0; j < i; j++)
+                if (strcmp(field, l->fields[j].name) == 0)
+                    return mox__fail(err, "%s: record %s has a duplicate field name \"%s\"", what,
+                                     name, field);
+            mox__format(inner, sizeof inner, "%s field %s.%s", what, name, field);
+            if (!check(l->fields[i].layout, inner, depth + 1, err))
+                return false;
+        }
+        uint64_t size, align, end = 0, max_align = 1;
+        for (size_t i = 0; i < l->field_count; i++) {
+            const mox_abi_layout *f = l->fields[i].layout;
+            uint64_t offset;
+            if (!align_up(end, f->align, &offset) || f->size > MOX_ABI_MAX_LAYOUT_SIZE - offset)
+                return mox__fail(err, "%s: record %s exceeds the limit of %" PRIu64 " bytes", what,
+                                 name, (uint64_t)MOX_ABI_MAX_LAYOUT_SIZE);
+            if (l->fields[i].offset != offset)
+                return mox__fail(err, "%s: " NONCANONICAL " (field %s.%s has offset %" PRIu64
+                                 ", canonical %" PRIu64 ")", what, name, l->fields[i].name,
+                                 l->fields[i].offset, offset);
+            end = offset + f->size;
+            if (f->align > max_align)
+                max_align = f->align;
+        }
+        if (!record_canonical(l->fields, l->field_count, NULL, &size, &align))
+            return mox__fail(err, "%s: record %s exceeds the limit of %" PRIu64 " bytes", what,
+                             name, (uint64_t)MOX_ABI_MAX_LAYOUT_SIZE);
+        if (l->size != size || l->align != align)
+            return mox__fail(err, "%s: " NONCANONICAL " (record %s has size %" PRIu64
+                             " and alignment %" PRIu64 ", canonical %" PRIu64 " and %" PRIu64 ")",
+                             what, name, l->size, l->align, size, align);
+        return true;
+    }
+    }
+    return mox__fail(err, "%s: unknown layout kind %d", what, (int)l->kind);
+}
+
+bool mox__layout_check(const mox_abi_layout *layout, const char *what, mox_artifact_error *err)
+{
+    return check(layout, what, 0, err);
+}
+
+/* ---- signature ---- */
+
+typedef struct sbuf {
+    char *data;
+    size_t len, cap;
+    bool failed;
+} sbuf;
+
+static void sb_add(sbuf *b, const char *text)
+{
+    size_t n = strlen(text);
+    if (b->failed)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 64;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *data = realloc(b->data, cap);
+        if (!data) {
+            b->failed = true;
+            return;
+        }
+        b->data = data;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, text, n + 1);
+    b->len += n;
+}
+
+static void signature(sbuf *b, const mox_abi_layout *l, unsigned depth)
+{
+    char num[32];
+    if (!l || depth > MOX_ABI_MAX_LAYOUT_DEPTH) {
+        b->failed = true;
+        return;
+    }
+    switch (l->kind) {
+    case MOX_LAYOUT_SCALAR:
+        if ((unsigned)l->scalar >= MOX_SCALAR_COUNT_)
+            b->failed = true;
+        else
+            sb_add(b, scalar_names[l->scalar]);
+        return;
+    case MOX_LAYOUT_ARRAY:
+        sb_add(b, "[");
+        signature(b, l->element, depth + 1);
+        snprintf(num, sizeof num, ";%" PRIu64 "]", l->length);
+        sb_add(b, num);
+        return;
+    case MOX_LAYOUT_RECORD:
+        if (!l->record_name) {
+            b->failed = true;
+            return;
+        }
+        sb_add(b, l->record_name);
+        sb_add(b, "{");
+        for (size_t i = 0; i < l->field_count; i++) {
+            if (!l->fields[i].name) {
+                b->failed = true;
+                return;
+            }
+            if (i)
+                sb_add(b, ",");
+            sb_add(b, l->fields[i].name);
+            snprintf(num, sizeof num, "@%" PRIu64 ":", l->fields[i].offset);
+            sb_add(b, num);
+            signature(b, l->fields[i].layout, depth + 1);
+        }
+        sb_add(b, "}");
+        return;
+    }
+    b->failed = true;
+}
+
+char *mox_abi_layout_signature(const mox_abi_layout *layout)
+{
+    sbuf b = {0};
+    signature(&b, layout, 0);
+    if (b.failed) {
+        free(b.data);
+        return NULL;
+    }
+    return b.data;
+}
