@@ -201,7 +201,7 @@ static bool read_layout(const json_t *v, const char *what, unsigned depth, mox_a
     const char *kind;
     *out = NULL;
     if (depth > MOX_ABI_MAX_LAYOUT_DEPTH)
-        return mox__fail(err, "%s: layout nesting exceeds %d levels", what, MOX_ABI_MAX_LAYOUT_DEPTH);
+        return mox__fail(err, "layout nesting exceeds %d levels (in %s)", MOX_ABI_MAX_LAYOUT_DEPTH, what);
     if (!json_is_object(v))
         return mox__fail(err, "%s must be a JSON object", what);
     if (!json_object_get(v, "kind"))
@@ -315,7 +315,9 @@ static bool read_param(const json_t *v, const char *kernel, size_t index, mox_ab
         return false;
     char element[sizeof err->message];
     mox__format(element, sizeof element, "%s element", what);
-    if (!read_layout(json_object_get(v, "element"), element, 0, &p->layout, err))
+    /* The element's own faults say more than the stride mismatch they cause. */
+    if (!read_layout(json_object_get(v, "element"), element, 0, &p->layout, err) ||
+        !mox__layout_check(p->layout, element, err))
         return false;
     if (stride != p->layout->size)
         return mox__fail(err, "%s: buffer stride %" PRIu64 " differs from its element size %" PRIu64

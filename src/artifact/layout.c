@@ -227,7 +227,7 @@ static bool check(const mox_abi_layout *l, const char *what, unsigned depth, mox
     if (!l)
         return mox__fail(err, "%s: missing layout", what);
     if (depth > MOX_ABI_MAX_LAYOUT_DEPTH)
-        return mox__fail(err, "%s: layout nesting exceeds %d levels", what, MOX_ABI_MAX_LAYOUT_DEPTH);
+        return mox__fail(err, "layout nesting exceeds %d levels (in %s)", MOX_ABI_MAX_LAYOUT_DEPTH, what);
     if (l->size > MOX_ABI_MAX_LAYOUT_SIZE)
         return mox__fail(err, "%s: layout size %" PRIu64 " exceeds the limit of %" PRIu64 " bytes",
                          what, l->size, (uint64_t)MOX_ABI_MAX_LAYOUT_SIZE);
