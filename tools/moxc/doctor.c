@@ -1,0 +1,158 @@
+/* doctor.c - `moxc doctor`: checks what building and running kernels
+ * needs, one "[ok]" or "[missing]" line each with an install hint, and says
+ * which mode results (CUDA, or CPU-only). The C compiler, libclang and the
+ * mox headers are required; CUDA parts are optional. The driver is loaded
+ * with dlopen, as the runtime does: moxc never links against CUDA. */
+#include <clang-c/Index.h>
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "build.h"
+
+#ifndef MOXC_DEFAULT_INCLUDE
+#define MOXC_DEFAULT_INCLUDE "/usr/local/include"
+#endif
+
+static void report(bool ok, const char *what, const char *detail, const char *hint)
+{
+    printf("[%s] %s%s%s\n", ok ? "ok" : "missing", what, detail && *detail ? ": " : "", detail ? detail : "");
+    if (!ok && hint)
+        printf("      hint: %s\n", hint);
+}
+
+/* "PATH (first version line)" of a tool, or NULL when it does not run. */
+static char *tool_line(const char *path, const char *prefer)
+{
+    const char *argv[] = {path, "--version", NULL};
+    moxc_proc proc;
+    if (!moxc_run(argv, &proc))
+        return NULL;
+    char *line = NULL;
+    if (proc.started && proc.exit_code == 0) {
+        char *version = moxc_version_line(proc.output, prefer);
+        moxc_buf b = {0};
+        moxc_buf_printf(&b, "%s (%s)", path, version ? version : "");
+        line = moxc_buf_finish(&b);
+        free(version);
+    }
+    moxc_proc_free(&proc);
+    return line;
+}
+
+typedef int (*cu_init_fn)(unsigned);
+typedef int (*cu_count_fn)(int *);
+typedef int (*cu_get_fn)(int *, int);
+typedef int (*cu_name_fn)(char *, int, int);
+typedef int (*cu_error_fn)(int, const char **);
+
+/* Loads libcuda.so.1 and lists its devices. Returns whether a device exists. */
+static bool check_cuda_driver(void)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        const char *why = dlerror();
+        report(false, "libcuda.so.1", why ? why : "not found",
+               "install the NVIDIA driver (it ships libcuda.so.1); without it kernels run on the CPU");
+        report(false, "CUDA device", "no driver", "a CUDA GPU and its driver are needed to run on the GPU");
+        return false;
+    }
+    report(true, "libcuda.so.1", "loaded", NULL);
+    cu_init_fn cu_init = (cu_init_fn)dlsym(lib, "cuInit");
+    cu_count_fn cu_count = (cu_count_fn)dlsym(lib, "cuDeviceGetCount");
+    cu_get_fn cu_get = (cu_get_fn)dlsym(lib, "cuDeviceGet");
+    cu_name_fn cu_name = (cu_name_fn)dlsym(lib, "cuDeviceGetName");
+    cu_error_fn cu_error = (cu_error_fn)dlsym(lib, "cuGetErrorName");
+    bool found = false;
+    char detail[512] = "";
+    int count = 0;
+    int rc = -1;
+    if (!cu_init || !cu_count || !cu_get || !cu_name) {
+        snprintf(detail, sizeof detail, "libcuda.so.1 lacks the driver API entry points");
+    } else if ((rc = cu_init(0)) != 0 || (rc = cu_count(&count)) != 0) {
+        const char *name = NULL;
+        if (!cu_error || cu_error(rc, &name) != 0 || !name)
+            name = "unknown error";
+        snprintf(detail, sizeof detail, "the driver reports %s (%d)", name, rc);
+    } else if (count == 0) {
+        snprintf(detail, sizeof detail, "the driver sees no device");
+    } else {
+        found = true;
+        size_t used = 0;
+        for (int i = 0; i < count && used < sizeof detail - 1; ++i) {
+            int dev = 0;
+            char name[256] = "unnamed";
+            if (cu_get(&dev, i) != 0 || cu_name(name, (int)sizeof name, dev) != 0)
+                snprintf(name, sizeof name, "device %d (name unavailable)", i);
+            int n = snprintf(detail + used, sizeof detail - used, "%s%d: %s", i ? ", " : "", i, name);
+            if (n < 0)
+                break;
+            used += (size_t)n;
+        }
+    }
+    report(found, "CUDA device", detail, "kernels run on the CPU backend until a CUDA GPU is usable");
+    dlclose(lib);
+    return found;
+}
+
+int moxc_cmd_doctor(const moxc_options *o)
+{
+    printf("moxc %s doctor\n", MOXC_VERSION);
+    bool required_ok = true;
+
+    const char *cc_name = moxc_cc_name(o);
+    char *cc = moxc_find_program(cc_name);
+    char *cc_line = cc ? tool_line(cc, NULL) : NULL;
+    report(cc_line != NULL, "C compiler", cc_line ? cc_line : cc_name,
+           "install a C11 compiler (apt-get install build-essential) or set CC / --cc");
+    required_ok = required_ok && cc_line;
+    free(cc);
+    free(cc_line);
+
+    CXString version = clang_getClangVersion();
+    const char *clang_text = clang_getCString(version);
+    bool clang_ok = clang_text && *clang_text;
+    report(clang_ok, "libclang", clang_ok ? clang_text : "not usable", "apt-get install libclang-14-dev");
+    clang_disposeString(version);
+    required_ok = required_ok && clang_ok;
+
+    char *include = moxc_abs_path(o->mox_include ? o->mox_include : MOXC_DEFAULT_INCLUDE);
+    char *kernel_h = include ? moxc_path_join(include, "mox/kernel.h") : NULL;
+    bool headers_ok = kernel_h && access(kernel_h, R_OK) == 0;
+    report(headers_ok, "mox headers", kernel_h ? kernel_h : "out of memory",
+           "pass --mox-include DIR (the directory holding mox/kernel.h)");
+    required_ok = required_ok && headers_ok;
+    free(include);
+    free(kernel_h);
+
+    bool nvcc_ok = false, device_ok = false;
+    if (o->no_cuda) {
+        printf("[skipped] CUDA checks (--no-cuda)\n");
+    } else {
+        char *nvcc = moxc_find_nvcc(o->nvcc);
+        char *nvcc_line = nvcc ? tool_line(nvcc, "release") : NULL;
+        nvcc_ok = nvcc_line != NULL;
+        report(nvcc_ok, "nvcc", nvcc_line ? nvcc_line : (o->nvcc ? o->nvcc : "not found"),
+               "install the CUDA toolkit (CUDA 12 or newer) or pass --nvcc PATH; without it artifacts are CPU-only");
+        char *cuobjdump = moxc_find_cuobjdump(nvcc);
+        report(cuobjdump != NULL, "cuobjdump", cuobjdump ? cuobjdump : "not found",
+               "part of the CUDA toolkit; only moxc inspect --emit ptx|sass needs it");
+        free(cuobjdump);
+        free(nvcc);
+        free(nvcc_line);
+        device_ok = check_cuda_driver();
+    }
+
+    if (!required_ok) {
+        printf("moxc cannot build kernels here: install what is missing above\n");
+        return 1;
+    }
+    if (nvcc_ok && device_ok)
+        printf("mode: CUDA: kernels build for the GPU and the CPU and run on the GPU\n");
+    else if (nvcc_ok)
+        printf("mode: CPU-only at run time: fatbins are built, but kernels run on the CPU backend (no usable CUDA device)\n");
+    else
+        printf("mode: CPU-only: kernels build and run on the CPU backend\n");
+    return 0;
+}

@@ -1,0 +1,110 @@
+/* gen_cuda.c - generates kernels_cuda.cu, the CUDA translation unit of a
+ * module: every kernel source with "__device__ " inserted where the front end
+ * said (functions and file-scope constants), then one gated __global__ entry
+ * per kernel, named mox_entry_<kernel>, that the CUDA backend launches. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+
+static size_t count_lines(const moxc_buf *b)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < b->len; ++i)
+        n += b->data[i] == '\n';
+    return n;
+}
+
+static bool put_source(moxc_buf *b, const moxc_source_edit *edit, const moxc_source_text *text)
+{
+    /* #line makes nvcc's diagnostics name the user's file and line; the
+     * insertions add no newline, so line numbers stay the user's. */
+    moxc_buf_put(b, "#line 1 \"");
+    moxc_buf_put_c_string(b, edit->path);
+    moxc_buf_put(b, "\"\n");
+    size_t pos = 0;
+    for (size_t i = 0; i < edit->offset_count; ++i) {
+        size_t at = edit->offsets[i];
+        if (at < pos || at > text->size)
+            return false;
+        moxc_buf_write(b, text->data + pos, at - pos);
+        moxc_buf_put(b, "__device__ ");
+        pos = at;
+    }
+    moxc_buf_write(b, text->data + pos, text->size - pos);
+    if (text->size == 0 || text->data[text->size - 1] != '\n')
+        moxc_buf_put(b, "\n");
+    return true;
+}
+
+/* The entry's parameter for ABI parameter p: device pointers keep the
+ * kernel's const-ness; atomics are mox_atomic_{u32,i32}. */
+static void put_entry_param(moxc_buf *b, const moxc_module *module, const mox_abi_param *p,
+                            const moxc_param_info *info, size_t index)
+{
+    char inner[32];
+    const char *spelling = info ? info->c_spelling : NULL;
+    if (p->kind == MOX_PARAM_VALUE) {
+        snprintf(inner, sizeof inner, "mox__p%zu", index);
+        moxc_put_decl(b, module, p->layout, spelling, MOXC_DEVICE, "", inner);
+        return;
+    }
+    snprintf(inner, sizeof inner, "*mox__p%zu", index);
+    if (p->access == MOX_PARAM_ATOMIC) {
+        moxc_buf_printf(b, "%s %s", p->layout->scalar == MOX_SCALAR_I32 ? "mox_atomic_i32" : "mox_atomic_u32",
+                        inner);
+        return;
+    }
+    moxc_put_decl(b, module, p->layout, spelling, MOXC_DEVICE, p->access == MOX_PARAM_READ ? "const " : "", inner);
+}
+
+static void put_entry(moxc_buf *b, const moxc_module *module, size_t index)
+{
+    const mox_abi_kernel *k = &module->abi->kernels[index];
+    const moxc_kernel_info *info = module->kernels ? &module->kernels[index] : NULL;
+    moxc_buf_put(b, "\nextern \"C\" __global__ void ");
+    if (k->has_required_block) {
+        /* The product fits u32: mox_abi_validate checked it. */
+        unsigned long long threads =
+            (unsigned long long)k->required_block[0] * k->required_block[1] * k->required_block[2];
+        moxc_buf_printf(b, "__launch_bounds__(%llu) ", threads);
+    }
+    moxc_buf_printf(b, "mox_entry_%s(mox_gate mox__gate", k->name);
+    for (size_t i = 0; i < k->param_count; ++i) {
+        moxc_buf_put(b, ", ");
+        put_entry_param(b, module, &k->params[i], info && info->params ? &info->params[i] : NULL, i);
+    }
+    moxc_buf_put(b, ")\n{\n");
+    moxc_buf_put(b, "    if (mox__gate_enter(&mox__gate))\n        return;\n");
+    /* mox_fail, possibly deep in a helper, cannot see the parameter: it
+     * finds the gate in block-shared memory (mox/kernel_cuda.h). */
+    if (k->features & MOX_KFEAT_FAIL)
+        moxc_buf_put(b, "    MOX__GATE_PUBLISH(&mox__gate);\n");
+    moxc_buf_printf(b, "    %s(", k->name);
+    for (size_t i = 0; i < k->param_count; ++i)
+        moxc_buf_printf(b, "%smox__p%zu", i ? ", " : "", i);
+    moxc_buf_put(b, ");\n    mox__gate_leave(&mox__gate);\n}\n");
+}
+
+char *moxc_gen_cuda(const moxc_module *module, const moxc_source_text *texts, size_t text_count)
+{
+    if (text_count != module->edit_count)
+        return NULL;
+    moxc_buf b = {0};
+    moxc_buf_put(&b, "/* kernels_cuda.cu - " MOXC_GEN_BANNER ".\n"
+                     " * The CUDA translation unit of a mox module (nvcc -x cu): the kernel\n"
+                     " * sources with __device__ added, then one gated entry per kernel. */\n"
+                     "#include <mox/kernel.h>\n\n");
+    for (size_t i = 0; i < module->edit_count; ++i) {
+        if (strcmp(module->edits[i].path, texts[i].path) != 0 || !put_source(&b, &module->edits[i], &texts[i])) {
+            free(b.data);
+            return NULL;
+        }
+    }
+    if (module->edit_count)
+        moxc_buf_printf(&b, "#line %zu \"kernels_cuda.cu\"\n", count_lines(&b) + 2);
+    for (size_t k = 0; k < module->abi->kernel_count; ++k)
+        put_entry(&b, module, k);
+    return moxc_buf_finish(&b);
+}
