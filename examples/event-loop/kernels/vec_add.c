@@ -1,0 +1,11 @@
+/* vec_add.c - the element-wise sum the event-loop example launches many
+ * times at once (the same kernel as the vec-add example). */
+#include <mox/kernel.h>
+
+MOX_KERNEL
+void vec_add(const float *a, const float *b, float *out, uint32_t n)
+{
+    uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
+    if (i < n)
+        out[i] = a[i] + b[i];
+}
