@@ -1,0 +1,26 @@
+# front.cmake - moxc's libclang front end (parse*.c, check*.c, front_util.c)
+# and where libclang 14 lives. Included by tools/moxc/CMakeLists.txt and by
+# tests/moxc/front/CMakeLists.txt. Sets:
+#   MOXC_FRONT_SOURCES          absolute paths of the front end's sources
+#   MOXC_LIBCLANG_INCLUDE_DIRS  directory holding clang-c/Index.h
+#   MOXC_LIBCLANG_LIBRARIES     the libclang shared library
+set(MOXC_FRONT_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/front_util.c
+  ${CMAKE_CURRENT_LIST_DIR}/parse.c
+  ${CMAKE_CURRENT_LIST_DIR}/parse_params.c
+  ${CMAKE_CURRENT_LIST_DIR}/parse_record.c
+  ${CMAKE_CURRENT_LIST_DIR}/parse_files.c
+  ${CMAKE_CURRENT_LIST_DIR}/check_body.c
+  ${CMAKE_CURRENT_LIST_DIR}/check_calls.c
+  ${CMAKE_CURRENT_LIST_DIR}/check_uniform.c)
+
+# find_package(Clang) pulls in all of LLVM's CMake; the C API needs only this.
+find_path(MOXC_LIBCLANG_INCLUDE_DIR clang-c/Index.h
+  HINTS /usr/lib/llvm-14/include /usr/lib/llvm/include)
+find_library(MOXC_LIBCLANG_LIBRARY NAMES clang-14 clang
+  HINTS /usr/lib/llvm-14/lib /usr/lib/llvm/lib)
+if(NOT MOXC_LIBCLANG_INCLUDE_DIR OR NOT MOXC_LIBCLANG_LIBRARY)
+  message(FATAL_ERROR "moxc needs libclang (Debian: libclang-14-dev)")
+endif()
+set(MOXC_LIBCLANG_INCLUDE_DIRS ${MOXC_LIBCLANG_INCLUDE_DIR})
+set(MOXC_LIBCLANG_LIBRARIES ${MOXC_LIBCLANG_LIBRARY})

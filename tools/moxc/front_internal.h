@@ -1,0 +1,175 @@
+/* front_internal.h - shared state and helpers of moxc's front end (parse*.c,
+ * check*.c, front_util.c). Nothing here is visible to the generators: they
+ * only see front.h. */
+#ifndef MOXC_FRONT_INTERNAL_H
+#define MOXC_FRONT_INTERNAL_H
+
+#include <clang-c/Index.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "front.h"
+
+/* ---- growable arrays: `moxc__grow(&ptr, &cap, need, sizeof *ptr)` ---- */
+bool moxc__grow(void *ptr, size_t *cap, size_t need, size_t elem_size);
+char *moxc__strdup(const char *s);
+char *moxc__printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Takes ownership of `s` (disposes it) and returns a malloc'd copy. */
+char *moxc__cxstr(CXString s);
+bool moxc__starts_with(const char *s, const char *prefix);
+
+/* A record the module uses (moxc_record plus its layout, kept to detect the
+ * same name meaning two layouts). */
+typedef struct moxc__record {
+    moxc_record pub;
+    mox_abi_layout *layout;
+} moxc__record;
+
+/* Whole-parse state: options, diagnostics and the module being built. */
+typedef struct moxc__front {
+    const moxc_parse_options *opts;
+    FILE *diag;
+    unsigned errors;
+    char **printed; /* diagnostic lines already printed (no repeats) */
+    size_t printed_count, printed_cap;
+    char *mox_include_real; /* realpath of opts->mox_include_dir, or NULL */
+    char **source_real;     /* realpath of each source (NULL when missing) */
+
+    mox_abi_kernel *kernels;
+    moxc_kernel_info *infos;
+    CXSourceLocation *kernel_locs; /* only valid while its TU lives */
+    size_t kernel_count, kernel_cap;
+    char **kernel_where;           /* "file:line" of each kernel, for duplicates */
+    moxc__record *records;
+    size_t record_count, record_cap;
+    char **deps;
+    size_t dep_count, dep_cap;
+    moxc_source_edit *edits;
+    size_t edit_count;
+    uint32_t required_features;
+} moxc__front;
+
+/* A direct call from one defined function to another. */
+typedef struct moxc__call {
+    size_t callee; /* index into moxc__tu.fns */
+    CXCursor site; /* the first call expression */
+} moxc__call;
+
+/* A function definition reachable from a kernel in one translation unit. */
+typedef struct moxc__fn {
+    CXCursor cursor;     /* the definition */
+    char *name;
+    bool is_kernel;
+    size_t kernel;       /* index into front->kernels when is_kernel */
+    moxc__call *calls;   /* defined functions it calls directly, once each */
+    size_t call_count, call_cap;
+    uint32_t direct_features; /* MOX_KFEAT_* found in its own body */
+    uint32_t features;        /* closure over callees */
+    int coop_direct;          /* moxc__coop needed by its own calls */
+    int coop;                 /* closure over callees */
+} moxc__fn;
+
+/* One translation unit (one kernel source). */
+typedef struct moxc__tu {
+    moxc__front *front;
+    CXTranslationUnit tu;
+    const char *source;       /* as given */
+    const char *source_real;  /* absolute, may be NULL */
+    CXFile main_file;
+    size_t first_kernel;      /* kernels of this TU: [first_kernel, front->kernel_count) */
+    CXCursor *kernel_cursors; /* parallel to this TU's kernels */
+    size_t kernel_cursor_count, kernel_cursor_cap;
+    moxc__fn *fns;
+    size_t fn_count, fn_cap;
+} moxc__tu;
+
+/* How much of a block must take part in a cooperative operation, and how
+ * much a value or a branch varies: a value that is the same across a warp
+ * (mox_warp_id) lets warp operations run under it but not barriers. */
+enum { MOXC_UNIFORM = 0, MOXC_WARP_UNIFORM = 1, MOXC_VARYING = 2 };
+/* Cooperative needs of a function: none, warp operations, a barrier. */
+enum { MOXC_COOP_NONE = 0, MOXC_COOP_WARP = 1, MOXC_COOP_BLOCK = 2 };
+
+/* ---- diagnostics (front_util.c) ---- */
+void moxc__error_at(moxc__front *f, CXSourceLocation loc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void moxc__error_plain(moxc__front *f, const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void moxc__print_line(moxc__front *f, const char *line);
+/* "file:line" of a location (expansion), malloc'd; "<unknown>" if none. */
+char *moxc__where(CXSourceLocation loc);
+/* Expansion location helpers. `file` may be NULL. */
+void moxc__expansion(CXSourceLocation loc, CXFile *file, unsigned *line, unsigned *col,
+                     unsigned *offset);
+CXSourceLocation moxc__cursor_loc(CXCursor c);
+CXSourceLocation moxc__cursor_start(CXCursor c);
+/* Absolute path of a file (realpath, else clang's name), malloc'd. */
+char *moxc__file_real(CXFile file);
+/* Whether a location is inside a file under the mox include directory. */
+bool moxc__in_mox_include(moxc__front *f, CXSourceLocation loc);
+
+/* ---- cursor and type helpers (front_util.c) ---- */
+typedef struct moxc__children {
+    CXCursor *items;
+    size_t count, cap;
+} moxc__children;
+void moxc__children_of(CXCursor c, moxc__children *out); /* out->items malloc'd */
+void moxc__children_free(moxc__children *ch);
+/* Text of the first annotate attribute on `c` starting with `prefix`, malloc'd, or NULL. */
+char *moxc__annotation(CXCursor c, const char *prefix);
+/* Strips typedefs' sugar one level at a time: elaborated, attributed. */
+CXType moxc__strip_elaborated(CXType t);
+/* The canonical type's spelling without qualifiers or "struct ". */
+char *moxc__canonical_name(CXType t);
+/* Whether canonical `t` is the dialect's mox_f16 / mox_atomic_u32 / mox_atomic_i32. */
+bool moxc__is_f16(CXType t);
+bool moxc__is_atomic(CXType t, mox_scalar *element);
+/* Whether an object of this type is const (arrays: their elements). */
+bool moxc__is_const_object(CXType t);
+/* Whether a type (through pointers and arrays) is double precision. */
+bool moxc__involves_double(CXType t);
+/* MOX_KFEAT_F16 / MOX_KFEAT_ATOMICS for a type (through pointers, arrays and,
+ * when `fields`, record fields). */
+uint32_t moxc__type_features(CXType t, bool fields);
+/* Operator token between two children of a binary operator ("&&"), written
+ * into buf; "" when unknown (inside a macro). */
+void moxc__binary_op(CXTranslationUnit tu, CXCursor op, CXCursor lhs, char *buf, size_t size);
+/* An expression that denotes an object rather than a value (no implicit
+ * lvalue-to-rvalue conversion around it): assignment targets, & operands. */
+bool moxc__is_lvalue_expr(CXCursor c);
+CXCursor moxc__strip_parens(CXCursor c);
+
+/* ---- parse steps ---- */
+/* Fills the ABI kernel, its info and errors for one kernel definition. */
+bool moxc__parse_kernel(moxc__tu *t, CXCursor fn, mox_abi_kernel *k, moxc_kernel_info *info);
+/* Layout of a record type used by a kernel; registers it in front->records. */
+mox_abi_layout *moxc__record_layout(moxc__tu *t, CXType spelled, const char *kernel,
+                                    CXSourceLocation use);
+/* Scalar of a non-record element type, with an error message when unsupported. */
+bool moxc__scalar_of(CXType t, mox_scalar *out, char **why);
+void moxc__collect_dependencies(moxc__tu *t);
+bool moxc__collect_edits(moxc__tu *t, moxc_source_edit *edit);
+
+/* ---- checks ---- */
+/* Builds t->fns from the kernels, checking calls, recursion, bodies;
+ * computes each kernel's features. */
+void moxc__check_calls(moxc__tu *t);
+/* Per-function body checks (check_body.c); fills fn->callees and features. */
+void moxc__check_body(moxc__tu *t, size_t fn);
+/* File-scope checks of a kernel source (mutable variables, MOX_SHARED). */
+void moxc__check_file_scope(moxc__tu *t);
+/* Uniform participation of barriers and warp operations. */
+void moxc__check_uniform(moxc__tu *t);
+/* Index of the function defined by `def` in t->fns, adding it when `add`. */
+size_t moxc__fn_index(moxc__tu *t, CXCursor def, bool add);
+/* Classification of the dialect's functions and allowed external calls. */
+bool moxc__is_intrinsic(moxc__tu *t, CXCursor decl);
+bool moxc__is_math_function(const char *name);
+uint32_t moxc__intrinsic_features(const char *name);
+int moxc__intrinsic_coop(const char *name);
+
+#define MOXC_NO_FN ((size_t)-1)
+
+#endif
