@@ -260,13 +260,20 @@ static void put_field_asserts(moxc_buf *b, const char *spelling, const char *rec
     }
 }
 
-/* The JSON as adjacent string literals of at most ~96 source characters. */
+/* The JSON as adjacent string literals, each at most 72 bytes of JSON and
+ * ending after a ',' where one is near, so the pieces read as JSON. */
 static void put_json_literal(moxc_buf *b, const char *json)
 {
     size_t len = strlen(json);
     size_t pos = 0;
     while (pos < len) {
         size_t chunk = len - pos < 72 ? len - pos : 72;
+        if (pos + chunk < len)
+            for (size_t cut = chunk; cut > 40; --cut)
+                if (json[pos + cut - 1] == ',') {
+                    chunk = cut;
+                    break;
+                }
         char piece[73];
         memcpy(piece, json + pos, chunk);
         piece[chunk] = '\0';
