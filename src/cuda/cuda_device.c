@@ -1,0 +1,304 @@
+/* src/cuda/cuda_device.c - one mox device on CUDA: the primary context,
+ * streams, device limits, and the small pools every submission draws from
+ * (gate status slots in device memory, host-mapped failure flags, events).
+ */
+#include "cuda/cuda_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FLAG_CHUNK 1024u
+
+static uint32_t attr(mox__cuda_dev *dev, int which)
+{
+    int v = 0;
+    if (dev->api->cuDeviceGetAttribute(&v, which, dev->device) != CUDA_SUCCESS || v < 0)
+        return 0;
+    return (uint32_t)v;
+}
+
+static mox__cuda_launch_mode mode_from_env(void)
+{
+    const char *m = getenv("MOX_CUDA_LAUNCH");
+    if (m && strcmp(m, "graph") == 0)
+        return MOX__CUDA_LAUNCH_GRAPH;
+    if (m && strcmp(m, "stream") == 0)
+        return MOX__CUDA_LAUNCH_STREAM;
+    return MOX__CUDA_LAUNCH_AUTO;
+}
+
+mox_status mox__cuda_dev_enter(mox__cuda_dev *dev)
+{
+    CUresult r = dev->api->cuCtxSetCurrent(dev->ctx);
+    return r == CUDA_SUCCESS ? MOX_OK : mox__cuda_fail(dev->api, r, "cuCtxSetCurrent", NULL);
+}
+
+#define TRY(call, what)                                                         \
+    do {                                                                        \
+        CUresult r_ = (call);                                                   \
+        if (r_ != CUDA_SUCCESS) {                                               \
+            st = mox__cuda_fail(api, r_, what, "opening the CUDA device");      \
+            goto fail;                                                          \
+        }                                                                       \
+    } while (0)
+
+mox_status mox__cuda_dev_open(int ordinal, mox__cuda_dev **out)
+{
+    *out = NULL;
+    const char *why = NULL;
+    const mox__cuda_api *api = mox__cuda_api_get(&why);
+    if (!api)
+        return mox__cuda_error(MOX_ERR_DEVICE_UNAVAILABLE, "CUDA backend unavailable: %s", why);
+    int count = 0;
+    CUresult r = api->cuDeviceGetCount(&count);
+    if (r != CUDA_SUCCESS)
+        return mox__cuda_fail(api, r, "cuDeviceGetCount", "(no usable CUDA device)");
+    if (count <= ordinal)
+        return mox__cuda_error(MOX_ERR_DEVICE_UNAVAILABLE,
+                               "CUDA backend unavailable: no CUDA device %d (%d found)", ordinal,
+                               count);
+
+    mox__cuda_dev *dev = calloc(1, sizeof *dev);
+    if (!dev)
+        return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory opening the CUDA device");
+    mox_status st = MOX_OK;
+    dev->api = api;
+    dev->mode = mode_from_env();
+    dev->spin_us = 200;
+    const char *spin = getenv("MOX_CUDA_SPIN_US");
+    if (spin && spin[0])
+        dev->spin_us = (uint32_t)strtoul(spin, NULL, 10);
+    atomic_init(&dev->health, MOX_OK);
+    pthread_mutex_init(&dev->lock, NULL);
+    pthread_cond_init(&dev->work_cv, NULL);
+
+    TRY(api->cuDeviceGet(&dev->device, ordinal), "cuDeviceGet");
+    TRY(api->cuDevicePrimaryCtxRetain(&dev->ctx, dev->device), "cuDevicePrimaryCtxRetain");
+    TRY(api->cuCtxSetCurrent(dev->ctx), "cuCtxSetCurrent");
+    TRY(api->cuDeviceGetName(dev->name, (int)sizeof dev->name - 1, dev->device), "cuDeviceGetName");
+
+    mox__cuda_limits *l = &dev->limits;
+    l->max_block[0] = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
+    l->max_block[1] = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
+    l->max_block[2] = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
+    l->max_grid[0] = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
+    l->max_grid[1] = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
+    l->max_grid[2] = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
+    l->max_threads = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    l->warp_size = attr(dev, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+    l->shared_per_block = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+    l->shared_optin = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    l->sm_count = attr(dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    l->cc_major = attr(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    l->cc_minor = attr(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    size_t total = 0;
+    TRY(api->cuDeviceTotalMem(&total, dev->device), "cuDeviceTotalMem");
+    l->total_mem = total;
+    if (!attr(dev, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY) ||
+        !attr(dev, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING)) {
+        st = mox__cuda_error(MOX_ERR_DEVICE_UNAVAILABLE,
+                             "CUDA device %s cannot map host memory (needed for failure flags)",
+                             dev->name);
+        goto fail;
+    }
+
+    for (uint32_t i = 0; i < MOX__CUDA_STREAMS; i++)
+        TRY(api->cuStreamCreate(&dev->streams[i], CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    TRY(api->cuStreamCreate(&dev->copy_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+
+    TRY(api->cuMemAlloc(&dev->pool, (size_t)MOX__CUDA_POOL_SLOTS * 8u), "cuMemAlloc");
+    TRY(api->cuMemsetD32Async(dev->pool, 0, (size_t)MOX__CUDA_POOL_SLOTS * 2u, dev->copy_stream),
+        "cuMemsetD32Async");
+    TRY(api->cuMemsetD32Async(dev->pool + 8u * MOX__CUDA_SENTINEL_SLOT, MOX_DISPATCH_FAILED, 1,
+                              dev->copy_stream),
+        "cuMemsetD32Async");
+    TRY(api->cuStreamSynchronize(dev->copy_stream), "cuStreamSynchronize");
+    dev->slot_used = calloc(MOX__CUDA_POOL_SLOTS, 1);
+    if (!dev->slot_used) {
+        st = mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory opening the CUDA device");
+        goto fail;
+    }
+    dev->slot_used[MOX__CUDA_SENTINEL_SLOT] = 1;
+    dev->slot_used[MOX__CUDA_OK_SLOT] = 1;
+    dev->slot_hint = MOX__CUDA_FIRST_SLOT;
+
+    st = mox__cuda_completion_start(dev);
+    if (st != MOX_OK)
+        goto fail;
+    *out = dev;
+    return MOX_OK;
+fail:
+    mox__cuda_dev_close(dev);
+    return st;
+}
+#undef TRY
+
+void mox__cuda_dev_close(mox__cuda_dev *dev)
+{
+    if (!dev)
+        return;
+    const mox__cuda_api *api = dev->api;
+    if (dev->ctx)
+        api->cuCtxSetCurrent(dev->ctx);
+    mox__cuda_completion_stop(dev);
+    mox__cuda_plans_destroy(dev);
+    for (uint32_t i = 0; i < dev->free_event_count; i++)
+        api->cuEventDestroy(dev->free_events[i]);
+    free(dev->free_events);
+    for (mox__cuda_flag_chunk *c = dev->flag_chunks, *n; c; c = n) {
+        n = c->next;
+        api->cuMemFreeHost(c->host);
+        free(c);
+    }
+    free(dev->free_flags);
+    free(dev->free_flags_dev);
+    if (dev->pool)
+        api->cuMemFree(dev->pool);
+    free(dev->slot_used);
+    for (uint32_t i = 0; i < MOX__CUDA_STREAMS; i++)
+        if (dev->streams[i])
+            api->cuStreamDestroy(dev->streams[i]);
+    if (dev->copy_stream)
+        api->cuStreamDestroy(dev->copy_stream);
+    if (dev->ctx)
+        api->cuDevicePrimaryCtxRelease(dev->device);
+    pthread_cond_destroy(&dev->work_cv);
+    pthread_mutex_destroy(&dev->lock);
+    free(dev);
+}
+
+void mox__cuda_dev_lost(mox__cuda_dev *dev, const char *message)
+{
+    mox_status expected = MOX_OK;
+    pthread_mutex_lock(&dev->lock);
+    if (atomic_compare_exchange_strong(&dev->health, &expected, MOX_ERR_DEVICE_LOST))
+        snprintf(dev->lost_message, sizeof dev->lost_message, "%s", message);
+    pthread_mutex_unlock(&dev->lock);
+}
+
+/* ---- gate slots: first fit over a byte map. Instances are long-lived
+ * (cached), so allocation is rare and a linear scan is fine. ---- */
+
+static int run_free(const mox__cuda_dev *dev, uint32_t base, uint32_t count)
+{
+    for (uint32_t i = 0; i < count; i++)
+        if (dev->slot_used[base + i])
+            return 0;
+    return 1;
+}
+
+mox_status mox__cuda_slots_alloc(mox__cuda_dev *dev, uint32_t count, uint32_t *base)
+{
+    if (count == 0)
+        count = 1;
+    for (int pass = 0; pass < 2; pass++) {
+        uint32_t start = pass == 0 ? dev->slot_hint : MOX__CUDA_FIRST_SLOT;
+        for (uint32_t b = start; b + count <= MOX__CUDA_POOL_SLOTS; b++) {
+            if (dev->slot_used[b])
+                continue;
+            if (run_free(dev, b, count)) {
+                memset(dev->slot_used + b, 1, count);
+                dev->slot_hint = b + count;
+                *base = b;
+                return MOX_OK;
+            }
+        }
+    }
+    return mox__cuda_error(MOX_ERR_ALLOCATION_FAILED,
+                           "CUDA gate status pool exhausted (%u dispatch slots in use)",
+                           MOX__CUDA_POOL_SLOTS);
+}
+
+void mox__cuda_slots_free(mox__cuda_dev *dev, uint32_t base, uint32_t count)
+{
+    if (count == 0)
+        count = 1;
+    memset(dev->slot_used + base, 0, count);
+    if (base < dev->slot_hint)
+        dev->slot_hint = base;
+}
+
+/* ---- host-mapped failure flags, carved from pinned chunks ---- */
+
+mox_status mox__cuda_flag_alloc(mox__cuda_dev *dev, uint32_t **host, CUdeviceptr *devp)
+{
+    const mox__cuda_api *api = dev->api;
+    if (dev->free_flag_count == 0) {
+        mox__cuda_flag_chunk *c = calloc(1, sizeof *c);
+        uint32_t cap = dev->free_flag_cap + FLAG_CHUNK;
+        uint32_t **nf = realloc(dev->free_flags, cap * sizeof *nf);
+        if (nf)
+            dev->free_flags = nf;
+        CUdeviceptr *nd = realloc(dev->free_flags_dev, cap * sizeof *nd);
+        if (nd)
+            dev->free_flags_dev = nd;
+        if (!c || !nf || !nd) {
+            free(c);
+            return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory for CUDA failure flags");
+        }
+        dev->free_flag_cap = cap;
+        void *p = NULL;
+        CUresult r = api->cuMemHostAlloc(&p, FLAG_CHUNK * sizeof(uint32_t),
+                                         CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
+        if (r != CUDA_SUCCESS) {
+            free(c);
+            return mox__cuda_fail(api, r, "cuMemHostAlloc", "(failure flags)");
+        }
+        r = api->cuMemHostGetDevicePointer(&c->dev, p, 0);
+        if (r != CUDA_SUCCESS) {
+            api->cuMemFreeHost(p);
+            free(c);
+            return mox__cuda_fail(api, r, "cuMemHostGetDevicePointer", "(failure flags)");
+        }
+        c->host = p;
+        memset(p, 0, FLAG_CHUNK * sizeof(uint32_t));
+        c->next = dev->flag_chunks;
+        dev->flag_chunks = c;
+        for (uint32_t i = 0; i < FLAG_CHUNK; i++) {
+            dev->free_flags[dev->free_flag_count] = c->host + i;
+            dev->free_flags_dev[dev->free_flag_count] = c->dev + 4u * i;
+            dev->free_flag_count++;
+        }
+    }
+    dev->free_flag_count--;
+    *host = dev->free_flags[dev->free_flag_count];
+    *devp = dev->free_flags_dev[dev->free_flag_count];
+    **host = 0;
+    return MOX_OK;
+}
+
+void mox__cuda_flag_free(mox__cuda_dev *dev, uint32_t *host, CUdeviceptr devp)
+{
+    /* Capacity always covers every flag ever carved, so this cannot overflow. */
+    dev->free_flags[dev->free_flag_count] = host;
+    dev->free_flags_dev[dev->free_flag_count] = devp;
+    dev->free_flag_count++;
+}
+
+/* ---- events: blocking-sync so the completion thread can sleep on one ---- */
+
+mox_status mox__cuda_event_get(mox__cuda_dev *dev, CUevent *out)
+{
+    if (dev->free_event_count) {
+        *out = dev->free_events[--dev->free_event_count];
+        return MOX_OK;
+    }
+    CUresult r = dev->api->cuEventCreate(out, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING);
+    return r == CUDA_SUCCESS ? MOX_OK : mox__cuda_fail(dev->api, r, "cuEventCreate", NULL);
+}
+
+void mox__cuda_event_put(mox__cuda_dev *dev, CUevent event)
+{
+    if (dev->free_event_count == dev->free_event_cap) {
+        uint32_t cap = dev->free_event_cap ? 2u * dev->free_event_cap : 64u;
+        CUevent *n = realloc(dev->free_events, cap * sizeof *n);
+        if (!n) {
+            dev->api->cuEventDestroy(event);
+            return;
+        }
+        dev->free_events = n;
+        dev->free_event_cap = cap;
+    }
+    dev->free_events[dev->free_event_count++] = event;
+}

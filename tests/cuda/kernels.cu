@@ -1,0 +1,73 @@
+/* tests/cuda/kernels.cu - kernels for the CUDA backend's own tests, written
+ * the way moxc writes kernels_cuda.cu (a gated entry mox_entry_<name> per
+ * kernel, gate first), so the backend can be tested on its own. Built with
+ * nvcc into kernels.fatbin (sm_90 SASS + PTX). */
+#include <mox/kernel.h>
+
+/* out[i] = in[i] * 4 + 3 */
+extern "C" __global__ void __launch_bounds__(256) mox_entry_scale(mox_gate g, const float *in,
+                                                                  float *out, uint32_t n)
+{
+    if (mox__gate_enter(&g))
+        return;
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        out[i] = __fadd_rn(__fmul_rn(in[i], 4.0f), 3.0f);
+    mox__gate_leave(&g);
+}
+
+/* out[i] = in[i] + 1 */
+extern "C" __global__ void mox_entry_finish(mox_gate g, const float *in, float *out, uint32_t n)
+{
+    if (mox__gate_enter(&g))
+        return;
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        out[i] = __fadd_rn(in[i], 1.0f);
+    mox__gate_leave(&g);
+}
+
+/* Fails with `code` when code != 0, after spinning for `spin` clock cycles
+ * (so that later batches find it still running); writes out[0] = 1 when it
+ * does not fail. */
+extern "C" __global__ void mox_entry_maybe_fail(mox_gate g, float *out, uint32_t code,
+                                                uint32_t spin)
+{
+    if (mox__gate_enter(&g))
+        return;
+    MOX__GATE_PUBLISH(&g);
+    if (spin) {
+        long long start = clock64();
+        while (clock64() - start < (long long)spin)
+            ;
+    }
+    if (code)
+        mox_fail(code);
+    else if (blockIdx.x == 0 && threadIdx.x == 0)
+        out[0] = 1.0f;
+    mox__gate_leave(&g);
+}
+
+/* Writes through a wild pointer: a sticky CUDA_ERROR_ILLEGAL_ADDRESS. */
+extern "C" __global__ void mox_entry_fault(mox_gate g, float *out, uint32_t n)
+{
+    if (mox__gate_enter(&g))
+        return;
+    float *wild = (float *)(uintptr_t)0x10ull;
+    wild[threadIdx.x + n] = 1.0f;
+    out[0] = 2.0f;
+    mox__gate_leave(&g);
+}
+
+/* Spins for `cycles`, then stores 1 at out[slot] (overlap measurements). */
+extern "C" __global__ void mox_entry_spin(mox_gate g, float *out, uint32_t slot, uint32_t cycles)
+{
+    if (mox__gate_enter(&g))
+        return;
+    long long start = clock64();
+    while (clock64() - start < (long long)cycles)
+        ;
+    if (threadIdx.x == 0)
+        out[slot] = 1.0f;
+    mox__gate_leave(&g);
+}
