@@ -340,7 +340,8 @@ static inline float mox_f16_to_f32(mox_f16 h) {
 
 static inline void mox_fail(uint32_t code) {
     mox_cpu_lane *l = mox__cpu_lane;
-    l->svc->fail(l->dispatch, code);
+    /* Parenthesised: test frameworks define a fail() macro. */
+    (l->svc->fail)(l->dispatch, code);
 }
 
 #endif

@@ -1,0 +1,44 @@
+/* test_module.h - the CPU test module's kernels (test_module.c) and a
+ * harness that runs a dispatch's blocks through the executor, split among
+ * several pthreads like the CPU backend's pool does (harness.c). */
+#ifndef MOX_TEST_DIALECT_MODULE_H
+#define MOX_TEST_DIALECT_MODULE_H
+
+#include <stdint.h>
+
+#include <mox/kernel_abi.h>
+
+#include "cpu/block_exec.h"
+
+enum test_kernel {
+    TK_GEOM,
+    TK_GEOM_COOP,
+    TK_BLOCK_REDUCE,
+    TK_WARP_REDUCE,
+    TK_WARP_OPS,
+    TK_ATOMICS_GLOBAL,
+    TK_ATOMICS_SCRIPT,
+    TK_SHARED_HIST,
+    TK_FAIL_SOME,
+    TK_FAIL_SOME_COOP,
+    TK_EARLY_RETURN,
+    TK_DIVERGENT,
+    TK_F16_CONVERT,
+    TK_COUNT
+};
+
+const mox_cpu_module_entry *test_dialect_module(void);
+
+static inline mox_kdim3 kdim3(uint32_t x, uint32_t y, uint32_t z) {
+    mox_kdim3 d = {x, y, z};
+    return d;
+}
+
+/* Runs every block of kernel k over grid x block with `threads` pthreads
+ * (1 = on the caller), each taking chunks of `chunk` blocks in turn. Fills
+ * *d (its fail/fault state is the result). Returns the first nonzero
+ * mox__cpu_run_blocks result, else 0. */
+int harness_run(enum test_kernel k, mox_kdim3 grid, mox_kdim3 block, void *const *args, unsigned threads,
+                uint64_t chunk, mox__cpu_dispatch *d);
+
+#endif
