@@ -5,8 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
-#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -138,12 +136,22 @@ static bool is_executable_file(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
 }
 
+/* Absolute without resolving symlinks: a compiler reached through a link
+ * (ccache's masquerade directory, cc -> gcc-12) must be run by that name. */
+static char *absolute(const char *path)
+{
+    char cwd[PATH_MAX];
+    if (path[0] == '/')
+        return strdup(path);
+    return getcwd(cwd, sizeof cwd) ? moxc_path_join(cwd, path) : NULL;
+}
+
 char *moxc_find_program(const char *name)
 {
     if (!name || !*name)
         return NULL;
     if (strchr(name, '/'))
-        return is_executable_file(name) ? moxc_abs_path(name) : NULL;
+        return is_executable_file(name) ? absolute(name) : NULL;
     const char *path = getenv("PATH");
     if (!path)
         path = "/usr/local/bin:/usr/bin:/bin";
@@ -158,7 +166,7 @@ char *moxc_find_program(const char *name)
         moxc_buf_printf(&b, "/%s", name);
         char *candidate = moxc_buf_finish(&b);
         if (candidate && is_executable_file(candidate)) {
-            char *abs = moxc_abs_path(candidate);
+            char *abs = absolute(candidate);
             free(candidate);
             return abs;
         }

@@ -69,8 +69,8 @@ void moxc_buf_printf(moxc_buf *b, const char *fmt, ...)
 
 char *moxc_buf_finish(moxc_buf *b)
 {
-    if (!b->failed && !b->data)
-        buf_reserve(b, 0);
+    if (!b->failed && !b->data && buf_reserve(b, 0))
+        b->data[0] = '\0';
     if (b->failed) {
         free(b->data);
         *b = (moxc_buf){0};

@@ -1,0 +1,258 @@
+/* test_cli.c - moxc's command line: --version, --help, usage errors (exit
+ * 2), kernel errors and compiler failures (exit 1, messages), inspect's
+ * emit kinds against the golden files, and doctor. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "test_support.h"
+
+#define MOXC MOXC_EXECUTABLE
+
+static char *demo_c(void)
+{
+    return test_path("kernels/demo.c");
+}
+
+/* Runs moxc with up to 24 arguments; returns the exit code. */
+static int moxc(char **output, const char *const *args)
+{
+    const char *argv[32] = {MOXC};
+    size_t n = 1;
+    for (; args[n - 1]; ++n)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    return run_capture(argv, output);
+}
+
+#define MOXC_RUN(out, ...) moxc(out, (const char *const[]){__VA_ARGS__, NULL})
+
+static void expect(int rc, int expected_rc, char *out, const char *needle)
+{
+    if (rc != expected_rc || (needle && !strstr(out, needle)))
+        fail_msg("exit %d (expected %d), output lacks \"%s\":\n%s", rc, expected_rc, needle ? needle : "", out);
+    free(out);
+}
+
+/* Runs moxc with the arguments and checks the exit code and output. */
+static void expect_run(int expected_rc, const char *needle, const char *const *args)
+{
+    char *out = NULL;
+    int rc = moxc(&out, args);
+    expect(rc, expected_rc, out, needle);
+}
+
+#define EXPECT_RUN(rc, needle, ...) expect_run(rc, needle, (const char *const[]){__VA_ARGS__, NULL})
+
+static void test_version_and_help(void **state)
+{
+    (void)state;
+    char *out;
+    int rc = MOXC_RUN(&out, "--version");
+    assert_int_equal(rc, 0);
+    assert_string_equal(out, "moxc " MOXC_VERSION_TEXT "\n");
+    free(out);
+    rc = MOXC_RUN(&out, "--help");
+    expect(rc, 0, out, "usage: moxc build --name NAME --out-dir DIR");
+    rc = MOXC_RUN(&out, "help");
+    expect(rc, 0, out, "--cuda-arch sm_XX");
+}
+
+static void test_usage_errors(void **state)
+{
+    (void)state;
+    char *src = demo_c();
+    expect_run(2, "no command given", (const char *const[]){NULL});
+    EXPECT_RUN(2, "unknown command 'frobnicate'", "frobnicate");
+    EXPECT_RUN(2, "takes no arguments", "--version", "extra");
+    EXPECT_RUN(2, "--name is required", "build", "--out-dir", "/tmp/x", src);
+    EXPECT_RUN(2, "--out-dir is required", "build", "--name", "demo", src);
+    EXPECT_RUN(2, "no kernel sources", "build", "--name", "demo", "--out-dir", "/tmp/x");
+    EXPECT_RUN(2, "--name given more than once", "build", "--name", "a", "--name", "b", "--out-dir", "/tmp/x", src);
+    EXPECT_RUN(2, "unknown option '--frob'", "build", "--name", "demo", "--out-dir", "/tmp/x", "--frob", src);
+    EXPECT_RUN(2, "--out-dir needs a value", "build", "--name", "demo", "--out-dir");
+    EXPECT_RUN(2, "--name needs a non-empty value", "build", "--name=", "--out-dir", "/tmp/x", src);
+    EXPECT_RUN(2, "--emit is only for moxc inspect", "build", "--name", "demo", "--out-dir", "/tmp/x", "--emit", "abi", src);
+    EXPECT_RUN(2, "--depfile-target needs --depfile", "build", "--name", "demo", "--out-dir", "/tmp/x", "--depfile-target", "t", src);
+    EXPECT_RUN(2, "--emit is required", "inspect", src);
+    EXPECT_RUN(2, "unknown --emit kind 'llvm'", "inspect", "--emit", "llvm", src);
+    EXPECT_RUN(2, "needs --name and --out-dir", "inspect", "--emit", "bindings", src);
+    EXPECT_RUN(2, "doctor takes no sources", "doctor", src);
+    EXPECT_RUN(2, "doctor does not take -I", "doctor", "-I", "/tmp");
+    free(src);
+}
+
+static void test_kernel_errors(void **state)
+{
+    (void)state;
+    char *dir = test_mkdtemp("cli-errors");
+    char *bad = moxc_path_join(dir, "bad.c");
+    write_text(bad, "#include <mox/kernel.h>\nMOX_KERNEL\nvoid bad(double *values)\n{\n    values[0] = 1.0;\n}\n");
+    char *out;
+    int rc = MOXC_RUN(&out, "build", "--name", "bad", "--out-dir", dir, "--no-cuda", bad);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(out, "bad.c:3:"));
+    expect(rc, 1, out, "moxc: module bad has errors");
+    char *src = demo_c();
+    EXPECT_RUN(1, "module name '9lives' is not a C identifier", "build", "--name", "9lives", "--out-dir", dir, "--no-cuda", src);
+    EXPECT_RUN(1, "bad --cuda-arch 'compute_90'", "build", "--name", "demo", "--out-dir", dir, "--cuda-arch", "compute_90", src);
+    EXPECT_RUN(1, "nvcc '/nonexistent/nvcc' not found", "build", "--name", "demo", "--out-dir", dir, "--nvcc", "/nonexistent/nvcc", src);
+    EXPECT_RUN(1, "C compiler '/nonexistent/cc' not found", "build", "--name", "demo", "--out-dir", dir, "--cc", "/nonexistent/cc", src);
+    free(src);
+    free(bad);
+    test_rmdir(dir);
+}
+
+/* A compiler that answers --version and fails every compile. */
+static char *fake_compiler(const char *dir, const char *name, const char *message)
+{
+    char *path = moxc_path_join(dir, name);
+    moxc_buf b = {0};
+    moxc_buf_printf(&b, "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '%s 1.0 release 1.0'; exit 0; fi\n"
+                        "echo '%s' >&2\nexit 3\n", name, message);
+    char *script = moxc_buf_finish(&b);
+    write_text(path, script);
+    assert_int_equal(chmod(path, 0755), 0);
+    free(script);
+    return path;
+}
+
+static void test_compiler_failures(void **state)
+{
+    (void)state;
+    char *dir = test_mkdtemp("cli-compilers");
+    char *fake_nvcc = fake_compiler(dir, "nvcc", "kernels_cuda.cu(12): error: the fake nvcc refuses");
+    char *fake_cc = fake_compiler(dir, "cc", "kernels_cpu.c:7: error: the fake cc refuses");
+    char *out_dir = moxc_path_join(dir, "out");
+    char *src = demo_c();
+    char *out;
+    int rc = MOXC_RUN(&out, "build", "--name", "demo", "--out-dir", out_dir, "--cc", MOX_CC, "--nvcc", fake_nvcc,
+                      src);
+    assert_non_null(strstr(out, "moxc: nvcc failed for module demo:\nkernels_cuda.cu(12): error: the fake nvcc refuses"));
+    expect(rc, 1, out, NULL);
+    rc = MOXC_RUN(&out, "build", "--name", "demo", "--out-dir", out_dir, "--cc", fake_cc, "--no-cuda", src);
+    expect(rc, 1, out, "moxc: cc failed for module demo:\nkernels_cpu.c:7: error: the fake cc refuses");
+    /* Failed builds publish nothing and leave no stage behind. */
+    char *listing = NULL;
+    const char *ls[] = {"/bin/ls", "-A", out_dir, NULL};
+    assert_int_equal(run_capture(ls, &listing), 0);
+    assert_string_equal(listing, ".lock\n");
+    free(listing);
+    free(src);
+    free(out_dir);
+    free(fake_nvcc);
+    free(fake_cc);
+    test_rmdir(dir);
+}
+
+static void check_inspect(const char *emit, const char *golden)
+{
+    char *src = demo_c();
+    char *out;
+    int rc = MOXC_RUN(&out, "inspect", "--emit", emit, src);
+    if (rc != 0)
+        fail_msg("inspect --emit %s: exit %d\n%s", emit, rc, out);
+    /* inspect prints exactly the text; abi.json itself has no newline. */
+    if (strcmp(emit, "abi") == 0) {
+        size_t n = strlen(out);
+        assert_true(n > 0 && out[n - 1] == '\n');
+        out[n - 1] = '\0';
+    }
+    check_golden(golden, out);
+    free(out);
+    free(src);
+}
+
+static void test_inspect_texts(void **state)
+{
+    (void)state;
+    check_inspect("abi", "demo/abi.json");
+    check_inspect("cuda", "demo/kernels_cuda.cu");
+    check_inspect("cpu", "demo/kernels_cpu.c");
+    char *dir = test_mkdtemp("cli-inspect");
+    char *src = demo_c();
+    char *out;
+    int rc = MOXC_RUN(&out, "inspect", "--emit", "bindings", "--name", "demo", "--out-dir", dir, "--no-cuda", src);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "#ifndef MOX_GENERATED_DEMO_H"));
+    assert_non_null(strstr(out, "\"MOX_ARTIFACT_DEMO\""));
+    assert_non_null(strstr(out, dir));
+    free(out);
+    /* Nothing was built. */
+    char *listing = NULL;
+    const char *ls[] = {"/bin/ls", "-A", dir, NULL};
+    assert_int_equal(run_capture(ls, &listing), 0);
+    assert_string_equal(listing, "");
+    free(listing);
+    free(src);
+    test_rmdir(dir);
+}
+
+static void test_inspect_disassembly(void **state)
+{
+    (void)state;
+    char *src = demo_c();
+    char *out;
+    EXPECT_RUN(1, "needs nvcc", "inspect", "--emit", "sass", "--no-cuda", src);
+    if (!*MOX_NVCC_PATH)
+        skip();
+    char *cuobjdump = moxc_find_cuobjdump(MOX_NVCC_PATH);
+    int rc = MOXC_RUN(&out, "inspect", "--emit", "ptx", "--nvcc", MOX_NVCC_PATH, src);
+    if (!cuobjdump) {
+        expect(rc, 1, out, "needs cuobjdump");
+    } else {
+        assert_int_equal(rc, 0);
+        assert_non_null(strstr(out, "mox_entry_scale"));
+        free(out);
+        rc = MOXC_RUN(&out, "inspect", "--emit", "sass", "--nvcc", MOX_NVCC_PATH, src);
+        expect(rc, 0, out, "mox_entry_integrate");
+    }
+    free(cuobjdump);
+    free(src);
+}
+
+static void test_doctor(void **state)
+{
+    (void)state;
+    char *out;
+    int rc = MOXC_RUN(&out, "doctor", "--cc", MOX_CC);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "[ok] C compiler: " MOX_CC));
+    assert_non_null(strstr(out, "[ok] libclang: "));
+    assert_non_null(strstr(out, "[ok] mox headers: "));
+    assert_non_null(strstr(out, "libcuda.so.1"));
+    assert_non_null(strstr(out, "mode: "));
+    if (*MOX_NVCC_PATH)
+        assert_non_null(strstr(out, "[ok] nvcc: "));
+    free(out);
+    rc = MOXC_RUN(&out, "doctor", "--no-cuda");
+    assert_non_null(strstr(out, "[skipped] CUDA checks"));
+    expect(rc, 0, out, "mode: CPU-only: kernels build and run on the CPU backend");
+    rc = MOXC_RUN(&out, "doctor", "--cc", "/nonexistent/cc");
+    assert_non_null(strstr(out, "[missing] C compiler: /nonexistent/cc\n      hint: "));
+    expect(rc, 1, out, "moxc cannot build kernels here");
+    rc = MOXC_RUN(&out, "doctor", "--nvcc", "/nonexistent/nvcc");
+    expect(rc, 0, out, "[missing] nvcc: /nonexistent/nvcc");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_version_and_help),
+        cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_kernel_errors),
+        cmocka_unit_test(test_compiler_failures),
+        cmocka_unit_test(test_inspect_texts),
+        cmocka_unit_test(test_inspect_disassembly),
+        cmocka_unit_test(test_doctor),
+    };
+    return cmocka_run_group_tests_name("moxc_cli", tests, NULL, NULL);
+}
