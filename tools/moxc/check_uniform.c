@@ -133,18 +133,19 @@ static void mark_div(uwalk *w, CXCursor stmt, int level, CXSourceLocation loc) {
 /* The innermost reason the current point is not reached by every thread
  * with a level above `tolerance`; returns its level (0 when none). */
 static int ctrl_exceeding(uwalk *w, int tolerance, CXSourceLocation *loc) {
-    for (size_t i = w->ctrl_count; i-- > 0;) {
-        if (w->ctrl[i].level > tolerance) {
-            *loc = w->ctrl[i].loc;
-            return w->ctrl[i].level;
-        }
-    }
+    /* an early exit is the root cause of the loop conditions it makes vary */
     ufn *f = ucur(w);
     for (size_t i = w->scope_count; i-- > 0;) {
         udiv *d = find_div(f, w->scopes[i]);
         if (d && d->level > tolerance) {
             *loc = d->loc;
             return d->level;
+        }
+    }
+    for (size_t i = w->ctrl_count; i-- > 0;) {
+        if (w->ctrl[i].level > tolerance) {
+            *loc = w->ctrl[i].loc;
+            return w->ctrl[i].level;
         }
     }
     if (w->after_return > tolerance) {
@@ -421,14 +422,18 @@ static int eval_unary(uwalk *w, CXCursor e, CXCursor op) {
 }
 
 static int eval_binary(uwalk *w, CXCursor e, CXCursor lhs, CXCursor rhs) {
-    if (moxc__is_lvalue_expr(lhs)) { /* x = v (or a comma; both are safe this way) */
+    char op[8];
+    moxc__binary_op(w->a->t->tu, e, lhs, op, sizeof op);
+    /* Inside macros the operator is unknown: an lvalue on the left (no
+     * implicit read around it) means `=` or `,`, and treating both as an
+     * assignment is safe. */
+    bool assignment = op[0] ? strcmp(op, "=") == 0 : moxc__is_lvalue_expr(lhs);
+    if (assignment) {
         int r = eval(w, rhs);
         eval(w, lhs);
         assign(w, lhs, r);
         return r;
     }
-    char op[8];
-    moxc__binary_op(w->a->t->tu, e, lhs, op, sizeof op);
     int l = eval(w, lhs);
     if (op[0] == '\0' || strcmp(op, "&&") == 0 || strcmp(op, "||") == 0) {
         push_ctrl(w, l, moxc__cursor_loc(lhs));

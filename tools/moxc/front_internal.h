@@ -110,6 +110,9 @@ char *moxc__file_real(CXFile file);
 /* Whether a location is inside a file under the mox include directory. */
 bool moxc__in_mox_include(moxc__front *f, CXSourceLocation loc);
 
+/* Whether a name is a C or C++ keyword (unusable in the bindings or the CUDA TU). */
+bool moxc__is_reserved_name(const char *name);
+
 /* ---- cursor and type helpers (front_util.c) ---- */
 typedef struct moxc__children {
     CXCursor *items;

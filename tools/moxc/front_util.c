@@ -378,10 +378,19 @@ bool moxc__is_lvalue_expr(CXCursor c) {
     c = moxc__strip_parens(c);
     switch (clang_getCursorKind(c)) {
     case CXCursor_DeclRefExpr:
-    case CXCursor_MemberRefExpr:
     case CXCursor_ArraySubscriptExpr:
     case CXCursor_CompoundLiteralExpr:
         return true;
+    case CXCursor_MemberRefExpr: {
+        /* p->m is an lvalue; s.m only when s is (f().m is not) */
+        moxc__children ch;
+        moxc__children_of(c, &ch);
+        bool lv = ch.count >= 1 &&
+                  (clang_getCanonicalType(clang_getCursorType(ch.items[0])).kind == CXType_Pointer ||
+                   moxc__is_lvalue_expr(ch.items[0]));
+        moxc__children_free(&ch);
+        return lv;
+    }
     case CXCursor_UnaryOperator: {
         /* only a dereference yields an lvalue; its operand is an rvalue pointer */
         moxc__children ch;
@@ -398,11 +407,41 @@ bool moxc__is_lvalue_expr(CXCursor c) {
 
 bool moxc__is_const_object(CXType t) {
     CXType c = clang_getCanonicalType(t);
+    /* a const array's qualifier may sit on the array or on its elements */
     for (int guard = 0; guard < 64; guard++) {
+        if (clang_isConstQualifiedType(c))
+            return true;
         if (c.kind != CXType_ConstantArray && c.kind != CXType_IncompleteArray &&
             c.kind != CXType_VariableArray)
             break;
         c = clang_getCanonicalType(clang_getArrayElementType(c));
     }
-    return clang_isConstQualifiedType(c) != 0;
+    return false;
+}
+
+/* The ABI's names must also be usable in the C bindings and the C++ CUDA
+ * translation unit; this is the same list src/artifact's validator uses
+ * (C11 and C++ keywords plus the alternative operator spellings), checked
+ * here so the error can point at the declaration. */
+static const char *const reserved_names[] = {
+    "_Alignas", "_Alignof", "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary",
+    "_Noreturn", "_Static_assert", "_Thread_local", "alignas", "alignof", "and", "and_eq",
+    "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch", "char", "char16_t",
+    "char32_t", "char8_t", "class", "co_await", "co_return", "co_yield", "compl", "concept",
+    "const", "const_cast", "consteval", "constexpr", "constinit", "continue", "decltype",
+    "default", "delete", "do", "double", "dynamic_cast", "else", "enum", "explicit", "export",
+    "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int", "long",
+    "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr", "operator", "or",
+    "or_eq", "private", "protected", "public", "register", "reinterpret_cast", "requires",
+    "restrict", "return", "short", "signed", "sizeof", "static", "static_assert",
+    "static_cast", "struct", "switch", "template", "this", "thread_local", "throw", "true",
+    "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual", "void",
+    "volatile", "wchar_t", "while", "xor", "xor_eq",
+};
+
+bool moxc__is_reserved_name(const char *name) {
+    for (size_t i = 0; i < sizeof reserved_names / sizeof reserved_names[0]; i++)
+        if (strcmp(name, reserved_names[i]) == 0)
+            return true;
+    return false;
 }

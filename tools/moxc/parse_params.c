@@ -37,24 +37,136 @@ static const char *scalar_c_name(mox_scalar s) {
     }
 }
 
-/* Parses one "X,Y,Z" number: decimal digits, optionally u/U. */
-static bool parse_block_number(const char *s, size_t len, uint64_t *out) {
-    while (len && (*s == ' ' || *s == '\t')) {
-        s++;
-        len--;
+/* MOX_BLOCK's arguments arrive as macro-expanded text ("16", "2*16",
+ * "(256u)"): a small integer constant expression evaluator over + - * / %
+ * << >> and parentheses, in 64 bits with every overflow an error. */
+typedef struct block_expr {
+    const char *p, *end;
+    bool ok;
+} block_expr;
+
+static uint64_t block_sum(block_expr *e, int depth);
+
+static void block_space(block_expr *e) {
+    while (e->p < e->end && (*e->p == ' ' || *e->p == '\t' || *e->p == '\n'))
+        e->p++;
+}
+
+static uint64_t block_primary(block_expr *e, int depth) {
+    block_space(e);
+    if (e->p >= e->end || depth > 64) {
+        e->ok = false;
+        return 0;
     }
-    while (len && (s[len - 1] == ' ' || s[len - 1] == '\t'))
-        len--;
-    if (len && (s[len - 1] == 'u' || s[len - 1] == 'U'))
-        len--;
-    if (len == 0 || len > 10)
-        return false;
+    if (*e->p == '(') {
+        e->p++;
+        uint64_t v = block_sum(e, depth + 1);
+        block_space(e);
+        if (e->p >= e->end || *e->p != ')')
+            e->ok = false;
+        else
+            e->p++;
+        return v;
+    }
+    if (*e->p == '+') {
+        e->p++;
+        return block_primary(e, depth + 1);
+    }
+    if (*e->p < '0' || *e->p > '9') {
+        e->ok = false;
+        return 0;
+    }
+    unsigned base = 10;
+    if (*e->p == '0' && e->p + 1 < e->end && (e->p[1] == 'x' || e->p[1] == 'X')) {
+        base = 16;
+        e->p += 2;
+    }
     uint64_t v = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return false;
-        v = v * 10 + (uint64_t)(s[i] - '0');
+    bool digits = false;
+    for (; e->p < e->end; e->p++) {
+        char c = *e->p;
+        unsigned d;
+        if (c >= '0' && c <= '9')
+            d = (unsigned)(c - '0');
+        else if (base == 16 && c >= 'a' && c <= 'f')
+            d = (unsigned)(c - 'a' + 10);
+        else if (base == 16 && c >= 'A' && c <= 'F')
+            d = (unsigned)(c - 'A' + 10);
+        else
+            break;
+        if (v > (UINT64_MAX - d) / base)
+            e->ok = false;
+        v = v * base + d;
+        digits = true;
     }
+    while (e->p < e->end && (*e->p == 'u' || *e->p == 'U' || *e->p == 'l' || *e->p == 'L'))
+        e->p++;
+    if (!digits || (e->p < e->end && ((*e->p >= 'a' && *e->p <= 'z') || (*e->p >= 'A' && *e->p <= 'Z') ||
+                                      *e->p == '_' || *e->p == '.')))
+        e->ok = false;
+    return v;
+}
+
+static uint64_t block_product(block_expr *e, int depth) {
+    uint64_t v = block_primary(e, depth);
+    for (;;) {
+        block_space(e);
+        if (e->p >= e->end || !e->ok)
+            return v;
+        char op = *e->p;
+        bool shift = e->p + 1 < e->end && e->p[0] == e->p[1] && (op == '<' || op == '>');
+        if (op != '*' && op != '/' && op != '%' && !shift)
+            return v;
+        e->p += shift ? 2 : 1;
+        uint64_t r = block_primary(e, depth);
+        if (op == '*') {
+            if (r && v > UINT64_MAX / r)
+                e->ok = false;
+            v *= r;
+        } else if (op == '/' || op == '%') {
+            if (r == 0) {
+                e->ok = false;
+                return 0;
+            }
+            v = op == '/' ? v / r : v % r;
+        } else if (op == '<') {
+            if (r >= 32 || v > (UINT64_MAX >> r))
+                e->ok = false;
+            else
+                v <<= r;
+        } else {
+            v = r >= 64 ? 0 : v >> r;
+        }
+    }
+}
+
+static uint64_t block_sum(block_expr *e, int depth) {
+    uint64_t v = block_product(e, depth);
+    for (;;) {
+        block_space(e);
+        if (e->p >= e->end || !e->ok || (*e->p != '+' && *e->p != '-'))
+            return v;
+        char op = *e->p++;
+        uint64_t r = block_product(e, depth);
+        if (op == '+') {
+            if (v > UINT64_MAX - r)
+                e->ok = false;
+            v += r;
+        } else {
+            if (r > v) /* negative */
+                e->ok = false;
+            v -= r;
+        }
+    }
+}
+
+/* Evaluates one comma-separated MOX_BLOCK argument. */
+static bool parse_block_number(const char *s, size_t len, uint64_t *out) {
+    block_expr e = {s, s + len, true};
+    uint64_t v = block_sum(&e, 0);
+    block_space(&e);
+    if (!e.ok || e.p != e.end)
+        return false;
     *out = v;
     return true;
 }
@@ -214,6 +326,9 @@ bool moxc__parse_kernel(moxc__tu *t, CXCursor fn, mox_abi_kernel *k, moxc_kernel
     unsigned before = f->errors;
     CXSourceLocation loc = moxc__cursor_loc(fn);
     moxc__expansion(loc, NULL, &info->line, NULL, NULL);
+    if (moxc__is_reserved_name(k->name))
+        moxc__error_at(f, loc, "kernel name '%s' is a C++ keyword; the CUDA translation unit is C++",
+                       k->name);
     CXType ft = clang_getCursorType(fn);
     CXType fc = clang_getCanonicalType(ft);
     CXType result = clang_getCanonicalType(clang_getResultType(fc));
@@ -259,6 +374,12 @@ bool moxc__parse_kernel(moxc__tu *t, CXCursor fn, mox_abi_kernel *k, moxc_kernel
         if (!p->name || !p->name[0]) {
             moxc__error_at(f, moxc__cursor_loc(pc), "parameter %d of kernel '%s' has no name",
                            i + 1, k->name);
+            continue;
+        }
+        if (moxc__is_reserved_name(p->name)) {
+            moxc__error_at(f, moxc__cursor_loc(pc),
+                           "parameter '%s' of kernel '%s' is a C++ keyword; the CUDA translation unit is C++, rename it",
+                           p->name, k->name);
             continue;
         }
         parse_param(t, pc, k, p, &info->params[i]);

@@ -221,6 +221,11 @@ static mox_abi_layout *build_record(moxc__tu *t, CXType canon, CXCursor decl, co
             moxc__error_at(f, moxc__cursor_loc(fc),
                            "record '%s' has an anonymous member; give every member a name", name);
             ok = false;
+        } else if (moxc__is_reserved_name(fname)) {
+            moxc__error_at(f, moxc__cursor_loc(fc),
+                           "record '%s' member '%s' is a C++ keyword; the CUDA translation unit is C++",
+                           name, fname);
+            ok = false;
         } else if (clang_Cursor_isBitField(fc)) {
             moxc__error_at(f, moxc__cursor_loc(fc),
                            "record '%s' has a bit-field '%s'; bit-fields are not supported", name,
@@ -316,6 +321,9 @@ mox_abi_layout *moxc__record_layout(moxc__tu *t, CXType spelled, const char *ker
     mox_abi_layout *layout = NULL;
     if (!name || !spelling) {
         moxc__error_at(f, use, "out of memory");
+    } else if (moxc__is_reserved_name(name)) {
+        moxc__error_at(f, moxc__cursor_loc(header_decl),
+                       "record name '%s' is a C++ keyword; the CUDA translation unit is C++", name);
     } else if (declared_in_source(t, header_decl) || declared_in_source(t, def)) {
         moxc__error_at(f, moxc__cursor_loc(declared_in_source(t, header_decl) ? header_decl : def),
                        "record '%s' used by kernel '%s' must be declared in a header", name, kernel);
