@@ -68,6 +68,7 @@
 #ifndef MOX_CORE_BACKEND_H
 #define MOX_CORE_BACKEND_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -123,6 +124,8 @@ struct mox__dispatch {
     /* ---- written by the backend before completion ---- */
     uint32_t state;          /* MOX_DISPATCH_OK / _FAILED / _GATED */
     uint32_t fail_code;      /* FAILED by mox_fail: the first code */
+    const char *fault;       /* FAILED by a fault the backend detected: static text
+                                saying what (NULL for mox_fail) */
 
     /* ---- backend scratch: info.dispatch_state_size bytes, zeroed, 64-aligned ---- */
     void *be;
@@ -132,7 +135,7 @@ struct mox__dispatch {
     struct mox__karg *args;  /* arg_count entries */
     mox__devmod *devmod;
     mox_error *error;        /* FAILED/GATED after completion: this dispatch's error */
-    mox_error *cause;        /* FAILED: == error; GATED: the original failure */
+    _Atomic(mox_error *) cause; /* the original failure (FAILED: its own), set once */
     void *storage;           /* allocation holding this dispatch */
 };
 

@@ -1,0 +1,149 @@
+/* batch.c - recording several launches into one submission (A5): the
+ * explicit begin/push/end form and mox_sequence on top of it. Any error
+ * while recording poisons the batch: it is discarded whole, nothing runs
+ * and outputs keep their values. */
+#include <mox/sequence.h>
+
+#include "alloc.h"
+#include "error.h"
+#include "op.h"
+
+struct mox_batch {
+    mox_device *device;        /* retained */
+    mox__sub *sub;
+    mox_error *poison;         /* first recording error */
+};
+
+mox_status mox_batch_begin(mox_device *device, mox_batch **out)
+{
+    if (!out)
+        return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_batch_begin: out is NULL");
+    *out = NULL;
+    if (!device)
+        return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_batch_begin: device is NULL");
+    mox_batch *b = mox__calloc(1, sizeof *b);
+    mox__sub *sub = b ? mox__sub_create(device) : NULL;
+    if (!sub) {
+        mox__free(b);
+        return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory beginning a batch");
+    }
+    b->device = mox__device_ref(device);
+    b->sub = sub;
+    *out = b;
+    return MOX_OK;
+}
+
+static mox_status poison(mox_batch *b, mox_error *e)
+{
+    if (!b->poison)
+        b->poison = mox__error_ref(e);
+    return mox__set_last(e);
+}
+
+mox_status mox_batch_push(mox_batch *b, mox_op *launch)
+{
+    if (!b) {
+        mox_op_drop(launch);
+        return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_batch_push: batch is NULL");
+    }
+    if (!launch)
+        return poison(b, mox__error_new(MOX_ERR_INVALID_ARGUMENT, "mox_batch_push: launch is NULL"));
+    if (b->poison) {
+        mox_op_drop(launch);
+        return poison(b, mox__error_create(MOX_ERR_STATE, NULL, 0, b->poison,
+                                           "mox_batch_push: the batch is poisoned by an earlier "
+                                           "recording error"));
+    }
+    const mox_result *r = mox_op_result(launch);
+    if (r && mox_result_status(r) != MOX_OK) {
+        /* A launch that failed construction: its error poisons the batch. */
+        mox_error *e = mox__error_ref(mox_result_error(r));
+        mox_op_drop(launch);
+        return poison(b, e);
+    }
+    if (launch->device && launch->device != b->device) {
+        mox_op_drop(launch);
+        return poison(b, mox__error_new(MOX_ERR_DEVICE_MISMATCH,
+                                        "mox_batch_push: the launch belongs to another device "
+                                        "context than the batch"));
+    }
+    bool empty = false;
+    mox_op *op = launch;
+    mox__dispatch *d = mox__op_take_launch(op, &empty);
+    if (!d && !empty) {
+        mox_op_drop(launch);
+        return poison(b, mox__error_new(MOX_ERR_INVALID_ARGUMENT,
+                                        "mox_batch_push: not an unsubmitted launch op (it was "
+                                        "already polled, or is not a launch)"));
+    }
+    if (empty)
+        return MOX_OK; /* validated, runs nothing */
+    mox_status st = mox__sub_push(b->sub, d);
+    if (st != MOX_OK)
+        return poison(b, mox_error_last());
+    return MOX_OK;
+}
+
+void mox_batch_discard(mox_batch *b)
+{
+    if (!b)
+        return;
+    mox__sub_unref(b->sub); /* frees the dispatches: nothing runs */
+    mox_error_release(b->poison);
+    mox__device_unref(b->device);
+    mox__free(b);
+}
+
+mox_status mox_batch_end(mox_batch *b, mox_op **out)
+{
+    if (out)
+        *out = NULL;
+    if (!b || !out) {
+        mox_batch_discard(b);
+        return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_batch_end: %s is NULL", b ? "out" : "batch");
+    }
+    if (b->poison) {
+        mox_error *e = mox__error_ref(b->poison);
+        mox_batch_discard(b);
+        return mox__set_last(e);
+    }
+    mox_op *op;
+    if (b->sub->count == 0) {
+        /* Nothing to run: resolves at once, submits nothing. */
+        op = mox__op_ready(mox__result_ok());
+        mox__sub_unref(b->sub);
+    } else {
+        op = mox__op_submit(b->device, b->sub);
+    }
+    b->sub = NULL;
+    mox_batch_discard(b);
+    *out = op;
+    return MOX_OK;
+}
+
+mox_op *mox_sequence(mox_device *device, mox_record_fn record, void *ctx)
+{
+    if (!device || !record)
+        return mox__op_failed(mox__error_new(MOX_ERR_INVALID_ARGUMENT, "mox_sequence: %s is NULL",
+                                             device ? "record" : "device"));
+    mox_batch *b;
+    if (mox_batch_begin(device, &b) != MOX_OK)
+        return mox__op_failed(mox_error_last());
+    mox_status st = record(ctx, b);
+    if (st != MOX_OK || b->poison) {
+        mox_error *e;
+        if (b->poison && (st == MOX_OK || st == mox_error_code(b->poison)))
+            e = mox__error_ref(b->poison);
+        else
+            e = mox__error_create(st, NULL, 0, b->poison,
+                                  "the sequence's record function failed with %s; the batch was "
+                                  "discarded",
+                                  mox_status_name(st));
+        mox_batch_discard(b);
+        return mox__op_failed(e);
+    }
+    mox_op *op = NULL;
+    if (mox_batch_end(b, &op) != MOX_OK)
+        return mox__op_failed(mox_error_last());
+    return op;
+}

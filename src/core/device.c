@@ -1,0 +1,234 @@
+/* device.c - opening devices (backend selection), refcounting, limits, the
+ * event fd. Destruction happens when the last reference goes, which may be
+ * on a runtime thread (a completion dropping the last in-flight reference);
+ * then a short-lived detached thread does it, since a runtime thread cannot
+ * join itself. */
+#include "device.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "error.h"
+
+static _Atomic uint64_t next_context_id = 1;
+static _Thread_local bool on_runtime_thread;
+
+void mox__thread_mark_runtime(void) { on_runtime_thread = true; }
+
+static mox_status parse_backend_env(mox_backend *out)
+{
+    const char *v = getenv("MOX_BACKEND");
+    if (!v || !*v) {
+        *out = MOX_BACKEND_AUTO;
+        return MOX_OK;
+    }
+    if (strcmp(v, "cpu") == 0) {
+        *out = MOX_BACKEND_CPU;
+        return MOX_OK;
+    }
+    if (strcmp(v, "cuda") == 0) {
+        *out = MOX_BACKEND_CUDA;
+        return MOX_OK;
+    }
+    return mox__raise(MOX_ERR_CONFIG, "MOX_BACKEND must be 'cuda' or 'cpu' (or unset), not '%s'", v);
+}
+
+static mox_status parse_delay_env(uint32_t *out)
+{
+    const char *v = getenv("MOX_DEBUG_PREPARE_DELAY_MS");
+    *out = 0;
+    if (!v || !*v)
+        return MOX_OK;
+    char *end = NULL;
+    errno = 0;
+    unsigned long ms = strtoul(v, &end, 10);
+    if (errno || *end || v[0] == '-' || ms > 600000)
+        return mox__raise(MOX_ERR_CONFIG,
+                         "MOX_DEBUG_PREPARE_DELAY_MS must be a number of milliseconds "
+                         "(0 to 600000), not '%s'",
+                         v);
+    *out = (uint32_t)ms;
+    return MOX_OK;
+}
+
+static mox_status open_backend(mox_backend which, const mox__backend_config *cfg, mox_device *dev)
+{
+    mox_error *err = NULL;
+    mox_status st;
+    if (which == MOX_BACKEND_CUDA || which == MOX_BACKEND_AUTO) {
+        if (!mox__cuda_backend_open) {
+            st = MOX_ERR_DEVICE_UNAVAILABLE;
+            err = mox__error_new(st, "the CUDA backend is not built into this libmox");
+        } else {
+            st = mox__cuda_backend_open(cfg, &dev->backend, &dev->info, &err);
+        }
+        if (st == MOX_OK) {
+            dev->kind = MOX_BACKEND_CUDA;
+            return MOX_OK;
+        }
+        if (which == MOX_BACKEND_CUDA || st != MOX_ERR_DEVICE_UNAVAILABLE) {
+            if (!err)
+                err = mox__error_new(st, "opening the CUDA backend failed");
+            return mox__set_last(err);
+        }
+        mox_error_release(err);
+        err = NULL;
+    }
+    if (!mox__cpu_backend_open)
+        return mox__raise(MOX_ERR_DEVICE_UNAVAILABLE, "the CPU backend is not built into this libmox");
+    st = mox__cpu_backend_open(cfg, &dev->backend, &dev->info, &err);
+    if (st != MOX_OK) {
+        if (!err)
+            err = mox__error_new(st, "opening the CPU backend failed");
+        return mox__set_last(err);
+    }
+    dev->kind = MOX_BACKEND_CPU;
+    return MOX_OK;
+}
+
+mox_status mox_device_open(mox_device **out) { return mox_device_open_with(NULL, out); }
+
+mox_status mox_device_open_with(const mox_device_options *options, mox_device **out)
+{
+    if (!out)
+        return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_device_open: out is NULL");
+    *out = NULL;
+    mox_device_options opts = {MOX_BACKEND_AUTO, 0, 0};
+    if (options)
+        opts = *options;
+    if ((unsigned)opts.backend > MOX_BACKEND_CUDA)
+        return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_device_open: unknown backend %d",
+                         (int)opts.backend);
+    mox_backend which = opts.backend;
+    mox_status st;
+    if (which == MOX_BACKEND_AUTO && (st = parse_backend_env(&which)) != MOX_OK)
+        return st;
+    uint32_t delay;
+    if ((st = parse_delay_env(&delay)) != MOX_OK)
+        return st;
+
+    mox_device *dev = mox__calloc(1, sizeof *dev);
+    if (!dev)
+        return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory opening a device");
+    atomic_init(&dev->refs, 1);
+    dev->id = atomic_fetch_add(&next_context_id, 1);
+    dev->capacity = opts.command_capacity ? opts.command_capacity : 64;
+    dev->prepare_delay_ms = delay;
+    atomic_init(&dev->health, MOX_OK);
+    atomic_init(&dev->submissions, 0);
+    dev->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (dev->event_fd < 0) {
+        int e = errno;
+        mox__free(dev);
+        return mox__raise(MOX_ERR_BACKEND, "eventfd failed: %s", strerror(e));
+    }
+    mox__mutex_init(&dev->lock);
+    mox__mutex_init(&dev->worker_lock);
+    pthread_cond_init(&dev->worker_cond, NULL);
+
+    mox__backend_config cfg = {opts.cpu_threads, dev->id};
+    if ((st = open_backend(which, &cfg, dev)) != MOX_OK)
+        goto fail;
+    if ((st = mox__worker_start(dev)) != MOX_OK) {
+        dev->backend->vt->destroy(dev->backend);
+        goto fail;
+    }
+    *out = dev;
+    return MOX_OK;
+fail:
+    pthread_cond_destroy(&dev->worker_cond);
+    mox__mutex_destroy(&dev->worker_lock);
+    mox__mutex_destroy(&dev->lock);
+    close(dev->event_fd);
+    mox__free(dev);
+    return st;
+}
+
+mox_device *mox__device_ref(mox_device *device)
+{
+    atomic_fetch_add_explicit(&device->refs, 1, memory_order_relaxed);
+    return device;
+}
+
+static void destroy(mox_device *dev)
+{
+    mox__worker_stop(dev);
+    mox__devmods_free(dev);
+    dev->backend->vt->destroy(dev->backend);
+    mox_error_release(dev->lost_error);
+    pthread_cond_destroy(&dev->worker_cond);
+    mox__mutex_destroy(&dev->worker_lock);
+    mox__mutex_destroy(&dev->lock);
+    close(dev->event_fd);
+    mox__free(dev);
+}
+
+static void *reaper(void *p)
+{
+    destroy(p);
+    return NULL;
+}
+
+void mox__device_unref(mox_device *device)
+{
+    if (!device || atomic_fetch_sub_explicit(&device->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    if (on_runtime_thread) {
+        pthread_t t;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int rc = pthread_create(&t, &attr, reaper, device);
+        pthread_attr_destroy(&attr);
+        if (rc == 0)
+            return;
+        /* Cannot spawn: leak the device rather than deadlock joining ourselves. */
+        return;
+    }
+    destroy(device);
+}
+
+mox_device *mox_device_retain(mox_device *device)
+{
+    return device ? mox__device_ref(device) : NULL;
+}
+
+void mox_device_release(mox_device *device) { mox__device_unref(device); }
+
+mox_backend mox_device_backend(const mox_device *d) { return d ? d->kind : MOX_BACKEND_AUTO; }
+const char *mox_device_name(const mox_device *d) { return d ? d->info.name : ""; }
+mox_dim3 mox_device_max_block(const mox_device *d)
+{
+    return d ? d->info.max_block : mox_dim3_make(0, 0, 0);
+}
+uint32_t mox_device_max_threads_per_block(const mox_device *d)
+{
+    return d ? d->info.max_threads_per_block : 0;
+}
+uint64_t mox_device_max_buffer_bytes(const mox_device *d) { return d ? d->info.max_buffer_bytes : 0; }
+uint32_t mox_device_warp_size(const mox_device *d) { return d ? d->info.warp_size : 0; }
+int mox_device_event_fd(mox_device *d) { return d ? d->event_fd : -1; }
+
+uint64_t mox_device_submission_count(const mox_device *d)
+{
+    return d ? atomic_load(&((mox_device *)d)->submissions) : 0;
+}
+
+mox_status mox_device_health(const mox_device *d)
+{
+    if (!d)
+        return MOX_ERR_INVALID_ARGUMENT;
+    return (mox_status)atomic_load(&((mox_device *)d)->health);
+}
+
+void mox__device_notify(mox_device *device)
+{
+    uint64_t one = 1;
+    /* EAGAIN (counter saturated) still leaves the fd readable. */
+    ssize_t n = write(device->event_fd, &one, sizeof one);
+    (void)n;
+}

@@ -1,0 +1,78 @@
+/* device.h - the device object: one scheduling context (backend, submission
+ * lock, command capacity, access trackers' lock, module table, preparation
+ * worker, event fd). Refcounted by users, buffers, ops and in-flight
+ * submissions, so dropping the last user reference never blocks: in-flight
+ * work keeps the internals alive. */
+#ifndef MOX_CORE_DEVICE_H
+#define MOX_CORE_DEVICE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include <mox/device.h>
+
+#include "backend.h"
+#include "sync.h"
+
+typedef struct mox__modinfo mox__modinfo;
+
+/* Module preparation state per (device, module). */
+enum { MOX__MOD_NONE = 0, MOX__MOD_QUEUED = 1, MOX__MOD_READY = 2, MOX__MOD_FAILED = 3 };
+
+struct mox__devmod {
+    const mox__modinfo *info;
+    _Atomic int state;         /* MOX__MOD_*; READY/FAILED set under the device lock */
+    void *handle;              /* backend module, READY */
+    mox_error *error;          /* FAILED */
+    mox__wait_list waiters;    /* ops waiting for preparation; device lock */
+    mox__devmod *next;         /* device's module list; device lock */
+    mox__devmod *queue_next;   /* worker queue; worker lock */
+};
+
+struct mox_device {
+    _Atomic unsigned refs;
+    uint64_t id;               /* process-unique context id */
+    mox_backend kind;
+    mox__backend *backend;
+    mox__backend_info info;
+    int event_fd;
+
+    /* The submission lock: capacity, trackers, module table and the wait
+     * lists below. Held while handing a batch to the backend so that the
+     * order of submissions is the order the trackers saw. */
+    mox__mutex lock;
+    uint32_t capacity;
+    uint32_t in_flight;
+    uint64_t serial;
+    mox__wait_list capacity_waiters;
+    mox__devmod *modules;
+    mox_error *lost_error;     /* set once, when the device is lost */
+    _Atomic int health;        /* MOX_OK or MOX_ERR_DEVICE_LOST */
+    _Atomic uint64_t submissions;
+
+    /* Preparation worker (rule A3: first-use module loading off the
+     * polling thread). */
+    pthread_t worker;
+    bool worker_running;
+    mox__mutex worker_lock;
+    pthread_cond_t worker_cond;
+    mox__devmod *queue_head, *queue_tail;
+    bool worker_stop;
+    uint32_t prepare_delay_ms; /* MOX_DEBUG_PREPARE_DELAY_MS */
+};
+
+mox_device *mox__device_ref(mox_device *device);
+void mox__device_unref(mox_device *device);
+/* Writes the event fd: some op of this device may have progressed. */
+void mox__device_notify(mox_device *device);
+
+/* Module table (module.c / worker.c). */
+/* Finds or creates the device's entry for a module. NULL on out of memory. */
+mox__devmod *mox__devmod_get(mox_device *device, const mox__modinfo *info);
+/* Queues preparation; the device lock must be held and state == NONE. */
+void mox__devmod_request(mox_device *device, mox__devmod *dm);
+mox_status mox__worker_start(mox_device *device);
+void mox__worker_stop(mox_device *device);
+void mox__devmods_free(mox_device *device);
+
+#endif

@@ -1,0 +1,231 @@
+/* launch.c - creating generated launches: the checks of module.h in their
+ * fixed order (device mismatch, argument count limit, ABI count and types,
+ * required block, geometry), each failure a resolved op naming the kernel
+ * and the argument; value arguments copied now. Also mox_module_prepare. */
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "error.h"
+#include "module.h"
+#include "op.h"
+
+static const char *access_name(mox_access a)
+{
+    return a == MOX_ACCESS_WRITE ? "write" : a == MOX_ACCESS_ATOMIC ? "atomic" : "read";
+}
+
+/* Per-thread memo of the last (device, module) pair: launches in a loop
+ * skip the device lock for the module table. The device pointer and its
+ * context id together identify a live device (the caller passes it in). */
+typedef struct devmod_memo {
+    const mox_device *device;
+    uint64_t id;
+    const mox__modinfo *info;
+    mox__devmod *dm;
+} devmod_memo;
+static _Thread_local devmod_memo memo;
+
+static mox__devmod *devmod_for(mox_device *dev, const mox__modinfo *info)
+{
+    if (memo.device == dev && memo.id == dev->id && memo.info == info)
+        return memo.dm;
+    mox__devmod *dm = mox__devmod_get(dev, info);
+    if (dm)
+        memo = (devmod_memo){dev, dev->id, info, dm};
+    return dm;
+}
+
+static const char *arg_name(const mox__kernel_check *k, uint32_t i, char buf[16])
+{
+    if (k && i < k->param_count)
+        return k->params[i].name;
+    snprintf(buf, 16, "#%u", i);
+    return buf;
+}
+
+static mox_op *launch_error(mox_status code, const char *kernel, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static mox_op *launch_error(mox_status code, const char *kernel, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    mox_error *e = mox__error_createv(code, kernel, 0, NULL, fmt, ap);
+    va_end(ap);
+    return mox__op_failed(e);
+}
+
+static mox_op *check_args(mox_device *dev, const mox__kernel_check *k, const mox_arg *args,
+                          uint32_t n)
+{
+    char nb[16];
+    const char *kn = k->name;
+    for (uint32_t i = 0; i < n; i++)
+        if (args[i].kind == MOX_ARG_BUFFER && args[i].buffer && args[i].buffer->device != dev)
+            return launch_error(MOX_ERR_DEVICE_MISMATCH, kn,
+                                "kernel '%s' argument '%s': the buffer belongs to another device "
+                                "context (context %llu; the launch is on context %llu)",
+                                kn, arg_name(k, i, nb),
+                                (unsigned long long)args[i].buffer->device->id,
+                                (unsigned long long)dev->id);
+    if (n > MOX_MAX_PARAMS)
+        return launch_error(MOX_ERR_TOO_MANY_ARGUMENTS, kn,
+                            "kernel '%s': %u arguments exceed the limit of %d", kn, n,
+                            MOX_MAX_PARAMS);
+    if (n != k->param_count)
+        return launch_error(MOX_ERR_ABI_MISMATCH, kn, "kernel '%s' requires %u arguments, got %u",
+                            kn, k->param_count, n);
+    for (uint32_t i = 0; i < n; i++) {
+        const mox_arg *a = &args[i];
+        const mox__param_check *p = &k->params[i];
+        if (a->kind != MOX_ARG_BUFFER && a->kind != MOX_ARG_VALUE)
+            return launch_error(MOX_ERR_INVALID_ARGUMENT, kn,
+                                "kernel '%s' argument '%s': unknown argument kind %d", kn, p->name,
+                                (int)a->kind);
+        if (a->kind != p->kind)
+            return launch_error(MOX_ERR_ABI_MISMATCH, kn,
+                                "kernel '%s' argument '%s' must be a %s, got a %s", kn, p->name,
+                                p->kind == MOX_ARG_BUFFER ? "buffer" : "value",
+                                a->kind == MOX_ARG_BUFFER ? "buffer" : "value");
+        if (a->kind == MOX_ARG_BUFFER) {
+            if (!a->buffer)
+                return launch_error(MOX_ERR_INVALID_ARGUMENT, kn,
+                                    "kernel '%s' argument '%s': the buffer is NULL", kn, p->name);
+            if (a->access != p->access)
+                return launch_error(MOX_ERR_ABI_MISMATCH, kn,
+                                    "kernel '%s' argument '%s' must be a %s buffer, got %s access",
+                                    kn, p->name, access_name(p->access), access_name(a->access));
+            const char *sig = a->buffer->type->signature;
+            if (strcmp(sig, p->signature) != 0)
+                return launch_error(MOX_ERR_ABI_MISMATCH, kn,
+                                    "kernel '%s' argument '%s' must be a buffer of %s, got a "
+                                    "buffer of %s",
+                                    kn, p->name, p->signature, sig);
+            if (a->access == MOX_ACCESS_ATOMIC && strcmp(sig, "u32") != 0 && strcmp(sig, "i32") != 0)
+                return launch_error(MOX_ERR_ABI_MISMATCH, kn,
+                                    "kernel '%s' argument '%s': atomic buffers hold u32 or i32, "
+                                    "not %s",
+                                    kn, p->name, sig);
+        } else {
+            if (!a->value || !a->type || !a->type->signature)
+                return launch_error(MOX_ERR_INVALID_ARGUMENT, kn,
+                                    "kernel '%s' argument '%s': the value or its type is NULL", kn,
+                                    p->name);
+            if (strcmp(a->type->signature, p->signature) != 0 || a->type->size != p->size)
+                return launch_error(MOX_ERR_ABI_MISMATCH, kn,
+                                    "kernel '%s' argument '%s' must be a value of %s, got %s", kn,
+                                    p->name, p->signature, a->type->signature);
+        }
+    }
+    return NULL;
+}
+
+mox_op *mox_launch_generated(mox_device *device, const mox_module_desc *module,
+                             uint32_t kernel_index, mox_launch_config config, const mox_arg *args,
+                             uint32_t arg_count)
+{
+    if (!device || !module || (arg_count && !args))
+        return launch_error(MOX_ERR_INVALID_ARGUMENT, NULL,
+                            "mox_launch_generated: %s is NULL",
+                            !device ? "device" : !module ? "module" : "args");
+    const mox__modinfo *info = mox__modinfo_get(module);
+    if (!info)
+        return mox__op_failed(mox__error_oom());
+    if (info->error)
+        return mox__op_failed(mox__error_ref(info->error));
+    if (kernel_index >= info->kernel_count)
+        return launch_error(MOX_ERR_KERNEL_NOT_FOUND, NULL,
+                            "module '%s' has no kernel %u (it has %u)", module->name, kernel_index,
+                            info->kernel_count);
+    const mox__kernel_check *k = &info->kernels[kernel_index];
+    mox_op *bad = check_args(device, k, args, arg_count);
+    if (bad)
+        return bad;
+    if (k->has_required_block &&
+        (config.block.x != k->required_block.x || config.block.y != k->required_block.y ||
+         config.block.z != k->required_block.z))
+        return launch_error(MOX_ERR_INVALID_LAUNCH, k->name,
+                            "invalid launch of kernel '%s': block (%u,%u,%u) does not match the "
+                            "kernel's required block (%u,%u,%u)",
+                            k->name, config.block.x, config.block.y, config.block.z,
+                            k->required_block.x, k->required_block.y, k->required_block.z);
+    if (mox_launch_config_validate(&config, device->info.max_block,
+                                   device->info.max_threads_per_block, NULL) != MOX_OK)
+        return launch_error(MOX_ERR_INVALID_LAUNCH, k->name, "kernel '%s': %s", k->name,
+                            mox_error_last_message());
+
+    size_t value_bytes = 0;
+    for (uint32_t i = 0; i < arg_count; i++)
+        if (args[i].kind == MOX_ARG_VALUE)
+            value_bytes += ((size_t)k->params[i].size + 15u) & ~(size_t)15u;
+    mox__devmod *dm = devmod_for(device, info);
+    unsigned char *values = NULL;
+    mox__dispatch *d = dm ? mox__dispatch_alloc(device, arg_count, value_bytes, &values) : NULL;
+    mox_op *op = d ? mox__op_alloc(MOX__OP_LAUNCH, device) : NULL;
+    if (!op) {
+        mox__dispatch_free(d);
+        return mox__op_failed(mox__error_oom());
+    }
+    d->kernel = kernel_index;
+    d->kernel_name = k->name;
+    d->kernel_features = k->features;
+    d->config = config;
+    d->devmod = dm;
+    size_t at = 0;
+    for (uint32_t i = 0; i < arg_count; i++) {
+        if (args[i].kind == MOX_ARG_BUFFER) {
+            d->args[i].buffer = mox_buffer_retain(args[i].buffer);
+            d->args[i].access = args[i].access;
+            *(void **)d->params[i] = args[i].buffer->address;
+        } else {
+            memcpy(values + at, args[i].value, k->params[i].size);
+            ((void **)d->params)[i] = values + at;
+            at += ((size_t)k->params[i].size + 15u) & ~(size_t)15u;
+        }
+    }
+    op->u.launch.d = d;
+    op->u.launch.empty = mox_launch_config_is_empty(&config);
+    return op;
+}
+
+mox_status mox_module_prepare(mox_device *device, const mox_module_desc *module)
+{
+    if (!device || !module)
+        return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_module_prepare: %s is NULL",
+                         device ? "module" : "device");
+    const mox__modinfo *info = mox__modinfo_get(module);
+    if (!info)
+        return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory registering module");
+    if (info->error)
+        return mox__set_last(mox__error_ref(info->error));
+    mox__devmod *dm = devmod_for(device, info);
+    if (!dm)
+        return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory registering module");
+
+    /* Preparation always runs on the worker, so concurrent first uses of
+     * the module share one load; this call just waits for it. */
+    mox__waker_cell cell;
+    mox__cell_init(&cell);
+    mox__parker parker;
+    mox__parker_init(&parker);
+    mox__cell_arm(&cell, (mox_waker){mox__parker_unpark, &parker});
+    mox__lock(&device->lock);
+    int st = atomic_load(&dm->state);
+    if (st == MOX__MOD_NONE)
+        mox__devmod_request(device, dm);
+    while ((st = atomic_load(&dm->state)) != MOX__MOD_READY && st != MOX__MOD_FAILED) {
+        mox__wait_list_add(&dm->waiters, &cell);
+        mox__unlock(&device->lock);
+        mox__parker_park(&parker);
+        mox__cell_arm(&cell, (mox_waker){mox__parker_unpark, &parker});
+        mox__lock(&device->lock);
+    }
+    mox__wait_list_remove(&cell);
+    mox__unlock(&device->lock);
+    mox__cell_quiesce(&cell);
+    mox__cell_destroy(&cell);
+    mox__parker_destroy(&parker);
+    if (st == MOX__MOD_FAILED)
+        return mox__set_last(mox__error_ref(dm->error));
+    return MOX_OK;
+}

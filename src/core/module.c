@@ -1,0 +1,262 @@
+/* module.c - the process-wide registry of module descriptors: each
+ * descriptor's ABI is parsed and checked once per process, and its
+ * per-parameter checks (kind, access, layout signature) precomputed so that
+ * validating a launch is a few string comparisons. Also the artifact
+ * directory override and its resolution order. */
+#include "module.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "alloc.h"
+#include "artifact/sha256.h"
+#include "error.h"
+
+/* Lookup is lock-free (the hot path of every launch): an open-addressing
+ * table of atomic pointers that only ever grows by insertion under
+ * `registry_lock`. Entries live for the process. Past the table's size the
+ * overflow list is searched under the lock. */
+#define TABLE_SIZE 256u
+static _Atomic(mox__modinfo *) table[TABLE_SIZE];
+static mox__modinfo *overflow;
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint32_t hash_ptr(const void *p)
+{
+    uintptr_t v = (uintptr_t)p;
+    v ^= v >> 17;
+    v *= UINT64_C(0x9E3779B97F4A7C15);
+    return (uint32_t)(v >> 32) & (TABLE_SIZE - 1u);
+}
+
+static void free_info(mox__modinfo *info)
+{
+    if (!info)
+        return;
+    for (uint32_t k = 0; k < info->kernel_count && info->kernels; k++) {
+        for (uint32_t p = 0; p < info->kernels[k].param_count; p++)
+            mox__free(info->kernels[k].params[p].signature);
+        mox__free(info->kernels[k].params);
+    }
+    mox__free(info->kernels);
+    if (info->abi)
+        mox_abi_free(info->abi);
+    mox_error_release(info->error);
+    mox__free(info);
+}
+
+static mox_error *build_checks(mox__modinfo *info)
+{
+    const mox_abi *abi = info->abi;
+    info->kernels = mox__calloc(abi->kernel_count, sizeof *info->kernels);
+    if (!info->kernels)
+        return mox__error_oom();
+    info->kernel_count = (uint32_t)abi->kernel_count;
+    for (size_t k = 0; k < abi->kernel_count; k++) {
+        const mox_abi_kernel *ak = &abi->kernels[k];
+        mox__kernel_check *kc = &info->kernels[k];
+        kc->name = ak->name;
+        kc->has_required_block = ak->has_required_block;
+        kc->required_block = mox_dim3_make(ak->required_block[0], ak->required_block[1],
+                                           ak->required_block[2]);
+        kc->features = ak->features;
+        kc->params = mox__calloc(ak->param_count, sizeof *kc->params);
+        if (!kc->params)
+            return mox__error_oom();
+        kc->param_count = (uint32_t)ak->param_count;
+        for (size_t p = 0; p < ak->param_count; p++) {
+            const mox_abi_param *ap = &ak->params[p];
+            mox__param_check *pc = &kc->params[p];
+            pc->name = ap->name;
+            pc->kind = ap->kind == MOX_PARAM_BUFFER ? MOX_ARG_BUFFER : MOX_ARG_VALUE;
+            pc->access = ap->access == MOX_PARAM_WRITE    ? MOX_ACCESS_WRITE
+                         : ap->access == MOX_PARAM_ATOMIC ? MOX_ACCESS_ATOMIC
+                                                          : MOX_ACCESS_READ;
+            pc->size = (uint32_t)ap->layout->size;
+            pc->signature = mox_abi_layout_signature(ap->layout);
+            if (!pc->signature)
+                return mox__error_oom();
+        }
+    }
+    return NULL;
+}
+
+/* Parses and checks a descriptor. Problems become info->error, reported by
+ * every launch of the module. */
+static mox__modinfo *make_info(const mox_module_desc *desc)
+{
+    mox__modinfo *info = mox__calloc(1, sizeof *info);
+    if (!info)
+        return NULL;
+    info->desc = desc;
+    const char *name = desc->name ? desc->name : "(unnamed)";
+    if (!desc->abi_json || !desc->abi_sha256) {
+        info->error = mox__error_new(MOX_ERR_ABI_MISMATCH,
+                                     "module '%s': descriptor has no ABI or ABI hash", name);
+        return info;
+    }
+    char hex[MOX_SHA256_HEX_LEN + 1];
+    if (!mox_sha256_hex(desc->abi_json, strlen(desc->abi_json), hex)) {
+        info->error = mox__error_new(MOX_ERR_BACKEND, "module '%s': SHA-256 failed", name);
+        return info;
+    }
+    if (strcmp(hex, desc->abi_sha256) != 0) {
+        info->error = mox__error_new(MOX_ERR_ABI_MISMATCH,
+                                     "module '%s': the descriptor's ABI text does not match its "
+                                     "abi_sha256 (bindings corrupted or hand-edited)",
+                                     name);
+        return info;
+    }
+    mox_artifact_error aerr;
+    if (!mox_abi_from_json(desc->abi_json, strlen(desc->abi_json), &info->abi, &aerr)) {
+        info->abi = NULL;
+        info->error = mox__error_new(MOX_ERR_ABI_MISMATCH, "module '%s': invalid embedded ABI: %s",
+                                     name, aerr.message);
+        return info;
+    }
+    if (desc->kernel_count != info->abi->kernel_count) {
+        info->error = mox__error_new(MOX_ERR_ABI_MISMATCH,
+                                     "module '%s': descriptor lists %u kernels, its ABI %zu", name,
+                                     desc->kernel_count, info->abi->kernel_count);
+        return info;
+    }
+    for (uint32_t k = 0; k < desc->kernel_count; k++) {
+        if (!desc->kernel_names || !desc->kernel_names[k] ||
+            strcmp(desc->kernel_names[k], info->abi->kernels[k].name) != 0) {
+            info->error = mox__error_new(MOX_ERR_ABI_MISMATCH,
+                                         "module '%s': descriptor kernel %u is not ABI kernel '%s'",
+                                         name, k, info->abi->kernels[k].name);
+            return info;
+        }
+    }
+    mox_error *e = build_checks(info);
+    if (e) {
+        /* Out of memory: do not cache a transient failure. */
+        mox_error_release(e);
+        free_info(info);
+        return NULL;
+    }
+    return info;
+}
+
+static mox__modinfo *lookup_locked(const mox_module_desc *desc, uint32_t *free_slot)
+{
+    uint32_t h = hash_ptr(desc);
+    *free_slot = UINT32_MAX;
+    for (uint32_t i = 0; i < TABLE_SIZE; i++) {
+        uint32_t s = (h + i) & (TABLE_SIZE - 1u);
+        mox__modinfo *m = atomic_load_explicit(&table[s], memory_order_acquire);
+        if (!m) {
+            *free_slot = s;
+            return NULL;
+        }
+        if (m->desc == desc)
+            return m;
+    }
+    for (mox__modinfo *m = overflow; m; m = m->next_overflow)
+        if (m->desc == desc)
+            return m;
+    return NULL;
+}
+
+const mox__modinfo *mox__modinfo_get(const mox_module_desc *desc)
+{
+    uint32_t h = hash_ptr(desc);
+    for (uint32_t i = 0; i < TABLE_SIZE; i++) {
+        mox__modinfo *m = atomic_load_explicit(&table[(h + i) & (TABLE_SIZE - 1u)],
+                                               memory_order_acquire);
+        if (!m)
+            break;
+        if (m->desc == desc)
+            return m;
+    }
+    pthread_mutex_lock(&registry_lock);
+    uint32_t slot;
+    mox__modinfo *m = lookup_locked(desc, &slot);
+    if (!m) {
+        m = make_info(desc);
+        if (m) {
+            if (slot != UINT32_MAX) {
+                atomic_store_explicit(&table[slot], m, memory_order_release);
+            } else {
+                m->next_overflow = overflow;
+                overflow = m;
+            }
+        }
+    }
+    pthread_mutex_unlock(&registry_lock);
+    return m;
+}
+
+mox_status mox_module_set_artifact_dir(const mox_module_desc *module, const char *dir)
+{
+    if (!module)
+        return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_module_set_artifact_dir: module is NULL");
+    if (dir && !*dir)
+        return mox__raise(MOX_ERR_INVALID_ARGUMENT,
+                         "mox_module_set_artifact_dir: empty directory (pass NULL to restore the default)");
+    mox__modinfo *info = (mox__modinfo *)mox__modinfo_get(module);
+    if (!info)
+        return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory registering module");
+    char *copy = NULL;
+    if (dir && !(copy = mox__str_dup(dir)))
+        return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory registering module");
+    pthread_mutex_lock(&registry_lock);
+    if (info->used) {
+        pthread_mutex_unlock(&registry_lock);
+        mox__free(copy);
+        return mox__raise(MOX_ERR_STATE,
+                         "module '%s' is already loaded; set its artifact directory before first use",
+                         module->name ? module->name : "(unnamed)");
+    }
+    mox__free(info->override_dir);
+    info->override_dir = copy;
+    pthread_mutex_unlock(&registry_lock);
+    return MOX_OK;
+}
+
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+char *mox__modinfo_artifact_dir(const mox__modinfo *cinfo)
+{
+    mox__modinfo *info = (mox__modinfo *)cinfo;
+    const mox_module_desc *desc = info->desc;
+    pthread_mutex_lock(&registry_lock);
+    info->used = true;
+    char *override = info->override_dir ? mox__str_dup(info->override_dir) : NULL;
+    bool override_oom = info->override_dir && !override;
+    pthread_mutex_unlock(&registry_lock);
+    if (override_oom)
+        return NULL;
+
+    const char *env = desc->artifact_env ? getenv(desc->artifact_env) : NULL;
+    if (env && *env) {
+        mox__free(override);
+        return mox__str_dup(env);
+    }
+    if (override)
+        return override;
+    const char *recorded = desc->artifact_dir ? desc->artifact_dir : "";
+    const char *root = getenv("MOX_ARTIFACT_ROOT");
+    if (!is_dir(recorded) && root && *root) {
+        /* The last path component (the fingerprint), ignoring trailing '/'. */
+        size_t end = strlen(recorded);
+        while (end > 1 && recorded[end - 1] == '/')
+            end--;
+        size_t start = end;
+        while (start > 0 && recorded[start - 1] != '/')
+            start--;
+        size_t n = strlen(root) + (end - start) + 2;
+        char *p = mox__malloc(n);
+        if (p)
+            snprintf(p, n, "%s/%.*s", root, (int)(end - start), recorded + start);
+        return p;
+    }
+    return mox__str_dup(recorded);
+}

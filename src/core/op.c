@@ -1,0 +1,306 @@
+/* op.c - the op state machine (rules A1-A3, A8): construction submits
+ * nothing; the first poll of a launch or batch moves it through module
+ * preparation (PENDING while the worker loads), command capacity (PENDING
+ * while exhausted) and submission (PENDING while the device executes);
+ * dropping at any stage releases what the op holds without blocking on
+ * device work. Composition (then/map/share) is in compose.c. */
+#include "op.h"
+
+#include "alloc.h"
+#include "error.h"
+
+/* Returned when there is no memory for an op: resolved, out of memory. */
+static mox_op oom_op = {.kind = MOX__OP_READY, .stage = MOX__STAGE_RESOLVED, .immortal = true};
+
+mox_op *mox__op_alloc(mox__op_kind kind, mox_device *device)
+{
+    mox_op *op = mox__calloc(1, sizeof *op);
+    if (!op)
+        return NULL;
+    op->kind = kind;
+    op->stage = MOX__STAGE_RECORDED;
+    mox__cell_init(&op->cell);
+    op->device = device ? mox__device_ref(device) : NULL;
+    return op;
+}
+
+void mox__op_free_shell(mox_op *op)
+{
+    mox__cell_destroy(&op->cell);
+    mox__device_unref(op->device);
+    mox__free(op);
+}
+
+mox_op *mox__op_ready(const mox_result *result)
+{
+    mox_op *op = mox__op_alloc(MOX__OP_READY, NULL);
+    if (!op) {
+        mox_result_release(result);
+        return &oom_op;
+    }
+    op->result = result;
+    op->stage = MOX__STAGE_RESOLVED;
+    return op;
+}
+
+mox_op *mox__op_failed(mox_error *error) { return mox__op_ready(mox__result_error(error)); }
+
+mox_op *mox__op_submit(mox_device *device, mox__sub *sub)
+{
+    mox_op *op = mox__op_alloc(MOX__OP_SUBMIT, device);
+    if (!op) {
+        mox__sub_unref(sub);
+        return &oom_op;
+    }
+    op->u.submit.sub = sub;
+    return op;
+}
+
+mox__dispatch *mox__op_take_launch(mox_op *op, bool *empty)
+{
+    if (!op || op->immortal || op->kind != MOX__OP_LAUNCH)
+        return NULL;
+    mox__dispatch *d = op->u.launch.d;
+    *empty = op->u.launch.empty;
+    if (*empty) {
+        mox__dispatch_free(d);
+        d = NULL;
+    }
+    op->u.launch.d = NULL;
+    mox__op_free_shell(op);
+    return d;
+}
+
+static void resolve(mox_op *op, const mox_result *result)
+{
+    op->result = result;
+    op->stage = MOX__STAGE_RESOLVED;
+}
+
+/* Unlinks the op's cell from the device list it waits on (preparation or
+ * capacity), both guarded by the device lock. */
+static void leave_device_lists(mox_op *op)
+{
+    mox__lock(&op->device->lock);
+    mox__wait_list_remove(&op->cell);
+    mox__unlock(&op->device->lock);
+    op->u.submit.waiting_on = NULL;
+}
+
+static mox_poll_state fail_unsubmitted(mox_op *op, const mox_result *result)
+{
+    if (op->stage == MOX__STAGE_PREPARING || op->stage == MOX__STAGE_CAPACITY)
+        leave_device_lists(op);
+    mox__cell_quiesce(&op->cell);
+    mox__sub_unref(op->u.submit.sub); /* never submitted: nothing runs */
+    op->u.submit.sub = NULL;
+    resolve(op, result);
+    return MOX_READY;
+}
+
+/* PENDING while a module of the batch is being prepared. */
+static bool modules_ready(mox_op *op, mox__sub *sub, const mox_result **failed)
+{
+    mox_device *dev = op->device;
+    for (uint32_t i = 0; i < sub->count; i++) {
+        mox__dispatch *d = sub->d[i];
+        if (d->kind != MOX__CMD_KERNEL || d->module)
+            continue;
+        mox__devmod *dm = d->devmod;
+        int st = atomic_load_explicit(&dm->state, memory_order_acquire);
+        if (st != MOX__MOD_READY && st != MOX__MOD_FAILED) {
+            mox__lock(&dev->lock);
+            st = atomic_load_explicit(&dm->state, memory_order_acquire);
+            if (st == MOX__MOD_NONE)
+                mox__devmod_request(dev, dm);
+            if (st != MOX__MOD_READY && st != MOX__MOD_FAILED) {
+                if (op->u.submit.waiting_on != dm)
+                    mox__wait_list_remove(&op->cell);
+                mox__wait_list_add(&dm->waiters, &op->cell);
+                op->u.submit.waiting_on = dm;
+                mox__unlock(&dev->lock);
+                return false;
+            }
+            mox__unlock(&dev->lock);
+        }
+        if (st == MOX__MOD_FAILED) {
+            *failed = mox__result_error(mox__error_ref(dm->error));
+            return false;
+        }
+        d->module = dm->handle;
+    }
+    return true;
+}
+
+static mox_poll_state poll_submit(mox_op *op, mox_waker waker)
+{
+    mox__sub *sub = op->u.submit.sub;
+    mox__cell_arm(&op->cell, waker);
+    switch (op->stage) {
+    case MOX__STAGE_RECORDED:
+    case MOX__STAGE_PREPARING: {
+        const mox_result *failed = NULL;
+        if (!modules_ready(op, sub, &failed)) {
+            if (failed)
+                return fail_unsubmitted(op, failed);
+            op->stage = MOX__STAGE_PREPARING;
+            return MOX_PENDING;
+        }
+        if (op->u.submit.waiting_on)
+            leave_device_lists(op);
+        op->stage = MOX__STAGE_CAPACITY;
+    }
+        /* fall through */
+    case MOX__STAGE_CAPACITY: {
+        if (sub->yields_bytes && !sub->owned_host) {
+            sub->owned_host = mox__malloc(sub->owned_size ? sub->owned_size : 1);
+            if (!sub->owned_host)
+                return fail_unsubmitted(op, mox__result_error(mox__error_new(
+                                                MOX_ERR_OUT_OF_MEMORY,
+                                                "out of memory allocating %zu readback bytes",
+                                                sub->owned_size)));
+            sub->d[0]->host = sub->owned_host;
+        }
+        mox_error *err = NULL;
+        if (mox__sub_submit(op->device, sub, &op->cell, &err) == MOX__SUBMIT_NO_CAPACITY)
+            return MOX_PENDING;
+        if (err)
+            return fail_unsubmitted(op, mox__result_error(err));
+        op->stage = MOX__STAGE_SUBMITTED;
+    }
+        /* fall through */
+    case MOX__STAGE_SUBMITTED: {
+        const mox_result *r = mox__sub_take_result(sub, &op->cell);
+        if (!r)
+            return MOX_PENDING;
+        mox__cell_quiesce(&op->cell);
+        mox__sub_unref(sub);
+        op->u.submit.sub = NULL;
+        resolve(op, r);
+        return MOX_READY;
+    }
+    case MOX__STAGE_RESOLVED:
+        break;
+    }
+    return MOX_READY;
+}
+
+static mox_poll_state poll_launch(mox_op *op, mox_waker waker)
+{
+    mox__dispatch *d = op->u.launch.d;
+    if (op->u.launch.empty) {
+        /* An empty grid runs nothing and needs no module: it resolves at
+         * once with its arguments. */
+        mox_buffer *bufs[MOX_MAX_PARAMS];
+        for (uint32_t a = 0; a < d->arg_count; a++) {
+            bufs[a] = d->args[a].buffer;
+            d->args[a].buffer = NULL;
+        }
+        const mox_result *r = mox__result_args(bufs, d->arg_count);
+        mox__dispatch_free(d);
+        op->u.launch.d = NULL;
+        resolve(op, r);
+        return MOX_READY;
+    }
+    mox__sub *sub = mox__sub_create(op->device);
+    if (!sub) {
+        resolve(op, mox__result_error(mox__error_new(MOX_ERR_OUT_OF_MEMORY,
+                                                     "out of memory submitting a launch")));
+        mox__dispatch_free(d);
+        op->u.launch.d = NULL;
+        return MOX_READY;
+    }
+    op->u.launch.d = NULL;
+    if (mox__sub_push(sub, d) != MOX_OK) {
+        mox__sub_unref(sub);
+        resolve(op, mox__result_error(mox_error_last()));
+        return MOX_READY;
+    }
+    sub->yields_args = true;
+    op->kind = MOX__OP_SUBMIT;
+    op->u.submit.sub = sub;
+    op->u.submit.waiting_on = NULL;
+    return poll_submit(op, waker);
+}
+
+mox_poll_state mox_op_poll(mox_op *op, mox_waker waker)
+{
+    if (!op || op->stage == MOX__STAGE_RESOLVED)
+        return MOX_READY;
+    switch (op->kind) {
+    case MOX__OP_LAUNCH:
+        return poll_launch(op, waker);
+    case MOX__OP_SUBMIT:
+        return poll_submit(op, waker);
+    case MOX__OP_THEN:
+        return mox__then_poll(op, waker);
+    case MOX__OP_MAP:
+        return mox__map_poll(op, waker);
+    case MOX__OP_CLONE:
+        return mox__clone_poll(op, waker);
+    case MOX__OP_READY:
+        break;
+    }
+    return MOX_READY;
+}
+
+mox_status mox_op_wait(mox_op *op)
+{
+    if (!op)
+        return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_op_wait: op is NULL");
+    if (op->stage != MOX__STAGE_RESOLVED) {
+        /* Every cell that ever held this waker is quiesced by the time the
+         * op resolves (see sync.h), so the parker may live on the stack. */
+        mox__parker parker;
+        mox__parker_init(&parker);
+        mox_waker w = {mox__parker_unpark, &parker};
+        while (mox_op_poll(op, w) == MOX_PENDING)
+            mox__parker_park(&parker);
+        mox__parker_destroy(&parker);
+    }
+    return mox_result_status(mox_op_result(op));
+}
+
+const mox_result *mox_op_result(const mox_op *op)
+{
+    if (!op || op->stage != MOX__STAGE_RESOLVED)
+        return NULL;
+    return op->immortal ? mox__result_oom() : op->result;
+}
+
+void mox_op_drop(mox_op *op)
+{
+    if (!op || op->immortal)
+        return;
+    switch (op->kind) {
+    case MOX__OP_LAUNCH:
+        mox__dispatch_free(op->u.launch.d);
+        break;
+    case MOX__OP_SUBMIT:
+        if (op->u.submit.sub) {
+            if (op->stage == MOX__STAGE_PREPARING || op->stage == MOX__STAGE_CAPACITY)
+                leave_device_lists(op);
+            else if (op->stage == MOX__STAGE_SUBMITTED)
+                mox__sub_detach(op->u.submit.sub);
+            mox__cell_quiesce(&op->cell);
+            /* Unsubmitted: this frees the dispatches and their buffer
+             * references - nothing runs. Submitted: the backend's and the
+             * trackers' references keep it alive until it completes. */
+            mox__sub_unref(op->u.submit.sub);
+        }
+        break;
+    case MOX__OP_THEN:
+        mox__then_drop(op);
+        break;
+    case MOX__OP_MAP:
+        mox__map_drop(op);
+        break;
+    case MOX__OP_CLONE:
+        mox__clone_drop(op);
+        break;
+    case MOX__OP_READY:
+        break;
+    }
+    mox_result_release(op->result);
+    mox__op_free_shell(op);
+}

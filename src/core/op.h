@@ -1,0 +1,112 @@
+/* op.h - the op object's internals: kinds, stages, results. */
+#ifndef MOX_CORE_OP_H
+#define MOX_CORE_OP_H
+
+#include <mox/op.h>
+
+#include "submission.h"
+#include "sync.h"
+
+struct mox_result {
+    _Atomic unsigned refs;
+    bool immortal;
+    mox_status status;
+    mox_error *error;
+    size_t buffer_count;
+    mox_buffer **buffers;      /* retained; NULL entries for value arguments */
+    void *bytes;               /* readback */
+    size_t size;
+    void *value;               /* map */
+    void (*destroy)(void *value);
+    mox_buffer *inline_buffers[]; /* storage for `buffers` */
+};
+
+/* Results. All return a result with refcount 1 (never NULL: on out of
+ * memory, the immortal out-of-memory result). */
+const mox_result *mox__result_error(mox_error *error); /* takes over error */
+const mox_result *mox__result_ok(void);
+const mox_result *mox__result_oom(void);
+/* OK, yielding `count` buffers; takes over the references in `buffers`. */
+const mox_result *mox__result_args(mox_buffer **buffers, size_t count);
+/* OK with readback bytes (taken over, freed with mox__free). */
+const mox_result *mox__result_bytes(void *bytes, size_t size);
+
+typedef enum mox__op_kind {
+    MOX__OP_READY,   /* resolved at construction (errors, empty work) */
+    MOX__OP_LAUNCH,  /* one kernel dispatch, not yet driven */
+    MOX__OP_SUBMIT,  /* a submission: batch, driven launch, transfer */
+    MOX__OP_THEN,
+    MOX__OP_MAP,
+    MOX__OP_CLONE
+} mox__op_kind;
+
+typedef enum mox__op_stage {
+    MOX__STAGE_RECORDED,   /* nothing done yet */
+    MOX__STAGE_PREPARING,  /* waiting for module preparation */
+    MOX__STAGE_CAPACITY,   /* waiting for command capacity */
+    MOX__STAGE_SUBMITTED,  /* in flight */
+    MOX__STAGE_RESOLVED
+} mox__op_stage;
+
+typedef struct mox__shared mox__shared;
+
+struct mox_op {
+    mox__op_kind kind;
+    mox__op_stage stage;
+    bool immortal;
+    const mox_result *result;  /* once resolved */
+    mox_device *device;        /* retained (launch, submit) */
+    mox__waker_cell cell;
+    union {
+        struct {
+            mox__dispatch *d;
+            bool empty;        /* empty grid: resolves OK without running */
+        } launch;
+        struct {
+            mox__sub *sub;
+            mox__devmod *waiting_on; /* PREPARING: whose waiter list holds cell */
+            void *readback;    /* readback bytes owned until submitted */
+            size_t readback_size;
+            bool readback_result;
+        } submit;
+        struct {
+            mox_op *inner, *next;
+            mox_then_fn fn;
+            void *ctx;
+        } then;
+        struct {
+            mox_op *inner;
+            mox_map_fn fn;
+            void *ctx;
+        } map;
+        struct {
+            mox__shared *shared;
+        } clone;
+    } u;
+};
+
+/* Allocates an op of `kind` (cell initialised). NULL on out of memory. */
+mox_op *mox__op_alloc(mox__op_kind kind, mox_device *device);
+/* A resolved op holding `result` (taken over). Never NULL. */
+mox_op *mox__op_ready(const mox_result *result);
+/* A resolved op failing with `error` (taken over). Never NULL. */
+mox_op *mox__op_failed(mox_error *error);
+/* A submission op over a recorded submission (taken over). Never NULL. */
+mox_op *mox__op_submit(mox_device *device, mox__sub *sub);
+
+/* Used by batch.c: takes the dispatch out of an undriven launch op and frees
+ * the op. Returns NULL (op untouched) when op is not such a launch; sets
+ * *empty for empty-grid launches (whose dispatch is freed). */
+mox__dispatch *mox__op_take_launch(mox_op *op, bool *empty);
+
+/* Composition internals (compose.c). */
+mox_poll_state mox__then_poll(mox_op *op, mox_waker waker);
+mox_poll_state mox__map_poll(mox_op *op, mox_waker waker);
+mox_poll_state mox__clone_poll(mox_op *op, mox_waker waker);
+void mox__then_drop(mox_op *op);
+void mox__map_drop(mox_op *op);
+void mox__clone_drop(mox_op *op);
+
+void mox__op_free_shell(mox_op *op);
+
+#endif

@@ -1,0 +1,301 @@
+/* submission.c - dispatch storage and batch recording: the intra-batch
+ * dependency edges (read-after-write, write-after-read, write-after-write)
+ * computed as launches are pushed, in O(1) per access with no allocation
+ * for small batches. Submission and completion are in scheduler.c. */
+#include "submission.h"
+
+#include <string.h>
+
+#include "alloc.h"
+#include "error.h"
+
+static size_t align_up(size_t v, size_t a) { return (v + a - 1) & ~(a - 1); }
+
+static mox__dispatch *dispatch_alloc_raw(mox_device *device, uint32_t arg_count, size_t value_bytes,
+                                         void ***params_out, void ***addr_out,
+                                         unsigned char **values)
+{
+    size_t off_args = align_up(sizeof(mox__dispatch), 16);
+    size_t off_params = align_up(off_args + arg_count * sizeof(mox__karg), 16);
+    size_t off_addr = off_params + arg_count * sizeof(void *);
+    size_t off_values = align_up(off_addr + arg_count * sizeof(void *), 16);
+    size_t off_be = align_up(off_values + value_bytes, 64);
+    size_t total = off_be + align_up(device->info.dispatch_state_size, 64);
+    unsigned char *p = mox__zalloc_aligned(total);
+    if (!p)
+        return NULL;
+    mox__dispatch *d = (mox__dispatch *)p;
+    d->args = (mox__karg *)(p + off_args);
+    d->arg_count = arg_count;
+    *params_out = (void **)(p + off_params);
+    *addr_out = (void **)(p + off_addr);
+    if (values)
+        *values = p + off_values;
+    d->be = device->info.dispatch_state_size ? p + off_be : NULL;
+    d->storage = p;
+    return d;
+}
+
+mox__dispatch *mox__dispatch_alloc(mox_device *device, uint32_t arg_count, size_t value_bytes,
+                                   unsigned char **values)
+{
+    void **params, **addr;
+    mox__dispatch *d = dispatch_alloc_raw(device, arg_count, value_bytes, &params, &addr, values);
+    if (!d)
+        return NULL;
+    d->kind = MOX__CMD_KERNEL;
+    d->param_count = arg_count;
+    d->params = params;
+    /* Params of buffers point at their address slot: launch.c fills the
+     * slot (and value params) as it copies arguments. */
+    for (uint32_t i = 0; i < arg_count; i++)
+        params[i] = &addr[i];
+    return d;
+}
+
+mox__dispatch *mox__transfer_alloc(mox_device *device, mox__cmd_kind kind, mox_buffer *buffer,
+                                   uint64_t offset, uint64_t bytes, void *host)
+{
+    void **params, **addr;
+    mox__dispatch *d = dispatch_alloc_raw(device, 1, 0, &params, &addr, NULL);
+    if (!d)
+        return NULL;
+    d->kind = kind;
+    d->kernel_name = kind == MOX__CMD_DOWNLOAD ? "(download)" : "(upload)";
+    d->buffer = buffer->handle;
+    d->address = buffer->address;
+    d->offset = offset;
+    d->bytes = bytes;
+    d->host = host;
+    d->args[0].buffer = mox_buffer_retain(buffer);
+    d->args[0].access = kind == MOX__CMD_DOWNLOAD ? MOX_ACCESS_READ : MOX_ACCESS_WRITE;
+    return d;
+}
+
+void mox__dispatch_free(mox__dispatch *d)
+{
+    if (!d)
+        return;
+    for (uint32_t i = 0; i < d->arg_count; i++)
+        mox_buffer_release(d->args[i].buffer);
+    mox_error_release(d->error);
+    mox_error_release(atomic_load(&d->cause));
+    mox__free(d->storage);
+}
+
+mox__sub *mox__sub_create(mox_device *device)
+{
+    size_t be = align_up(device->info.submission_state_size, 64);
+    size_t head = align_up(sizeof(mox__sub), 64);
+    unsigned char *p = mox__zalloc_aligned(head + be);
+    if (!p)
+        return NULL;
+    mox__sub *s = (mox__sub *)p;
+    s->pub.be = be ? p + head : NULL;
+    atomic_init(&s->refs, 1);
+    atomic_init(&s->done, false);
+    mox__mutex_init(&s->lock);
+    s->d = s->d_inline;
+    s->cap = 2;
+    s->preds = s->preds_inline;
+    s->cap_preds = 4;
+    s->ubs = s->ubs_inline;
+    s->cap_ubs = 6;
+    s->readers = s->readers_inline;
+    s->cap_readers = 6;
+    s->waits = s->waits_inline;
+    s->cap_waits = 4;
+    s->succs = s->succs_inline;
+    (void)device;
+    return s;
+}
+
+mox__sub *mox__sub_ref(mox__sub *sub)
+{
+    atomic_fetch_add_explicit(&sub->refs, 1, memory_order_relaxed);
+    return sub;
+}
+
+void mox__sub_unref(mox__sub *sub)
+{
+    if (!sub || atomic_fetch_sub_explicit(&sub->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    /* By now completion released the buffers, waits and result (or the sub
+     * was never submitted): freeing calls out to nobody, so it is safe
+     * under the device lock (trackers drop subs there). */
+    for (uint32_t i = 0; i < sub->count; i++)
+        mox__dispatch_free(sub->d[i]);
+    for (uint32_t i = 0; i < sub->nwaits; i++)
+        mox__sub_unref(sub->waits[i]);
+    if (sub->result)
+        mox_result_release(sub->result);
+    mox__free(sub->owned_host);
+    if (sub->d != sub->d_inline)
+        mox__free(sub->d);
+    if (sub->preds != sub->preds_inline)
+        mox__free(sub->preds);
+    if (sub->succs != sub->succs_inline)
+        mox__free(sub->succs);
+    if (sub->ubs != sub->ubs_inline)
+        mox__free(sub->ubs);
+    if (sub->readers != sub->readers_inline)
+        mox__free(sub->readers);
+    if (sub->waits != sub->waits_inline)
+        mox__free(sub->waits);
+    mox__free(sub->ub_index);
+    mox__free(sub->gates);
+    mox__mutex_destroy(&sub->lock);
+    mox__free(sub);
+}
+
+/* Grows an array that starts in inline storage. */
+static bool grow(void **arr, uint32_t *cap, const void *inline_arr, size_t elem, uint32_t need)
+{
+    if (need <= *cap)
+        return true;
+    uint32_t ncap = *cap * 2;
+    while (ncap < need)
+        ncap *= 2;
+    void *n;
+    if (*arr == inline_arr) {
+        n = mox__malloc((size_t)ncap * elem);
+        if (n)
+            memcpy(n, *arr, (size_t)*cap * elem);
+    } else {
+        n = mox__realloc(*arr, (size_t)ncap * elem);
+    }
+    if (!n)
+        return false;
+    *arr = n;
+    *cap = ncap;
+    return true;
+}
+
+static uint32_t hash_buffer(const mox_buffer *b, uint32_t mask)
+{
+    uintptr_t v = (uintptr_t)b;
+    v ^= v >> 15;
+    v *= UINT64_C(0x9E3779B97F4A7C15);
+    return (uint32_t)(v >> 40) & mask;
+}
+
+static bool index_rebuild(mox__sub *s, uint32_t cap)
+{
+    uint32_t *idx = mox__calloc(cap, sizeof *idx);
+    if (!idx)
+        return false;
+    for (uint32_t u = 0; u < s->nubs; u++) {
+        uint32_t h = hash_buffer(s->ubs[u].buffer, cap - 1);
+        while (idx[h])
+            h = (h + 1) & (cap - 1);
+        idx[h] = u + 1;
+    }
+    mox__free(s->ub_index);
+    s->ub_index = idx;
+    s->ub_index_cap = cap;
+    return true;
+}
+
+/* Index of `b` in the ub table, adding it. UINT32_MAX on out of memory. */
+static uint32_t find_ub(mox__sub *s, mox_buffer *b)
+{
+    enum { LINEAR = 16 };
+    if (!s->ub_index) {
+        for (uint32_t u = 0; u < s->nubs; u++)
+            if (s->ubs[u].buffer == b)
+                return u;
+    } else {
+        uint32_t mask = s->ub_index_cap - 1;
+        for (uint32_t h = hash_buffer(b, mask);; h = (h + 1) & mask) {
+            uint32_t e = s->ub_index[h];
+            if (!e)
+                break;
+            if (s->ubs[e - 1].buffer == b)
+                return e - 1;
+        }
+    }
+    if (!grow((void **)&s->ubs, &s->cap_ubs, s->ubs_inline, sizeof *s->ubs, s->nubs + 1))
+        return UINT32_MAX;
+    uint32_t u = s->nubs;
+    if (s->nubs + 1 > LINEAR && (s->nubs + 1) * 2 > s->ub_index_cap) {
+        s->nubs++; /* so the rebuild includes it once filled */
+        s->ubs[u] = (mox__ub){b, -1, -1, -1, {NULL, 0}};
+        uint32_t cap = s->ub_index_cap ? s->ub_index_cap * 2 : 64;
+        if (!index_rebuild(s, cap)) {
+            s->nubs--;
+            return UINT32_MAX;
+        }
+        return u;
+    }
+    s->ubs[u] = (mox__ub){b, -1, -1, -1, {NULL, 0}};
+    s->nubs++;
+    if (s->ub_index) {
+        uint32_t mask = s->ub_index_cap - 1;
+        uint32_t h = hash_buffer(b, mask);
+        while (s->ub_index[h])
+            h = (h + 1) & mask;
+        s->ub_index[h] = u + 1;
+    }
+    return u;
+}
+
+static bool add_pred(mox__sub *s, mox__dispatch *d, uint32_t from)
+{
+    for (uint32_t k = d->pred_first; k < s->npreds; k++)
+        if (s->preds[k] == from)
+            return true;
+    if (!grow((void **)&s->preds, &s->cap_preds, s->preds_inline, sizeof *s->preds, s->npreds + 1))
+        return false;
+    s->preds[s->npreds++] = from;
+    return true;
+}
+
+mox_status mox__sub_push(mox__sub *s, mox__dispatch *d)
+{
+    if (!grow((void **)&s->d, &s->cap, s->d_inline, sizeof *s->d, s->count + 1)) {
+        mox__dispatch_free(d);
+        return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory recording a batch");
+    }
+    uint32_t i = s->count++;
+    s->d[i] = d;
+    s->pub.dispatches = s->d;
+    s->pub.count = s->count;
+    d->index = i;
+    d->pred_first = s->npreds;
+    d->pred_count = 0;
+    for (uint32_t a = 0; a < d->arg_count; a++) {
+        mox__karg *k = &d->args[a];
+        if (!k->buffer)
+            continue;
+        uint32_t u = find_ub(s, k->buffer);
+        if (u == UINT32_MAX)
+            goto oom;
+        k->ub = u;
+        mox__ub *ub = &s->ubs[u];
+        bool writes = k->access != MOX_ACCESS_READ;
+        if (ub->last_write >= 0 && (uint32_t)ub->last_write != i && !add_pred(s, d, (uint32_t)ub->last_write))
+            goto oom;
+        if (writes) {
+            for (int32_t r = ub->readers; r >= 0; r = s->readers[r].next)
+                if (s->readers[r].dispatch != i && !add_pred(s, d, s->readers[r].dispatch))
+                    goto oom;
+            ub->readers = -1;
+            ub->last_write = (int32_t)i;
+            if (ub->first_write < 0)
+                ub->first_write = (int32_t)i;
+        } else if (ub->readers < 0 || s->readers[ub->readers].dispatch != i) {
+            if (!grow((void **)&s->readers, &s->cap_readers, s->readers_inline, sizeof *s->readers,
+                      s->nreaders + 1))
+                goto oom;
+            s->readers[s->nreaders] = (mox__reader_node){i, ub->readers};
+            ub->readers = (int32_t)s->nreaders++;
+        }
+    }
+    d->pred_count = s->npreds - d->pred_first;
+    s->pub.preds = s->preds;
+    return MOX_OK;
+oom:
+    d->pred_count = s->npreds - d->pred_first;
+    s->pub.preds = s->preds;
+    return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory recording a batch");
+}

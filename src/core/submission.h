@@ -1,0 +1,125 @@
+/* submission.h - dispatches and submissions inside the core: recording
+ * (intra-batch edges from accesses), submission (capacity, trackers,
+ * cross-batch waits and gates, the backend), completion (failure
+ * attribution, results, wakeups). */
+#ifndef MOX_CORE_SUBMISSION_H
+#define MOX_CORE_SUBMISSION_H
+
+#include <mox/module.h>
+
+#include "backend.h"
+#include "buffer.h"
+#include "device.h"
+#include "sync.h"
+
+/* One argument of a dispatch, as the core sees it. */
+typedef struct mox__karg {
+    mox_buffer *buffer;        /* retained until completion (or drop); NULL for values */
+    mox_access access;
+    uint32_t ub;               /* index of the buffer in the submission's ub table */
+} mox__karg;
+
+/* Allocates a kernel dispatch with room for `arg_count` args and
+ * `value_bytes` of 16-aligned value storage. Params, addresses, backend
+ * scratch are laid out in the same allocation. NULL on out of memory. */
+mox__dispatch *mox__dispatch_alloc(mox_device *device, uint32_t arg_count, size_t value_bytes,
+                                   unsigned char **values);
+/* A transfer dispatch on `buffer` (retained). */
+mox__dispatch *mox__transfer_alloc(mox_device *device, mox__cmd_kind kind, mox_buffer *buffer,
+                                   uint64_t offset, uint64_t bytes, void *host);
+/* Frees an unsubmitted dispatch, releasing its buffers. */
+void mox__dispatch_free(mox__dispatch *d);
+
+/* A buffer used by a submission, with its accesses summarised. */
+typedef struct mox__ub {
+    mox_buffer *buffer;
+    int32_t first_write;       /* first dispatch writing it, -1 none */
+    int32_t last_write;        /* last dispatch writing it, -1 none */
+    int32_t readers;           /* head of the reader chain since last_write, -1 none */
+    mox__gate ext_writer;      /* unfinished writer of an earlier submission (sub NULL: none) */
+} mox__ub;
+
+typedef struct mox__reader_node {
+    uint32_t dispatch;
+    int32_t next;
+} mox__reader_node;
+
+typedef struct mox_result mox_result;
+
+struct mox__sub {
+    mox__submission pub;       /* what the backend sees; must be first */
+    _Atomic unsigned refs;
+    mox_device *device;        /* retained while in flight */
+
+    /* completion, under `lock` */
+    mox__mutex lock;
+    _Atomic bool done;
+    mox__waker_cell *waiter;
+    const mox_result *result;  /* built at completion, until the op takes it */
+    bool detached;             /* the op resolved or was dropped: no one wants result */
+    bool yields_args;          /* single launch: the result yields its arguments */
+    bool yields_bytes;         /* readback: the result holds owned_host */
+    void *owned_host;          /* readback bytes, owned until moved into the result */
+    size_t owned_size;
+
+    /* recording */
+    uint32_t count, cap;
+    mox__dispatch **d;
+    uint32_t npreds, cap_preds;
+    uint32_t *preds;
+    uint32_t nubs, cap_ubs;
+    mox__ub *ubs;
+    uint32_t *ub_index;        /* open addressing over ubs when nubs > 16; 0 = empty, else idx+1 */
+    uint32_t ub_index_cap;
+    uint32_t nreaders, cap_readers;
+    mox__reader_node *readers;
+
+    /* submission */
+    uint32_t nwaits, cap_waits;
+    mox__sub **waits;          /* retained until completion */
+    mox__gate *gates;
+    uint32_t *succs;
+    bool submitted;
+
+    /* small inline storage for the common one- or two-dispatch batch */
+    mox__dispatch *d_inline[2];
+    uint32_t preds_inline[4];
+    uint32_t succs_inline[4];
+    mox__ub ubs_inline[6];
+    mox__reader_node readers_inline[6];
+    mox__sub *waits_inline[4];
+};
+
+static inline mox__sub *mox__sub_of(mox__submission *pub) { return (mox__sub *)pub; }
+
+mox__sub *mox__sub_create(mox_device *device);
+mox__sub *mox__sub_ref(mox__sub *sub);
+void mox__sub_unref(mox__sub *sub);
+/* Appends a dispatch (taken over even on failure) and computes its edges.
+ * Codes: MOX_ERR_OUT_OF_MEMORY. */
+mox_status mox__sub_push(mox__sub *sub, mox__dispatch *d);
+
+/* Outcome of trying to submit. */
+typedef enum mox__submit_result {
+    MOX__SUBMIT_DONE,          /* handed to the backend (or failed: see *error) */
+    MOX__SUBMIT_NO_CAPACITY    /* cell registered on the capacity list */
+} mox__submit_result;
+
+/* Submits under the device lock: waits for capacity (registering `cell` on
+ * the capacity list when exhausted), orders against earlier submissions,
+ * hands the batch to the backend. On failure before the backend (device
+ * lost, out of memory) returns MOX__SUBMIT_DONE with *error set and
+ * nothing submitted. Also sets sub->waiter = cell. */
+mox__submit_result mox__sub_submit(mox_device *device, mox__sub *sub, mox__waker_cell *cell,
+                                   mox_error **error);
+/* The result once the submission completed (taken: the caller owns the
+ * reference and the op is detached), else NULL with `cell` registered as
+ * the waiter. */
+const mox_result *mox__sub_take_result(mox__sub *sub, mox__waker_cell *cell);
+/* Detaches the op (dropped): no waiter, no result wanted. The caller then
+ * quiesces its cell. */
+void mox__sub_detach(mox__sub *sub);
+/* Removes `cell` from the device's capacity list if it is there. */
+void mox__capacity_detach(mox_device *device, mox__waker_cell *cell);
+
+#endif

@@ -1,0 +1,136 @@
+/* sync.c - waker cells, wait lists and parkers (see sync.h for why). */
+#include "sync.h"
+
+#include <sched.h>
+
+void mox__mutex_init(mox__mutex *mutex) { pthread_mutex_init(&mutex->m, NULL); }
+void mox__mutex_destroy(mox__mutex *mutex) { pthread_mutex_destroy(&mutex->m); }
+
+void mox__cell_init(mox__waker_cell *cell)
+{
+    mox__mutex_init(&cell->lock);
+    cell->waker.wake = NULL;
+    cell->waker.ctx = NULL;
+    cell->armed = false;
+    atomic_init(&cell->pins, 0);
+    cell->link.prev = cell->link.next = NULL;
+    cell->link.list = NULL;
+}
+
+void mox__cell_destroy(mox__waker_cell *cell) { mox__mutex_destroy(&cell->lock); }
+
+void mox__cell_arm(mox__waker_cell *cell, mox_waker waker)
+{
+    mox__lock(&cell->lock);
+    cell->waker = waker;
+    cell->armed = waker.wake != NULL;
+    mox__unlock(&cell->lock);
+}
+
+void mox__cell_wake(mox__waker_cell *cell)
+{
+    mox__lock(&cell->lock);
+    mox_waker w = cell->waker;
+    bool armed = cell->armed;
+    cell->armed = false;
+    mox__unlock(&cell->lock);
+    if (armed && w.wake)
+        w.wake(w.ctx);
+}
+
+void mox__cell_quiesce(mox__waker_cell *cell)
+{
+    mox__lock(&cell->lock);
+    cell->armed = false;
+    mox__unlock(&cell->lock);
+    /* A registry that pinned the cell before it was removed may still be
+     * calling it; such a call is short (wakers must be cheap). */
+    while (atomic_load_explicit(&cell->pins, memory_order_acquire) != 0)
+        sched_yield();
+}
+
+void mox__wait_list_add(mox__wait_list *list, mox__waker_cell *cell)
+{
+    if (cell->link.list == list)
+        return;
+    cell->link.list = list;
+    cell->link.prev = NULL;
+    cell->link.next = list->head;
+    if (list->head)
+        list->head->link.prev = cell;
+    list->head = cell;
+}
+
+void mox__wait_list_remove(mox__waker_cell *cell)
+{
+    mox__wait_list *list = cell->link.list;
+    if (!list)
+        return;
+    if (cell->link.prev)
+        cell->link.prev->link.next = cell->link.next;
+    else
+        list->head = cell->link.next;
+    if (cell->link.next)
+        cell->link.next->link.prev = cell->link.prev;
+    cell->link.prev = cell->link.next = NULL;
+    cell->link.list = NULL;
+}
+
+void mox__wait_list_wake_all(mox__wait_list *list, mox__mutex *lock)
+{
+    enum { BATCH = 32 };
+    mox__waker_cell *cells[BATCH];
+    /* Only the cells listed now: an op woken here may re-register at once,
+     * and must not be woken again by this call. Cells stay removable (by a
+     * dropping op, under `lock`) while they wait in `snapshot`. */
+    mox__wait_list snapshot = {list->head};
+    list->head = NULL;
+    for (mox__waker_cell *c = snapshot.head; c; c = c->link.next)
+        c->link.list = &snapshot;
+    while (snapshot.head) {
+        int n = 0;
+        while (snapshot.head && n < BATCH) {
+            mox__waker_cell *c = snapshot.head;
+            mox__wait_list_remove(c);
+            mox__cell_pin(c);
+            cells[n++] = c;
+        }
+        mox__unlock(lock);
+        for (int i = 0; i < n; i++) {
+            mox__cell_wake(cells[i]);
+            mox__cell_unpin(cells[i]);
+        }
+        mox__lock(lock);
+    }
+}
+
+void mox__parker_init(mox__parker *parker)
+{
+    pthread_mutex_init(&parker->m, NULL);
+    pthread_cond_init(&parker->c, NULL);
+    parker->notified = false;
+}
+
+void mox__parker_destroy(mox__parker *parker)
+{
+    pthread_cond_destroy(&parker->c);
+    pthread_mutex_destroy(&parker->m);
+}
+
+void mox__parker_park(mox__parker *parker)
+{
+    pthread_mutex_lock(&parker->m);
+    while (!parker->notified)
+        pthread_cond_wait(&parker->c, &parker->m);
+    parker->notified = false;
+    pthread_mutex_unlock(&parker->m);
+}
+
+void mox__parker_unpark(void *p)
+{
+    mox__parker *parker = p;
+    pthread_mutex_lock(&parker->m);
+    parker->notified = true;
+    pthread_cond_signal(&parker->c);
+    pthread_mutex_unlock(&parker->m);
+}

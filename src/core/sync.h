@@ -1,0 +1,93 @@
+/* sync.h - the runtime's synchronisation vocabulary: a mutex wrapper, the
+ * waker cell every pending op parks its waker in, and a parker for the
+ * blocking waits.
+ *
+ * Waker cells solve one problem: a runtime thread must be able to call an
+ * op's waker without holding any lock (the waker may take user locks), yet
+ * once mox_op_drop returns the op's waker must never run again (its ctx may
+ * be gone). Registries (a submission's waiter slot, a module's waiter list,
+ * the capacity list) pin a cell while holding their own lock, release the
+ * lock, call the cell, unpin it. An op leaving a registry removes its cell
+ * under the registry lock, then waits for pins to drain (a waker call in
+ * progress is short by contract) before the cell may die.
+ */
+#ifndef MOX_CORE_SYNC_H
+#define MOX_CORE_SYNC_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <mox/op.h>
+
+typedef struct mox__mutex {
+    pthread_mutex_t m;
+} mox__mutex;
+
+void mox__mutex_init(mox__mutex *mutex);
+void mox__mutex_destroy(mox__mutex *mutex);
+static inline void mox__lock(mox__mutex *mutex) { pthread_mutex_lock(&mutex->m); }
+static inline void mox__unlock(mox__mutex *mutex) { pthread_mutex_unlock(&mutex->m); }
+
+typedef struct mox__waker_cell mox__waker_cell;
+
+/* Intrusive membership of a cell in a registry's list. */
+typedef struct mox__wait_link {
+    mox__waker_cell *prev, *next;
+    struct mox__wait_list *list; /* NULL when not listed; guarded by the list's lock */
+} mox__wait_link;
+
+struct mox__waker_cell {
+    mox__mutex lock;     /* guards waker/armed; never held while calling out */
+    mox_waker waker;
+    bool armed;
+    _Atomic int pins;
+    mox__wait_link link;
+};
+
+void mox__cell_init(mox__waker_cell *cell);
+void mox__cell_destroy(mox__waker_cell *cell);
+/* Stores the waker to call on the next wake (the latest waker wins). */
+void mox__cell_arm(mox__waker_cell *cell, mox_waker waker);
+/* Calls the armed waker once (if armed), without holding any lock. The caller
+ * guarantees the cell is alive (it pinned it, or it owns it). */
+void mox__cell_wake(mox__waker_cell *cell);
+static inline void mox__cell_pin(mox__waker_cell *cell)
+{
+    atomic_fetch_add_explicit(&cell->pins, 1, memory_order_relaxed);
+}
+static inline void mox__cell_unpin(mox__waker_cell *cell)
+{
+    atomic_fetch_sub_explicit(&cell->pins, 1, memory_order_release);
+}
+/* Disarms and waits until no registry is calling the cell. The caller must
+ * already have removed the cell from every registry. */
+void mox__cell_quiesce(mox__waker_cell *cell);
+
+/* A list of waiting cells guarded by an external lock (the registry's). */
+typedef struct mox__wait_list {
+    mox__waker_cell *head;
+} mox__wait_list;
+
+/* Both require the list's lock. */
+void mox__wait_list_add(mox__wait_list *list, mox__waker_cell *cell);
+void mox__wait_list_remove(mox__waker_cell *cell); /* no-op if not listed */
+
+/* Wakes every cell of `list` and empties it. `lock` guards the list and is
+ * held on entry and on return, but released while wakers run. */
+void mox__wait_list_wake_all(mox__wait_list *list, mox__mutex *lock);
+
+/* Blocking waits: a per-thread parker whose waker unparks it. */
+typedef struct mox__parker {
+    pthread_mutex_t m;
+    pthread_cond_t c;
+    bool notified;
+} mox__parker;
+
+void mox__parker_init(mox__parker *parker);
+void mox__parker_destroy(mox__parker *parker);
+void mox__parker_park(mox__parker *parker);
+void mox__parker_unpark(void *parker); /* a mox_waker.wake */
+
+#endif

@@ -1,0 +1,24 @@
+/* types.c - the built-in scalar element types. Their signatures equal
+ * mox_abi_layout_signature() of the scalar layouts, so a buffer of
+ * mox_type_f32 matches an ABI element "f32" by plain string comparison. */
+#include <string.h>
+
+#include <mox/types.h>
+
+const mox_type mox_type_f32 = {"f32", "f32", 4, 4};
+const mox_type mox_type_f16 = {"f16", "f16", 2, 2};
+const mox_type mox_type_u32 = {"u32", "u32", 4, 4};
+const mox_type mox_type_i32 = {"i32", "i32", 4, 4};
+const mox_type mox_type_u16 = {"u16", "u16", 2, 2};
+const mox_type mox_type_i16 = {"i16", "i16", 2, 2};
+const mox_type mox_type_u8 = {"u8", "u8", 1, 1};
+const mox_type mox_type_i8 = {"i8", "i8", 1, 1};
+
+int mox_type_equal(const mox_type *a, const mox_type *b)
+{
+    if (a == b)
+        return a != NULL;
+    if (!a || !b || !a->signature || !b->signature)
+        return 0;
+    return strcmp(a->signature, b->signature) == 0;
+}

@@ -1,0 +1,230 @@
+/* worker.c - the device's preparation worker (rule A3) and the per-device
+ * module table. First use of a module on a device queues it here; the
+ * worker resolves the artifact, verifies the manifest and the bindings'
+ * ABI hash, reads the verified bytes and has the backend load them, then
+ * wakes every op that waited. Polling never blocks on any of this. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "artifact/manifest.h"
+#include "error.h"
+#include "module.h"
+
+mox__devmod *mox__devmod_get(mox_device *device, const mox__modinfo *info)
+{
+    mox__lock(&device->lock);
+    mox__devmod *dm = device->modules;
+    while (dm && dm->info != info)
+        dm = dm->next;
+    if (!dm && (dm = mox__calloc(1, sizeof *dm)) != NULL) {
+        dm->info = info;
+        atomic_init(&dm->state, MOX__MOD_NONE);
+        dm->next = device->modules;
+        device->modules = dm;
+    }
+    mox__unlock(&device->lock);
+    return dm;
+}
+
+void mox__devmod_request(mox_device *device, mox__devmod *dm)
+{
+    atomic_store(&dm->state, MOX__MOD_QUEUED);
+    mox__lock(&device->worker_lock);
+    dm->queue_next = NULL;
+    if (device->queue_tail)
+        device->queue_tail->queue_next = dm;
+    else
+        device->queue_head = dm;
+    device->queue_tail = dm;
+    pthread_cond_signal(&device->worker_cond);
+    mox__unlock(&device->worker_lock);
+}
+
+void mox__devmods_free(mox_device *device)
+{
+    mox__devmod *dm = device->modules;
+    while (dm) {
+        mox__devmod *next = dm->next;
+        if (dm->handle)
+            device->backend->vt->module_unload(device->backend, dm->handle);
+        mox_error_release(dm->error);
+        mox__free(dm);
+        dm = next;
+    }
+    device->modules = NULL;
+}
+
+static mox_error *artifact_error(const char *module, const char *dir, const char *what)
+{
+    return mox__error_new(MOX_ERR_ARTIFACT, "module '%s': artifact %s: %s", module, dir, what);
+}
+
+mox_status mox__module_load(mox_device *device, const mox__modinfo *info, void **handle,
+                            mox_error **error)
+{
+    const mox_module_desc *desc = info->desc;
+    const char *name = desc->name ? desc->name : "(unnamed)";
+    *handle = NULL;
+    *error = NULL;
+    if (info->error) {
+        *error = mox__error_ref(info->error);
+        return mox_error_code(info->error);
+    }
+    char *dir = mox__modinfo_artifact_dir(info);
+    if (!dir) {
+        *error = mox__error_oom();
+        return MOX_ERR_OUT_OF_MEMORY;
+    }
+    mox_manifest *m = NULL;
+    void *bytes = NULL;
+    size_t size = 0;
+    mox_artifact_error aerr;
+    mox_status st = MOX_OK;
+
+    size_t plen = strlen(dir) + sizeof "/manifest.json";
+    char *mpath = mox__malloc(plen);
+    if (!mpath) {
+        st = MOX_ERR_OUT_OF_MEMORY;
+        *error = mox__error_oom();
+        goto out;
+    }
+    snprintf(mpath, plen, "%s/manifest.json", dir);
+    if (access(mpath, F_OK) != 0) {
+        int e = errno;
+        st = MOX_ERR_ARTIFACT;
+        *error = mox__error_new(st,
+                                "module '%s': no artifact at '%s' (manifest.json: %s); build it "
+                                "with mox_add_kernels, or point %s or mox_module_set_artifact_dir "
+                                "at it",
+                                name, dir, strerror(e),
+                                desc->artifact_env ? desc->artifact_env : "MOX_ARTIFACT_ROOT");
+        mox__free(mpath);
+        goto out;
+    }
+    if (access(mpath, R_OK) != 0) {
+        int e = errno;
+        st = MOX_ERR_IO;
+        *error = mox__error_new(st, "module '%s': cannot read %s: %s", name, mpath, strerror(e));
+        mox__free(mpath);
+        goto out;
+    }
+    mox__free(mpath);
+    if (!mox_manifest_load(dir, &m, &aerr)) {
+        m = NULL;
+        st = MOX_ERR_ARTIFACT;
+        *error = artifact_error(name, dir, aerr.message);
+        goto out;
+    }
+    if (!m->module || strcmp(m->module, name) != 0) {
+        st = MOX_ERR_ARTIFACT;
+        *error = mox__error_new(st, "module '%s': the artifact at '%s' holds module '%s'", name,
+                                dir, m->module ? m->module : "");
+        goto out;
+    }
+    if (strcmp(m->abi_sha256, desc->abi_sha256) != 0) {
+        st = MOX_ERR_ABI_MISMATCH;
+        *error = mox__error_new(st,
+                                "module '%s': generated bindings do not match the artifact ABI "
+                                "(bindings %.12s..., artifact %.12s... at '%s'); rebuild the "
+                                "program with its kernels",
+                                name, desc->abi_sha256, m->abi_sha256, dir);
+        goto out;
+    }
+    uint32_t missing = m->abi->required_features & ~device->info.features;
+    if (missing) {
+        st = MOX_ERR_UNSUPPORTED_DEVICE;
+        *error = mox__error_new(st, "module '%s' needs %s%s, which %s lacks", name,
+                                (missing & MOX_FEAT_ATOMICS) ? "atomics " : "",
+                                (missing & MOX_FEAT_WARP_OPS) ? "warp_ops" : "",
+                                device->info.name);
+        goto out;
+    }
+    if (!mox_manifest_read_file(m, dir, device->info.module_file, &bytes, &size, &aerr)) {
+        bytes = NULL;
+        st = MOX_ERR_ARTIFACT;
+        *error = artifact_error(name, dir, aerr.message);
+        goto out;
+    }
+    mox__module_image img = {name, dir, m->abi, desc->abi_sha256, bytes, size};
+    st = device->backend->vt->module_load(device->backend, &img, handle, error);
+    if (st != MOX_OK && !*error)
+        *error = mox__error_new(st, "module '%s': the backend could not load it", name);
+out:
+    free(bytes);
+    if (m)
+        mox_manifest_free(m);
+    mox__free(dir);
+    return st;
+}
+
+static void sleep_ms(uint32_t ms)
+{
+    struct timespec ts = {ms / 1000u, (long)(ms % 1000u) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+static void *worker_main(void *p)
+{
+    mox_device *dev = p;
+    mox__lock(&dev->worker_lock);
+    for (;;) {
+        while (!dev->queue_head && !dev->worker_stop)
+            pthread_cond_wait(&dev->worker_cond, &dev->worker_lock.m);
+        if (dev->worker_stop)
+            break;
+        mox__devmod *dm = dev->queue_head;
+        dev->queue_head = dm->queue_next;
+        if (!dev->queue_head)
+            dev->queue_tail = NULL;
+        mox__unlock(&dev->worker_lock);
+
+        if (dev->prepare_delay_ms)
+            sleep_ms(dev->prepare_delay_ms);
+        void *handle = NULL;
+        mox_error *err = NULL;
+        mox_status st = mox__module_load(dev, dm->info, &handle, &err);
+
+        mox__lock(&dev->lock);
+        if (st == MOX_OK) {
+            dm->handle = handle;
+            atomic_store(&dm->state, MOX__MOD_READY);
+        } else {
+            dm->error = err;
+            atomic_store(&dm->state, MOX__MOD_FAILED);
+        }
+        mox__wait_list_wake_all(&dm->waiters, &dev->lock);
+        mox__unlock(&dev->lock);
+        mox__device_notify(dev);
+
+        mox__lock(&dev->worker_lock);
+    }
+    mox__unlock(&dev->worker_lock);
+    return NULL;
+}
+
+mox_status mox__worker_start(mox_device *device)
+{
+    int rc = pthread_create(&device->worker, NULL, worker_main, device);
+    if (rc != 0)
+        return mox__raise(MOX_ERR_BACKEND, "cannot start the preparation worker: %s", strerror(rc));
+    device->worker_running = true;
+    return MOX_OK;
+}
+
+void mox__worker_stop(mox_device *device)
+{
+    if (!device->worker_running)
+        return;
+    mox__lock(&device->worker_lock);
+    device->worker_stop = true;
+    pthread_cond_signal(&device->worker_cond);
+    mox__unlock(&device->worker_lock);
+    pthread_join(device->worker, NULL);
+    device->worker_running = false;
+}

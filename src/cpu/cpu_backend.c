@@ -1,0 +1,429 @@
+/* cpu_backend.c - the CPU backend: host memory as device memory, modules
+ * loaded from verified bytes (memfd + dlopen of /proc/self/fd/N, never the
+ * artifact path again), and submissions executed on the thread pool: each
+ * ready dispatch is one pool job whose chunks are block ranges run by
+ * mox__cpu_run_blocks; the worker finishing a dispatch's last chunk
+ * releases its successors (or gates them), and the one finishing a
+ * submission's last dispatch starts the submissions that waited for it and
+ * reports completion to the core. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "block_exec.h"
+#include "core/backend.h"
+#include "cpu_backend_module.h"
+#include "thread_pool.h"
+
+#define TRANSFER_CHUNK (1u << 20)
+
+typedef struct cpu_backend cpu_backend;
+
+typedef struct cpu_sub {
+    cpu_backend *be;
+    mox__submission *sub;
+    _Atomic uint32_t dispatches_left;
+    uint32_t waits_left;       /* be->lock */
+    bool finished;             /* be->lock: every dispatch has its final state */
+    struct cpu_sub *next;      /* blocked or held list; be->lock */
+    mox__pool_job start_job;   /* starts the roots on a worker */
+} cpu_sub;
+
+typedef struct cpu_disp {
+    mox__pool_job job;         /* first: the pool hands this back */
+    mox__cpu_dispatch exec;
+    cpu_sub *cs;
+    mox__dispatch *d;
+    _Atomic uint32_t preds_left;
+    _Atomic int run_error;     /* errno from mox__cpu_run_blocks */
+    struct cpu_disp *next_work;
+} cpu_disp;
+
+struct cpu_backend {
+    mox__backend base;
+    mox__pool *pool;
+    pthread_mutex_t lock;
+    cpu_sub *blocked;          /* waiting for earlier submissions */
+    cpu_sub *held_head, *held_tail;
+    bool hold;
+};
+
+static inline cpu_sub *sub_state(const mox__submission *s) { return s->be; }
+static inline cpu_disp *disp_state(const mox__dispatch *d) { return d->be; }
+
+/* ---------------- dispatch graph ---------------- */
+
+static void finish_dispatch(cpu_disp *cd);
+
+static bool must_gate(const mox__submission *s, const mox__dispatch *d)
+{
+    if (d->kind != MOX__CMD_KERNEL)
+        return false; /* host access ignores earlier failures */
+    for (uint32_t k = d->pred_first; k < d->pred_first + d->pred_count; k++)
+        if (s->dispatches[s->preds[k]]->state != MOX_DISPATCH_OK)
+            return true;
+    for (uint32_t g = d->gate_first; g < d->gate_first + d->gate_count; g++) {
+        const mox__gate *gate = &s->gates[g];
+        if (gate->sub->dispatches[gate->dispatch]->state != MOX_DISPATCH_OK)
+            return true;
+    }
+    return false;
+}
+
+/* All predecessors are final: run it, or gate it without running. */
+static void make_ready(cpu_disp *cd)
+{
+    mox__dispatch *d = cd->d;
+    if (must_gate(cd->cs->sub, d)) {
+        d->state = MOX_DISPATCH_GATED;
+        finish_dispatch(cd);
+        return;
+    }
+    mox__pool_push(cd->cs->be->pool, &cd->job);
+}
+
+static void start_sub(cpu_sub *cs)
+{
+    mox__submission *s = cs->sub;
+    for (uint32_t i = 0; i < s->count; i++)
+        if (s->dispatches[i]->pred_count == 0)
+            make_ready(disp_state(s->dispatches[i]));
+}
+
+static void finish_sub(cpu_sub *cs)
+{
+    cpu_backend *be = cs->be;
+    mox__submission *s = cs->sub;
+    cpu_sub *runnable = NULL;
+    pthread_mutex_lock(&be->lock);
+    cs->finished = true;
+    for (cpu_sub **p = &be->blocked; *p;) {
+        cpu_sub *b = *p;
+        for (uint32_t w = 0; w < b->sub->wait_count; w++)
+            if (b->sub->waits[w] == s)
+                b->waits_left--;
+        if (b->waits_left == 0) {
+            *p = b->next;
+            b->next = runnable;
+            runnable = b;
+        } else {
+            p = &b->next;
+        }
+    }
+    pthread_mutex_unlock(&be->lock);
+    /* Start the waiters before completing: completion may free `s`, and
+     * waiters read their gates' states only through their own references. */
+    while (runnable) {
+        cpu_sub *b = runnable;
+        runnable = b->next;
+        mox__pool_push(be->pool, &b->start_job);
+    }
+    mox__submission_complete(s, MOX_OK, NULL);
+}
+
+static void finish_dispatch(cpu_disp *first)
+{
+    /* A worklist rather than recursion: a failure can gate a long tail. */
+    first->next_work = NULL;
+    cpu_disp *work = first;
+    while (work) {
+        cpu_disp *cd = work;
+        work = cd->next_work;
+        mox__dispatch *d = cd->d;
+        mox__submission *s = cd->cs->sub;
+        for (uint32_t k = d->succ_first; k < d->succ_first + d->succ_count; k++) {
+            cpu_disp *sd = disp_state(s->dispatches[s->succs[k]]);
+            if (atomic_fetch_sub_explicit(&sd->preds_left, 1, memory_order_acq_rel) != 1)
+                continue;
+            if (must_gate(s, sd->d)) {
+                sd->d->state = MOX_DISPATCH_GATED;
+                sd->next_work = work;
+                work = sd;
+            } else {
+                mox__pool_push(cd->cs->be->pool, &sd->job);
+            }
+        }
+        /* Gated ones still in `work` keep the count above zero. */
+        if (atomic_fetch_sub_explicit(&cd->cs->dispatches_left, 1, memory_order_acq_rel) == 1)
+            finish_sub(cd->cs);
+    }
+}
+
+/* ---------------- pool jobs ---------------- */
+
+static void run_chunk(mox__pool_job *job, uint64_t first, uint64_t count)
+{
+    cpu_disp *cd = (cpu_disp *)job;
+    mox__dispatch *d = cd->d;
+    if (d->kind == MOX__CMD_KERNEL) {
+        int rc = mox__cpu_run_blocks(&cd->exec, first, count);
+        if (rc != 0)
+            atomic_store(&cd->run_error, rc);
+        return;
+    }
+    uint64_t off = first * TRANSFER_CHUNK;
+    uint64_t end = (first + count) * TRANSFER_CHUNK;
+    if (end > d->bytes)
+        end = d->bytes;
+    unsigned char *dev = (unsigned char *)d->address + d->offset;
+    unsigned char *host = d->host;
+    if (d->kind == MOX__CMD_DOWNLOAD)
+        memcpy(host + off, dev + off, end - off);
+    else
+        memcpy(dev + off, host + off, end - off);
+}
+
+static void job_finished(mox__pool_job *job)
+{
+    cpu_disp *cd = (cpu_disp *)job;
+    mox__dispatch *d = cd->d;
+    d->state = MOX_DISPATCH_OK;
+    if (d->kind == MOX__CMD_KERNEL) {
+        int rc = atomic_load(&cd->run_error);
+        if (rc) {
+            d->state = MOX_DISPATCH_FAILED;
+            d->fault = rc == ENOMEM ? "out of memory for the CPU executor's fibers"
+                                    : "the CPU executor rejected the block shape";
+        } else if (atomic_load(&cd->exec.fault) == MOX__CPU_FAULT_DIVERGENT) {
+            d->state = MOX_DISPATCH_FAILED;
+            d->fault = "threads of a block waited at different barriers or warp operations "
+                       "(divergent cooperation); outputs are unspecified";
+        } else if (atomic_load(&cd->exec.fail_state) == MOX_DISPATCH_FAILED) {
+            d->state = MOX_DISPATCH_FAILED;
+            d->fail_code = cd->exec.fail_code;
+        }
+    }
+    finish_dispatch(cd);
+}
+
+static void start_job_run(mox__pool_job *job, uint64_t first, uint64_t count)
+{
+    (void)first;
+    (void)count;
+    cpu_sub *cs = (cpu_sub *)((char *)job - offsetof(cpu_sub, start_job));
+    start_sub(cs);
+}
+
+static void start_job_finished(mox__pool_job *job) { (void)job; }
+
+/* ---------------- submission ---------------- */
+
+static void prepare_sub(cpu_backend *be, mox__submission *s)
+{
+    cpu_sub *cs = sub_state(s);
+    cs->be = be;
+    cs->sub = s;
+    atomic_store(&cs->dispatches_left, s->count);
+    cs->start_job.total = 1;
+    cs->start_job.chunk = 1;
+    cs->start_job.run = start_job_run;
+    cs->start_job.finish = start_job_finished;
+    for (uint32_t i = 0; i < s->count; i++) {
+        mox__dispatch *d = s->dispatches[i];
+        cpu_disp *cd = disp_state(d);
+        cd->cs = cs;
+        cd->d = d;
+        atomic_store(&cd->preds_left, d->pred_count);
+        atomic_store(&cd->run_error, 0);
+        cd->job.run = run_chunk;
+        cd->job.finish = job_finished;
+        cd->job.chunk = 0;
+        if (d->kind == MOX__CMD_KERNEL) {
+            const mox__cpu_module *m = d->module;
+            mox_kdim3 grid = {d->config.grid.x, d->config.grid.y, d->config.grid.z};
+            mox_kdim3 block = {d->config.block.x, d->config.block.y, d->config.block.z};
+            mox__cpu_dispatch_init(&cd->exec, &m->entry->kernels[d->kernel], m->entry->lane_slot,
+                                   grid, block, d->params);
+            cd->job.total = mox__cpu_dispatch_block_count(&cd->exec);
+        } else {
+            uint64_t chunks = (d->bytes + TRANSFER_CHUNK - 1) / TRANSFER_CHUNK;
+            cd->job.total = chunks ? chunks : 1;
+        }
+    }
+}
+
+/* Starts a submission whose waits are over (be->lock not held). Roots that
+ * may be gated are decided on a worker: gating can complete the whole
+ * submission, and completion must not run inside submit. */
+static void launch_sub(cpu_backend *be, cpu_sub *cs)
+{
+    mox__submission *s = cs->sub;
+    bool gates = false;
+    for (uint32_t i = 0; i < s->count && !gates; i++)
+        gates = s->dispatches[i]->gate_count != 0;
+    if (gates)
+        mox__pool_push(be->pool, &cs->start_job);
+    else
+        start_sub(cs);
+}
+
+/* be->lock held; returns true when the submission may start now. */
+static bool admit_locked(cpu_backend *be, cpu_sub *cs)
+{
+    mox__submission *s = cs->sub;
+    cs->waits_left = 0;
+    for (uint32_t w = 0; w < s->wait_count; w++)
+        if (!sub_state(s->waits[w])->finished)
+            cs->waits_left++;
+    if (cs->waits_left == 0)
+        return true;
+    cs->next = be->blocked;
+    be->blocked = cs;
+    return false;
+}
+
+static void cpu_submit(mox__backend *base, mox__submission *s)
+{
+    cpu_backend *be = (cpu_backend *)base;
+    prepare_sub(be, s);
+    cpu_sub *cs = sub_state(s);
+    pthread_mutex_lock(&be->lock);
+    if (be->hold) {
+        cs->next = NULL;
+        if (be->held_tail)
+            be->held_tail->next = cs;
+        else
+            be->held_head = cs;
+        be->held_tail = cs;
+        pthread_mutex_unlock(&be->lock);
+        return;
+    }
+    bool now = admit_locked(be, cs);
+    pthread_mutex_unlock(&be->lock);
+    if (now)
+        launch_sub(be, cs);
+}
+
+static void cpu_set_hold(mox__backend *base, bool hold)
+{
+    cpu_backend *be = (cpu_backend *)base;
+    pthread_mutex_lock(&be->lock);
+    be->hold = hold;
+    cpu_sub *held = hold ? NULL : be->held_head;
+    if (!hold)
+        be->held_head = be->held_tail = NULL;
+    /* Admit in submission order; the ones that may start go to a worker
+     * (this thread may not run completions inline either). */
+    cpu_sub *start = NULL, **tail = &start;
+    while (held) {
+        cpu_sub *cs = held;
+        held = cs->next;
+        cs->next = NULL;
+        if (admit_locked(be, cs)) {
+            *tail = cs;
+            tail = &cs->next;
+        }
+    }
+    pthread_mutex_unlock(&be->lock);
+    while (start) {
+        cpu_sub *cs = start;
+        start = cs->next;
+        mox__pool_push(be->pool, &cs->start_job);
+    }
+}
+
+/* ---------------- memory and modules ---------------- */
+
+static mox_status cpu_buffer_alloc(mox__backend *base, uint64_t bytes, void **handle,
+                                   void **address, mox_error **error)
+{
+    (void)base;
+    size_t rounded = (size_t)((bytes + 63u) & ~(uint64_t)63u);
+    void *p = NULL;
+    if (posix_memalign(&p, 64, rounded) != 0 || !p) {
+        *error = mox__error_new(MOX_ERR_ALLOCATION_FAILED,
+                                "failed to allocate %llu bytes of CPU device memory",
+                                (unsigned long long)bytes);
+        return MOX_ERR_ALLOCATION_FAILED;
+    }
+    memset(p, 0, rounded);
+    *handle = p;
+    *address = p;
+    return MOX_OK;
+}
+
+static void cpu_buffer_free(mox__backend *base, void *handle)
+{
+    (void)base;
+    free(handle);
+}
+
+static mox_status cpu_buffer_upload(mox__backend *base, void *handle, uint64_t offset,
+                                    const void *src, uint64_t bytes, mox_error **error)
+{
+    (void)base;
+    (void)error;
+    memcpy((unsigned char *)handle + offset, src, bytes);
+    return MOX_OK;
+}
+
+static mox_status cpu_module_load(mox__backend *base, const mox__module_image *image,
+                                  void **module, mox_error **error)
+{
+    (void)base;
+    return mox__cpu_module_load(image, (mox__cpu_module **)module, error);
+}
+
+static void cpu_module_unload(mox__backend *base, void *module)
+{
+    (void)base;
+    mox__cpu_module_unload(module);
+}
+
+static void cpu_destroy(mox__backend *base)
+{
+    cpu_backend *be = (cpu_backend *)base;
+    mox__pool_destroy(be->pool);
+    pthread_mutex_destroy(&be->lock);
+    free(be);
+}
+
+static const mox__backend_vtable cpu_vtable = {
+    cpu_destroy,      cpu_buffer_alloc,  cpu_buffer_free, cpu_buffer_upload,
+    cpu_module_load,  cpu_module_unload, cpu_submit,      cpu_set_hold,
+};
+
+static uint64_t physical_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES);
+    long size = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || size <= 0)
+        return UINT64_C(1) << 32;
+    return (uint64_t)pages * (uint64_t)size;
+}
+
+mox_status mox__cpu_backend_open(const mox__backend_config *config, mox__backend **out,
+                                 mox__backend_info *info, mox_error **error)
+{
+    cpu_backend *be = calloc(1, sizeof *be);
+    if (!be) {
+        *error = mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory opening the CPU backend");
+        return MOX_ERR_OUT_OF_MEMORY;
+    }
+    be->pool = mox__pool_create(config->cpu_threads);
+    if (!be->pool) {
+        free(be);
+        *error = mox__error_new(MOX_ERR_BACKEND, "cannot start the CPU backend's worker threads");
+        return MOX_ERR_BACKEND;
+    }
+    pthread_mutex_init(&be->lock, NULL);
+    be->base.vt = &cpu_vtable;
+    memset(info, 0, sizeof *info);
+    snprintf(info->name, sizeof info->name, "CPU (%u threads)", mox__pool_threads(be->pool));
+    /* CUDA's limits, so that a launch valid here is valid on a GPU. */
+    info->max_block = mox_dim3_make(1024, 1024, 64);
+    info->max_threads_per_block = MOX__CPU_MAX_BLOCK_THREADS;
+    info->max_buffer_bytes = physical_memory();
+    info->warp_size = 32;
+    info->features = MOX_FEAT_ATOMICS | MOX_FEAT_WARP_OPS;
+    info->module_file = MOX_FILE_CPU_SO;
+    info->submission_state_size = sizeof(cpu_sub);
+    info->dispatch_state_size = sizeof(cpu_disp);
+    *out = &be->base;
+    return MOX_OK;
+}

@@ -1,0 +1,17 @@
+/* cpu_backend_module.h - loading a kernels_cpu.so from verified bytes. */
+#ifndef MOX_CPU_BACKEND_MODULE_H
+#define MOX_CPU_BACKEND_MODULE_H
+
+#include "core/backend.h"
+
+typedef struct mox__cpu_module {
+    void *dl;
+    const mox_cpu_module_entry *entry;
+} mox__cpu_module;
+
+/* Codes: MOX_ERR_MODULE_LOAD, MOX_ERR_KERNEL_NOT_FOUND, MOX_ERR_OUT_OF_MEMORY. */
+mox_status mox__cpu_module_load(const mox__module_image *image, mox__cpu_module **out,
+                                mox_error **error);
+void mox__cpu_module_unload(mox__cpu_module *module);
+
+#endif

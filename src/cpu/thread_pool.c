@@ -1,0 +1,122 @@
+/* thread_pool.c - chunked job queue and its workers (see thread_pool.h).
+ *
+ * Claiming a chunk takes the pool lock briefly; chunks are sized so that a
+ * job gives each worker a few of them (load balance without per-block
+ * locking). Idle workers sleep on a condition variable. */
+#include "thread_pool.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "core/backend.h"
+
+struct mox__pool {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    mox__pool_job *head, *tail;
+    uint32_t idle;
+    bool stop;
+    uint32_t nthreads;
+    pthread_t *threads;
+};
+
+static void *worker_main(void *p)
+{
+    mox__pool *pool = p;
+    mox__thread_mark_runtime();
+    pthread_mutex_lock(&pool->lock);
+    for (;;) {
+        while (!pool->head && !pool->stop) {
+            pool->idle++;
+            pthread_cond_wait(&pool->cond, &pool->lock);
+            pool->idle--;
+        }
+        if (!pool->head)
+            break; /* stopping, nothing queued */
+        mox__pool_job *job = pool->head;
+        uint64_t first = job->next;
+        uint64_t count = job->total - first < job->chunk ? job->total - first : job->chunk;
+        job->next += count;
+        if (job->next >= job->total) {
+            pool->head = job->next_ready;
+            if (!pool->head)
+                pool->tail = NULL;
+        } else if (pool->idle) {
+            /* More chunks: let an idle worker take the next one. */
+            pthread_cond_signal(&pool->cond);
+        }
+        pthread_mutex_unlock(&pool->lock);
+
+        job->run(job, first, count);
+        if (atomic_fetch_add_explicit(&job->done, count, memory_order_acq_rel) + count == job->total)
+            job->finish(job);
+
+        pthread_mutex_lock(&pool->lock);
+    }
+    pthread_mutex_unlock(&pool->lock);
+    return NULL;
+}
+
+mox__pool *mox__pool_create(uint32_t threads)
+{
+    if (threads == 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = n > 0 ? (uint32_t)n : 1u;
+    }
+    mox__pool *pool = calloc(1, sizeof *pool);
+    if (!pool)
+        return NULL;
+    pool->threads = calloc(threads, sizeof *pool->threads);
+    if (!pool->threads) {
+        free(pool);
+        return NULL;
+    }
+    pthread_mutex_init(&pool->lock, NULL);
+    pthread_cond_init(&pool->cond, NULL);
+    for (uint32_t i = 0; i < threads; i++) {
+        if (pthread_create(&pool->threads[i], NULL, worker_main, pool) != 0) {
+            pool->nthreads = i;
+            mox__pool_destroy(pool);
+            return NULL;
+        }
+        pool->nthreads = i + 1;
+    }
+    return pool;
+}
+
+void mox__pool_destroy(mox__pool *pool)
+{
+    pthread_mutex_lock(&pool->lock);
+    pool->stop = true;
+    pthread_cond_broadcast(&pool->cond);
+    pthread_mutex_unlock(&pool->lock);
+    for (uint32_t i = 0; i < pool->nthreads; i++)
+        pthread_join(pool->threads[i], NULL);
+    pthread_cond_destroy(&pool->cond);
+    pthread_mutex_destroy(&pool->lock);
+    free(pool->threads);
+    free(pool);
+}
+
+uint32_t mox__pool_threads(const mox__pool *pool) { return pool->nthreads; }
+
+void mox__pool_push(mox__pool *pool, mox__pool_job *job)
+{
+    if (job->chunk == 0) {
+        /* About four chunks per worker. */
+        uint64_t c = job->total / ((uint64_t)pool->nthreads * 4u);
+        job->chunk = c ? c : 1;
+    }
+    job->next = 0;
+    atomic_store_explicit(&job->done, 0, memory_order_relaxed);
+    job->next_ready = NULL;
+    pthread_mutex_lock(&pool->lock);
+    if (pool->tail)
+        pool->tail->next_ready = job;
+    else
+        pool->head = job;
+    pool->tail = job;
+    if (pool->idle)
+        pthread_cond_signal(&pool->cond);
+    pthread_mutex_unlock(&pool->lock);
+}

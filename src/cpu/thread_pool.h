@@ -1,0 +1,37 @@
+/* thread_pool.h - the CPU backend's workers: a FIFO of ready jobs, each
+ * split into chunks that idle workers claim, so one dispatch's blocks run
+ * in parallel and independent dispatches run side by side. The worker that
+ * finishes a job's last chunk calls its finish function (no separate
+ * completion thread, no join). Jobs are never run on the pushing thread. */
+#ifndef MOX_CPU_THREAD_POOL_H
+#define MOX_CPU_THREAD_POOL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct mox__pool mox__pool;
+typedef struct mox__pool_job mox__pool_job;
+
+struct mox__pool_job {
+    /* set by the owner before push */
+    uint64_t total;            /* units of work (>= 1) */
+    uint64_t chunk;            /* units per claim (>= 1); 0 = pick from total and threads */
+    void (*run)(mox__pool_job *job, uint64_t first, uint64_t count);
+    void (*finish)(mox__pool_job *job); /* once, after every unit ran */
+    /* pool private */
+    uint64_t next;             /* first unclaimed unit; pool lock */
+    _Atomic uint64_t done;
+    mox__pool_job *next_ready;
+};
+
+/* Starts `threads` workers (0 = number of online CPUs). NULL on failure. */
+mox__pool *mox__pool_create(uint32_t threads);
+/* Stops and joins the workers; no job may be pending. */
+void mox__pool_destroy(mox__pool *pool);
+uint32_t mox__pool_threads(const mox__pool *pool);
+/* Queues a job. Thread-safe; callable from finish functions. */
+void mox__pool_push(mox__pool *pool, mox__pool_job *job);
+
+#endif
