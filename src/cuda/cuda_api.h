@@ -144,6 +144,8 @@ typedef struct CUDA_MEMSET_NODE_PARAMS_v1 {
     X(cuCtxSynchronize, cuCtxSynchronize, CUresult, (void))                                   \
     X(cuMemAlloc, cuMemAlloc_v2, CUresult, (CUdeviceptr * dptr, size_t bytes))               \
     X(cuMemFree, cuMemFree_v2, CUresult, (CUdeviceptr dptr))                                 \
+    X(cuMemAllocAsync, cuMemAllocAsync, CUresult,                                              \
+      (CUdeviceptr * dptr, size_t bytes, CUstream stream))                                 \
     X(cuMemHostAlloc, cuMemHostAlloc, CUresult, (void **pp, size_t bytes, unsigned int flags)) \
     X(cuMemFreeHost, cuMemFreeHost, CUresult, (void *p))                                      \
     X(cuMemHostGetDevicePointer, cuMemHostGetDevicePointer_v2, CUresult,                     \

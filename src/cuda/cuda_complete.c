@@ -1,18 +1,17 @@
 /* src/cuda/cuda_complete.c - the completion thread.
  *
- * One runtime thread per device watches the completion events of in-flight
- * submissions. It spins (cuEventQuery on each, oldest first) for a short
- * window after work arrives or completes, because most batches finish in
+ * One runtime thread per device watches the events of launches in flight.
+ * It spins (cuEventQuery on each, oldest first) for a short window after
+ * work arrives or completes, because most launches finish within
  * microseconds and a blocking wait costs 20-30 us of wake-up. Past the
- * window it sleeps: when every in-flight submission is on one stream, in
+ * window it sleeps: when every launch in flight is on one stream, in
  * cuEventSynchronize on the oldest one's blocking-sync event (the driver
- * wakes it); otherwise in a timed condition wait with growing timeouts,
- * which a new submission also ends. With nothing in flight it sleeps on the
- * condition variable and costs no CPU. Never cuLaunchHostFunc: host
- * functions may not call CUDA and add 20-40 us.
- *
- * A waiter may also take a completion itself (mox__cuda_sub_spin): whoever
- * claims the submission first processes it, exactly once.
+ * wakes it when that launch is done, and on that stream it is done first);
+ * otherwise in a timed condition wait with growing timeouts, which a new
+ * launch also ends. With nothing in flight it waits on the condition
+ * variable and uses no CPU. Never cuLaunchHostFunc: host functions may not
+ * call CUDA and add 20-40 us. Completions go to the core from here, with no
+ * backend lock held.
  */
 #include "cuda/cuda_internal.h"
 
@@ -39,87 +38,41 @@ static void cpu_relax(void)
 #endif
 }
 
-void mox__cuda_completion_push(mox__cuda_dev *dev, mox__cuda_sub *sub)
+void mox__cuda_completion_push(mox__cuda_dev *dev, mox__cuda_group *g)
 {
-    sub->prev = dev->inflight_tail;
-    sub->next = NULL;
+    g->prev = dev->inflight_tail;
+    g->next = NULL;
     if (dev->inflight_tail)
-        dev->inflight_tail->next = sub;
+        dev->inflight_tail->next = g;
     else
-        dev->inflight_head = sub;
-    dev->inflight_tail = sub;
+        dev->inflight_head = g;
+    dev->inflight_tail = g;
     dev->inflight++;
     if (dev->waiting)
         pthread_cond_signal(&dev->work_cv);
 }
 
-static void unlink_sub(mox__cuda_dev *dev, mox__cuda_sub *sub)
+static void unlink_group(mox__cuda_dev *dev, mox__cuda_group *g)
 {
-    if (sub->prev)
-        sub->prev->next = sub->next;
+    if (g->prev)
+        g->prev->next = g->next;
     else
-        dev->inflight_head = sub->next;
-    if (sub->next)
-        sub->next->prev = sub->prev;
+        dev->inflight_head = g->next;
+    if (g->next)
+        g->next->prev = g->prev;
     else
-        dev->inflight_tail = sub->prev;
-    sub->next = sub->prev = NULL;
+        dev->inflight_tail = g->prev;
+    g->next = g->prev = NULL;
     dev->inflight--;
-}
-
-static bool claim(mox__cuda_sub *sub)
-{
-    return !atomic_exchange(&sub->claimed, true);
-}
-
-/* Claims and finishes `sub` after its event reported `r`. */
-static void complete(mox__cuda_dev *dev, mox__cuda_sub *sub, CUresult r)
-{
-    if (!claim(sub))
-        return;
-    pthread_mutex_lock(&dev->lock);
-    unlink_sub(dev, sub);
-    pthread_mutex_unlock(&dev->lock);
-    if (r == CUDA_SUCCESS) {
-        mox__cuda_sub_finish(dev, sub, MOX_OK, NULL);
-        return;
-    }
-    mox_status st = mox__cuda_fail(dev->api, r, "cuEventQuery", "(waiting for a batch)");
-    if (st == MOX_ERR_DEVICE_LOST) {
-        mox__cuda_dev_lost(dev, mox__cuda_last_message());
-        mox__cuda_sub_finish(dev, sub, st, dev->lost_message);
-    } else {
-        mox__cuda_sub_finish(dev, sub, st, mox__cuda_last_message());
-    }
-}
-
-bool mox__cuda_sub_spin(mox__cuda_dev *dev, mox__cuda_sub *sub, uint32_t spin_us)
-{
-    if (atomic_load(&sub->claimed))
-        return true;
-    if (dev->api->cuCtxSetCurrent(dev->ctx) != CUDA_SUCCESS)
-        return false;
-    uint64_t end = now_ns() + (uint64_t)spin_us * 1000u;
-    for (;;) {
-        CUresult r = dev->api->cuEventQuery(sub->event);
-        if (r != CUDA_ERROR_NOT_READY) {
-            complete(dev, sub, r);
-            return true;
-        }
-        if (atomic_load(&sub->claimed))
-            return true;
-        if (now_ns() >= end)
-            return false;
-        cpu_relax();
-    }
 }
 
 static void *completion_main(void *arg)
 {
     mox__cuda_dev *dev = arg;
     const mox__cuda_api *api = dev->api;
+    mox__thread_mark_runtime();
     api->cuCtxSetCurrent(dev->ctx);
-    mox__cuda_sub *snap[SNAPSHOT];
+    mox__cuda_group *snap[SNAPSHOT];
     CUresult res[SNAPSHOT];
     uint64_t spin_start = now_ns();
     uint32_t backoff_us = 20;
@@ -136,45 +89,51 @@ static void *completion_main(void *arg)
             backoff_us = 20;
             continue;
         }
+        /* Only this thread removes groups, so the snapshot stays valid
+         * after the lock is dropped. */
         uint32_t n = 0;
         bool one_stream = true;
-        for (mox__cuda_sub *s = dev->inflight_head; s && n < SNAPSHOT; s = s->next) {
-            snap[n++] = mox__cuda_sub_retain(s);
-            if (s->stream != dev->inflight_head->stream)
+        for (mox__cuda_group *g = dev->inflight_head; g && n < SNAPSHOT; g = g->next) {
+            snap[n++] = g;
+            if (g->stream != dev->inflight_head->stream)
                 one_stream = false;
         }
         pthread_mutex_unlock(&dev->lock);
 
         uint32_t finished = 0;
         for (uint32_t i = 0; i < n; i++) {
-            res[i] = atomic_load(&snap[i]->claimed) ? CUDA_SUCCESS : api->cuEventQuery(snap[i]->event);
-            if (res[i] != CUDA_ERROR_NOT_READY) {
-                complete(dev, snap[i], res[i]);
-                finished++;
-            }
+            /* npred only drops on this thread; a group's predecessors come
+             * before it in the list, so one pass sees them finish first. */
+            pthread_mutex_lock(&dev->lock);
+            uint32_t npred = snap[i]->npred;
+            pthread_mutex_unlock(&dev->lock);
+            if (npred)
+                continue;
+            res[i] = snap[i]->launched ? api->cuEventQuery(snap[i]->event) : CUDA_SUCCESS;
+            if (res[i] == CUDA_ERROR_NOT_READY)
+                continue;
+            pthread_mutex_lock(&dev->lock);
+            unlink_group(dev, snap[i]);
+            pthread_mutex_unlock(&dev->lock);
+            mox__cuda_group_finish(dev, snap[i], res[i]);
+            finished++;
         }
-        bool sleep_on_oldest = false;
+        bool slept = false;
         if (finished) {
             spin_start = now_ns();
             backoff_us = 20;
         } else if (now_ns() - spin_start < (uint64_t)dev->spin_us * 1000u) {
             cpu_relax();
-        } else if (one_stream) {
-            sleep_on_oldest = true;
-        }
-        if (sleep_on_oldest) {
-            /* The oldest submission on the only busy stream finishes first;
-             * the driver wakes us (blocking-sync event). The query that
-             * follows reports the result, errors included. */
+        } else if (one_stream && snap[0]->launched) {
+            /* Errors come back from the query that follows. */
             api->cuEventSynchronize(snap[0]->event);
             spin_start = now_ns();
+            slept = true;
         }
-        for (uint32_t i = 0; i < n; i++)
-            mox__cuda_sub_release(snap[i]);
 
         pthread_mutex_lock(&dev->lock);
-        if (!finished && !sleep_on_oldest && !one_stream &&
-            now_ns() - spin_start >= (uint64_t)dev->spin_us * 1000u && dev->inflight_head) {
+        if (!finished && !slept && dev->inflight_head &&
+            now_ns() - spin_start >= (uint64_t)dev->spin_us * 1000u) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)backoff_us * 1000u;

@@ -69,8 +69,11 @@ mox_status mox__cuda_dev_open(int ordinal, mox__cuda_dev **out)
     const char *spin = getenv("MOX_CUDA_SPIN_US");
     if (spin && spin[0])
         dev->spin_us = (uint32_t)strtoul(spin, NULL, 10);
-    atomic_init(&dev->health, MOX_OK);
+    const char *co = getenv("MOX_CUDA_COALESCE");
+    dev->coalesce = !(co && strcmp(co, "0") == 0);
+    atomic_init(&dev->lost, false);
     pthread_mutex_init(&dev->lock, NULL);
+    pthread_mutex_init(&dev->upload_lock, NULL);
     pthread_cond_init(&dev->work_cv, NULL);
 
     TRY(api->cuDeviceGet(&dev->device, ordinal), "cuDeviceGet");
@@ -88,7 +91,6 @@ mox_status mox__cuda_dev_open(int ordinal, mox__cuda_dev **out)
     l->max_threads = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
     l->warp_size = attr(dev, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
     l->shared_per_block = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
-    l->shared_optin = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
     l->sm_count = attr(dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
     l->cc_major = attr(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
     l->cc_minor = attr(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
@@ -143,6 +145,13 @@ void mox__cuda_dev_close(mox__cuda_dev *dev)
         api->cuCtxSetCurrent(dev->ctx);
     mox__cuda_completion_stop(dev);
     mox__cuda_plans_destroy(dev);
+    mox__cuda_stages_destroy(dev);
+    for (int i = 0; i < 2; i++) {
+        if (dev->upload_stage[i])
+            api->cuMemFreeHost(dev->upload_stage[i]);
+        if (dev->upload_done[i])
+            api->cuEventDestroy(dev->upload_done[i]);
+    }
     for (uint32_t i = 0; i < dev->free_event_count; i++)
         api->cuEventDestroy(dev->free_events[i]);
     free(dev->free_events);
@@ -164,17 +173,19 @@ void mox__cuda_dev_close(mox__cuda_dev *dev)
     if (dev->ctx)
         api->cuDevicePrimaryCtxRelease(dev->device);
     pthread_cond_destroy(&dev->work_cv);
+    pthread_mutex_destroy(&dev->upload_lock);
     pthread_mutex_destroy(&dev->lock);
     free(dev);
 }
 
 void mox__cuda_dev_lost(mox__cuda_dev *dev, const char *message)
 {
-    mox_status expected = MOX_OK;
-    pthread_mutex_lock(&dev->lock);
-    if (atomic_compare_exchange_strong(&dev->health, &expected, MOX_ERR_DEVICE_LOST))
-        snprintf(dev->lost_message, sizeof dev->lost_message, "%s", message);
-    pthread_mutex_unlock(&dev->lock);
+    /* Caller holds dev->lock. The message is written once, before the flag
+     * is raised, so readers of a raised flag see it complete. */
+    if (atomic_load(&dev->lost))
+        return;
+    snprintf(dev->lost_message, sizeof dev->lost_message, "CUDA device lost: %s", message);
+    atomic_store(&dev->lost, true);
 }
 
 /* ---- gate slots: first fit over a byte map. Instances are long-lived

@@ -1,14 +1,15 @@
 /* src/cuda/cuda_error.c - the one place where CUDA driver results become
  * mox errors. The message keeps the driver's error name and the call that
  * failed ("cuModuleLoadData: CUDA_ERROR_NO_BINARY_FOR_GPU (no kernel image
- * is available ...) loading module stages"), so users see which call broke.
+ * is available ...)"), so users see which call broke. Messages are kept per
+ * thread until the backend entry point turns them into a core error object
+ * (mox__cuda_last_error).
  */
 #include "cuda/cuda_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "cuda/cuda_glue.h"
 
 static _Thread_local char t_message[512];
 
@@ -49,9 +50,9 @@ mox_status mox__cuda_status_of(CUresult result)
     }
 }
 
-static void record(mox_status code)
+mox_error *mox__cuda_last_error(mox_status code)
 {
-    mox__cuda_glue_set_error(code, t_message);
+    return mox__error_new(code, "%s", t_message);
 }
 
 mox_status mox__cuda_fail(const mox__cuda_api *api, CUresult result, const char *call,
@@ -64,7 +65,6 @@ mox_status mox__cuda_fail(const mox__cuda_api *api, CUresult result, const char 
     snprintf(t_message, sizeof t_message, "%s: %s%s%s%s%s%s", call,
              mox__cuda_error_name(api, result), text ? " (" : "", text ? text : "", text ? ")" : "",
              context && context[0] ? " " : "", context ? context : "");
-    record(code);
     return code;
 }
 
@@ -74,6 +74,5 @@ mox_status mox__cuda_error(mox_status code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(t_message, sizeof t_message, fmt, ap);
     va_end(ap);
-    record(code);
     return code;
 }

@@ -26,15 +26,15 @@ static mox_status fn_attr(mox__cuda_dev *dev, CUfunction fn, int which, const ch
 }
 
 mox_status mox__cuda_module_load(mox__cuda_dev *dev, const void *image, size_t size,
-                                 const char *const *names, const uint32_t *required_threads,
-                                 uint32_t count, mox__cuda_module **out)
+                                 const mox_abi *abi, mox__cuda_module **out)
 {
     *out = NULL;
     if (!image || size == 0)
-        return mox__cuda_error(MOX_ERR_MODULE_LOAD, "CUDA module image is empty");
+        return mox__cuda_error(MOX_ERR_MODULE_LOAD, "the CUDA module image is empty");
     mox_status st = mox__cuda_dev_enter(dev);
     if (st != MOX_OK)
         return st;
+    uint32_t count = (uint32_t)abi->kernel_count;
     mox__cuda_module *m = calloc(1, sizeof *m);
     mox__cuda_kernel *k = calloc(count ? count : 1, sizeof *k);
     if (!m || !k) {
@@ -48,7 +48,7 @@ mox_status mox__cuda_module_load(mox__cuda_dev *dev, const void *image, size_t s
     CUresult r = dev->api->cuModuleLoadData(&m->module, image);
     if (r != CUDA_SUCCESS) {
         char ctx[256];
-        snprintf(ctx, sizeof ctx, "(fatbin of %zu bytes, device %s sm_%u%u)", size, dev->name,
+        snprintf(ctx, sizeof ctx, "(fatbin of %zu bytes, device %s, sm_%u%u)", size, dev->name,
                  dev->limits.cc_major, dev->limits.cc_minor);
         st = mox__cuda_fail(dev->api, r, "cuModuleLoadData", ctx);
         free(k);
@@ -56,35 +56,50 @@ mox_status mox__cuda_module_load(mox__cuda_dev *dev, const void *image, size_t s
         return st;
     }
     for (uint32_t i = 0; i < count; i++) {
-        char sym[128];
-        snprintf(k[i].name, sizeof k[i].name, "%s", names[i]);
-        snprintf(sym, sizeof sym, "mox_entry_%s", names[i]);
+        const mox_abi_kernel *ak = &abi->kernels[i];
+        char sym[160];
+        snprintf(k[i].name, sizeof k[i].name, "%s", ak->name);
+        snprintf(sym, sizeof sym, "mox_entry_%s", ak->name);
+        if (ak->param_count > MOX_MAX_PARAMS) {
+            st = mox__cuda_error(MOX_ERR_TOO_MANY_ARGUMENTS, "kernel %s has %zu parameters",
+                                 ak->name, ak->param_count);
+            goto fail;
+        }
+        k[i].param_count = (uint32_t)ak->param_count;
+        for (size_t p = 0; p < ak->param_count; p++) {
+            const mox_abi_param *ap = &ak->params[p];
+            k[i].param_size[p] =
+                ap->kind == MOX_PARAM_BUFFER ? (uint32_t)sizeof(void *) : (uint32_t)ap->layout->size;
+        }
         r = dev->api->cuModuleGetFunction(&k[i].fn, m->module, sym);
         if (r != CUDA_SUCCESS) {
-            char ctx[160];
-            snprintf(ctx, sizeof ctx, "(%s not in the module)", sym);
+            char ctx[200];
+            snprintf(ctx, sizeof ctx, "(%s is not in the module's fatbin)", sym);
             st = mox__cuda_fail(dev->api, r, "cuModuleGetFunction", ctx);
             goto fail;
         }
-        st = fn_attr(dev, k[i].fn, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, names[i],
+        st = fn_attr(dev, k[i].fn, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, ak->name,
                      &k[i].max_threads);
         if (st == MOX_OK)
-            st = fn_attr(dev, k[i].fn, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, names[i],
+            st = fn_attr(dev, k[i].fn, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, ak->name,
                          &k[i].static_shared);
         if (st != MOX_OK)
             goto fail;
-        uint32_t need = required_threads ? required_threads[i] : 0;
+        uint64_t need = ak->has_required_block ? (uint64_t)ak->required_block[0] *
+                                                     ak->required_block[1] * ak->required_block[2]
+                                               : 0;
         if (need > k[i].max_threads) {
             st = mox__cuda_error(MOX_ERR_UNSUPPORTED_DEVICE,
-                                 "kernel %s requires blocks of %u threads but the device allows "
-                                 "at most %u for it (registers or limits)",
-                                 names[i], need, k[i].max_threads);
+                                 "kernel %s requires blocks of %llu threads but %s allows at most "
+                                 "%u for it (registers or limits)",
+                                 ak->name, (unsigned long long)need, dev->name, k[i].max_threads);
             goto fail;
         }
         if (k[i].static_shared > dev->limits.shared_per_block) {
             st = mox__cuda_error(MOX_ERR_UNSUPPORTED_DEVICE,
-                                 "kernel %s uses %u bytes of shared memory; the device allows %u",
-                                 names[i], k[i].static_shared, dev->limits.shared_per_block);
+                                 "kernel %s uses %u bytes of shared memory; %s allows %u",
+                                 ak->name, k[i].static_shared, dev->name,
+                                 dev->limits.shared_per_block);
             goto fail;
         }
     }

@@ -11,8 +11,10 @@
  * cuGraphLaunch. Nothing is re-instantiated; a pipeline that keeps k
  * batches of one shape in flight ends up with k instances.
  *
- * Single dispatches (and, with MOX_CUDA_LAUNCH=stream, every batch) skip the
- * graph and go through cuLaunchKernel in dependency order on one stream.
+ * Launches of one dispatch, launches with transfers (and, with
+ * MOX_CUDA_LAUNCH=stream, every launch) skip the graph: their nodes are
+ * enqueued in index order on one stream (a topological order: predecessors
+ * have lower indices).
  */
 #include "cuda/cuda_internal.h"
 
@@ -24,11 +26,10 @@
 #define PLAN_LIMIT 512u
 
 typedef struct plan_node {
-    CUfunction fn;
+    CUfunction fn;                  /* NULL: a transfer */
     uint32_t grid[3], block[3];
     uint32_t args_size;
-    uint32_t dep_offset, dep_count; /* into plan->edges */
-    bool empty;                     /* an empty grid: runs nothing */
+    uint32_t edge_off, edge_cnt;    /* into plan->edges */
 } plan_node;
 
 struct mox__cuda_plan {
@@ -52,32 +53,34 @@ struct mox__cuda_plan {
 
 /* ---- keys ---- */
 
-static uint32_t key_words(const mox__cuda_batch *b)
+static uint32_t key_words(const mox__cuda_ldesc *b)
 {
     uint32_t n = 1;
-    for (uint32_t i = 0; i < b->count; i++)
-        n += 9 + b->dispatches[i].arg_count + b->dispatches[i].dep_count;
+    for (uint32_t i = 0; i < b->count; i++) {
+        const mox__cuda_lnode *ln = &b->nodes[i];
+        n += 6 + ln->edge_cnt + (ln->k ? ln->k->param_count : 0);
+    }
     return n;
 }
 
-static void key_fill(const mox__cuda_batch *b, uint64_t *k)
+static void key_fill(const mox__cuda_ldesc *b, uint64_t *k)
 {
     uint32_t w = 0;
     k[w++] = b->count;
     for (uint32_t i = 0; i < b->count; i++) {
-        const mox__cuda_dispatch *d = &b->dispatches[i];
-        k[w++] = (uint64_t)(uintptr_t)d->kernel->fn;
-        for (int a = 0; a < 3; a++)
-            k[w++] = ((uint64_t)d->grid[a] << 32) | d->block[a];
-        k[w++] = d->arg_count;
-        for (uint32_t a = 0; a < d->arg_count; a++)
-            k[w++] = d->arg_sizes[a];
-        k[w++] = d->dep_count;
-        for (uint32_t a = 0; a < d->dep_count; a++)
-            k[w++] = d->deps[a];
-        k[w++] = 0x6d6f78u; /* separator: keeps variable-length fields unambiguous */
-        k[w++] = i;
-        k[w++] = 0;
+        const mox__cuda_lnode *ln = &b->nodes[i];
+        const mox__dispatch *d = ln->d;
+        k[w++] = ln->k ? (uint64_t)(uintptr_t)ln->k->fn : (uint64_t)d->kind;
+        k[w++] = ((uint64_t)d->config.grid.x << 32) | d->config.block.x;
+        k[w++] = ((uint64_t)d->config.grid.y << 32) | d->config.block.y;
+        k[w++] = ((uint64_t)d->config.grid.z << 32) | d->config.block.z;
+        uint32_t pc = ln->k ? ln->k->param_count : 0;
+        k[w++] = ((uint64_t)pc << 32) | ln->edge_cnt;
+        for (uint32_t a = 0; a < pc; a++)
+            k[w++] = ln->k->param_size[a];
+        for (uint32_t e = 0; e < ln->edge_cnt; e++)
+            k[w++] = b->edges[ln->edge_off + e];
+        k[w++] = 0x6d6f78u; /* node separator */
     }
 }
 
@@ -92,15 +95,17 @@ static uint64_t key_hash(const uint64_t *k, uint32_t n)
     return h;
 }
 
-static bool use_graph_for(const mox__cuda_dev *dev, uint32_t count)
+static bool use_graph_for(const mox__cuda_dev *dev, const mox__cuda_ldesc *b)
 {
+    if (b->has_transfer)
+        return false; /* transfers go through staging, enqueued on the stream */
     switch (dev->mode) {
     case MOX__CUDA_LAUNCH_GRAPH:
         return true;
     case MOX__CUDA_LAUNCH_STREAM:
         return false;
     default:
-        return count > 1;
+        return b->count > 1;
     }
 }
 
@@ -118,7 +123,7 @@ static void inst_destroy(mox__cuda_dev *dev, mox__cuda_inst *inst)
     if (inst->host_flag)
         mox__cuda_flag_free(dev, inst->host_flag, inst->host_flag_dev);
     if (inst->plan)
-        mox__cuda_slots_free(dev, inst->slot_base, inst->plan->count);
+        mox__cuda_slots_free(dev, inst->slot_base, inst->count);
     free(inst->deps_host);
     free(inst->dep_offset);
     free(inst->node_state);
@@ -180,7 +185,7 @@ static void plan_evict_one(mox__cuda_dev *dev)
 }
 
 static mox_status plan_build_graph(mox__cuda_dev *dev, mox__cuda_plan *p,
-                                   const mox__cuda_batch *b)
+                                   const mox__cuda_ldesc *b)
 {
     const mox__cuda_api *api = dev->api;
     CUresult r = api->cuGraphCreate(&p->graph, 0);
@@ -192,35 +197,27 @@ static mox_status plan_build_graph(mox__cuda_dev *dev, mox__cuda_plan *p,
         free(deps);
         return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory building a CUDA graph");
     }
-    /* Initial parameters: the first batch's, with a disabled gate. Every
-     * instance sets its real parameters before its first launch. */
+    /* Initial parameters: the first launch's arguments and a disabled gate;
+     * every instance sets its real gates before its first launch. */
     mox_gate gate;
     memset(&gate, 0, sizeof gate);
     for (uint32_t i = 0; i < p->count; i++) {
         const plan_node *n = &p->nodes[i];
-        for (uint32_t e = 0; e < n->dep_count; e++)
-            deps[e] = p->graph_nodes[p->edges[n->dep_offset + e]];
-        if (n->empty) {
-            r = api->cuGraphAddEmptyNode(&p->graph_nodes[i], p->graph, deps, n->dep_count);
-            if (r != CUDA_SUCCESS) {
-                free(deps);
-                return mox__cuda_fail(api, r, "cuGraphAddEmptyNode", NULL);
-            }
-            continue;
-        }
-        const mox__cuda_dispatch *d = &b->dispatches[i];
-        void *params[MOX__CUDA_MAX_ARGS + 1];
+        const mox__dispatch *d = b->nodes[i].d;
+        for (uint32_t e = 0; e < n->edge_cnt; e++)
+            deps[e] = p->graph_nodes[p->edges[n->edge_off + e]];
+        void *params[MOX_MAX_PARAMS + 1];
         params[0] = &gate;
-        for (uint32_t a = 0; a < d->arg_count; a++)
-            params[a + 1] = (void *)d->args[a];
+        for (uint32_t a = 0; a < d->param_count; a++)
+            params[a + 1] = d->params[a];
         CUDA_KERNEL_NODE_PARAMS_v1 kp = {n->fn,         n->grid[0],  n->grid[1], n->grid[2],
                                          n->block[0],   n->block[1], n->block[2], 0,
                                          params,        NULL};
-        r = api->cuGraphAddKernelNode(&p->graph_nodes[i], p->graph, deps, n->dep_count, &kp);
+        r = api->cuGraphAddKernelNode(&p->graph_nodes[i], p->graph, deps, n->edge_cnt, &kp);
         if (r != CUDA_SUCCESS) {
             free(deps);
             char ctx[160];
-            snprintf(ctx, sizeof ctx, "(kernel %s)", d->kernel->name);
+            snprintf(ctx, sizeof ctx, "(kernel %s)", b->nodes[i].k->name);
             return mox__cuda_fail(api, r, "cuGraphAddKernelNode", ctx);
         }
     }
@@ -228,50 +225,52 @@ static mox_status plan_build_graph(mox__cuda_dev *dev, mox__cuda_plan *p,
     return MOX_OK;
 }
 
-static mox_status plan_create(mox__cuda_dev *dev, const mox__cuda_batch *b, uint64_t *key,
+static mox_status plan_create(mox__cuda_dev *dev, const mox__cuda_ldesc *b, uint64_t *key,
                               uint32_t key_len, uint64_t hash, mox__cuda_plan **out)
 {
     mox__cuda_plan *p = calloc(1, sizeof *p);
     if (!p)
         return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory creating a CUDA plan");
-    p->key = key;
-    p->key_len = key_len;
     p->hash = hash;
+    p->key_len = key_len;
     p->count = b->count;
     for (uint32_t i = 0; i < b->count; i++)
-        p->edge_count += b->dispatches[i].dep_count;
+        p->edge_count += b->nodes[i].edge_cnt;
     p->nodes = calloc(b->count ? b->count : 1, sizeof *p->nodes);
     p->edges = calloc(p->edge_count ? p->edge_count : 1, sizeof *p->edges);
     if (!p->nodes || !p->edges) {
-        p->key = NULL;
         plan_destroy(dev, p);
         return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory creating a CUDA plan");
     }
     uint32_t e = 0;
     for (uint32_t i = 0; i < b->count; i++) {
-        const mox__cuda_dispatch *d = &b->dispatches[i];
+        const mox__cuda_lnode *ln = &b->nodes[i];
+        const mox__dispatch *d = ln->d;
         plan_node *n = &p->nodes[i];
-        n->fn = d->kernel->fn;
-        memcpy(n->grid, d->grid, sizeof n->grid);
-        memcpy(n->block, d->block, sizeof n->block);
-        n->empty = d->grid[0] == 0 || d->grid[1] == 0 || d->grid[2] == 0;
-        for (uint32_t a = 0; a < d->arg_count; a++)
-            n->args_size += d->arg_sizes[a];
-        n->dep_offset = e;
-        n->dep_count = d->dep_count;
-        for (uint32_t a = 0; a < d->dep_count; a++)
-            p->edges[e++] = d->deps[a];
+        n->fn = ln->k ? ln->k->fn : NULL;
+        n->grid[0] = d->config.grid.x;
+        n->grid[1] = d->config.grid.y;
+        n->grid[2] = d->config.grid.z;
+        n->block[0] = d->config.block.x;
+        n->block[1] = d->config.block.y;
+        n->block[2] = d->config.block.z;
+        for (uint32_t a = 0; ln->k && a < ln->k->param_count; a++)
+            n->args_size += ln->k->param_size[a];
+        n->edge_off = e;
+        n->edge_cnt = ln->edge_cnt;
+        for (uint32_t a = 0; a < ln->edge_cnt; a++)
+            p->edges[e++] = b->edges[ln->edge_off + a];
         p->args_total += n->args_size;
     }
-    p->use_graph = use_graph_for(dev, b->count);
+    p->use_graph = use_graph_for(dev, b);
     if (p->use_graph) {
         mox_status st = plan_build_graph(dev, p, b);
         if (st != MOX_OK) {
-            p->key = NULL;
             plan_destroy(dev, p);
             return st;
         }
     }
+    p->key = key; /* owned from here on */
     atomic_fetch_add(&dev->stats.plans, 1);
     *out = p;
     return MOX_OK;
@@ -284,11 +283,11 @@ static mox_status inst_create(mox__cuda_dev *dev, mox__cuda_plan *p, mox__cuda_i
     if (!inst)
         return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory creating a CUDA instance");
     uint32_t n = p->count ? p->count : 1;
+    inst->count = p->count;
     inst->dep_offset = calloc(2u * n, sizeof *inst->dep_offset);
     inst->dep_count = inst->dep_offset + n;
     inst->node_state = calloc(n, sizeof *inst->node_state);
-    inst->last_args_cap = p->args_total ? p->args_total : 1;
-    inst->last_args = calloc(inst->last_args_cap, 1);
+    inst->last_args = calloc(p->args_total ? p->args_total : 1, 1);
     mox_status st = MOX_OK;
     if (!inst->dep_offset || !inst->node_state || !inst->last_args) {
         st = mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory creating a CUDA instance");
@@ -304,7 +303,6 @@ static mox_status inst_create(mox__cuda_dev *dev, mox__cuda_plan *p, mox__cuda_i
     uint32_t off = 0;
     for (uint32_t i = 0; i < p->count; i++) {
         inst->node_state[i].args_offset = off;
-        inst->node_state[i].args_size = p->nodes[i].args_size;
         off += p->nodes[i].args_size;
     }
     if (p->use_graph) {
@@ -333,7 +331,7 @@ fail:
     return st;
 }
 
-mox_status mox__cuda_plan_acquire(mox__cuda_dev *dev, const mox__cuda_batch *b,
+mox_status mox__cuda_plan_acquire(mox__cuda_dev *dev, const mox__cuda_ldesc *b,
                                   mox__cuda_inst **out)
 {
     if (!dev->plans) {
@@ -342,10 +340,6 @@ mox_status mox__cuda_plan_acquire(mox__cuda_dev *dev, const mox__cuda_batch *b,
             return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory for the CUDA graph cache");
         dev->plan_cap = PLAN_BUCKETS;
     }
-    for (uint32_t i = 0; i < b->count; i++)
-        if (b->dispatches[i].arg_count > MOX__CUDA_MAX_ARGS)
-            return mox__cuda_error(MOX_ERR_TOO_MANY_ARGUMENTS, "kernel %s has %u arguments",
-                                   b->dispatches[i].kernel->name, b->dispatches[i].arg_count);
     uint32_t len = key_words(b);
     uint64_t stack_key[256];
     uint64_t *key = len <= 256 ? stack_key : malloc(len * sizeof *key);
@@ -453,7 +447,7 @@ static mox_status upload_deps(mox__cuda_dev *dev, mox__cuda_inst *inst, const ui
 }
 
 mox_status mox__cuda_inst_launch(mox__cuda_dev *dev, mox__cuda_inst *inst,
-                                 const mox__cuda_batch *b, const uint32_t *ext_slots,
+                                 const mox__cuda_ldesc *b, mox__cuda_group *group,
                                  CUstream stream)
 {
     const mox__cuda_api *api = dev->api;
@@ -468,26 +462,23 @@ mox_status mox__cuda_inst_launch(mox__cuda_dev *dev, mox__cuda_inst *inst,
     }
     *inst->host_flag = 0;
 
-    /* Dependency words: intra-batch edges as absolute slots, then external
-     * gate dependencies (slots of earlier instances, or the sentinel). */
-    uint32_t total = p->edge_count;
+    /* Dependency words: gate dependencies inside the launch as absolute
+     * slots, then those on earlier launches (their slots, or a sentinel). */
+    uint32_t total = 0;
     for (uint32_t i = 0; i < b->count; i++)
-        total += b->dispatches[i].ext_count + (b->dispatches[i].inherited_failure ? 1u : 0u);
+        total += b->nodes[i].gdep_cnt + b->nodes[i].ext_cnt;
     uint32_t stack_deps[512];
     uint32_t *want = total <= 512 ? stack_deps : malloc(total * 4u);
     if (!want)
         return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory for gate dependencies");
     uint32_t w = 0;
-    const uint32_t *ext = ext_slots;
     for (uint32_t i = 0; i < b->count; i++) {
-        const mox__cuda_dispatch *d = &b->dispatches[i];
+        const mox__cuda_lnode *ln = &b->nodes[i];
         inst->dep_offset[i] = w;
-        for (uint32_t e = 0; e < d->dep_count; e++)
-            want[w++] = inst->slot_base + d->deps[e];
-        for (uint32_t e = 0; e < d->ext_count; e++)
-            want[w++] = *ext++;
-        if (d->inherited_failure)
-            want[w++] = MOX__CUDA_SENTINEL_SLOT;
+        for (uint32_t e = 0; e < ln->gdep_cnt; e++)
+            want[w++] = inst->slot_base + b->gdeps[ln->gdep_off + e];
+        for (uint32_t e = 0; e < ln->ext_cnt; e++)
+            want[w++] = b->ext[ln->ext_off + e];
         inst->dep_count[i] = w - inst->dep_offset[i];
     }
     mox_status st = upload_deps(dev, inst, want, w, stream);
@@ -497,10 +488,15 @@ mox_status mox__cuda_inst_launch(mox__cuda_dev *dev, mox__cuda_inst *inst,
         return st;
 
     for (uint32_t i = 0; i < b->count; i++) {
-        const mox__cuda_dispatch *d = &b->dispatches[i];
+        const mox__cuda_lnode *ln = &b->nodes[i];
+        const mox__dispatch *d = ln->d;
         const plan_node *n = &p->nodes[i];
-        if (n->empty)
+        if (!ln->k) {
+            st = mox__cuda_transfer(dev, group, d, stream);
+            if (st != MOX_OK)
+                return st;
             continue;
+        }
         mox_gate gate;
         memset(&gate, 0, sizeof gate);
         gate.status = (uint32_t *)(uintptr_t)dev->pool;
@@ -508,16 +504,16 @@ mox_status mox__cuda_inst_launch(mox__cuda_dev *dev, mox__cuda_inst *inst,
         gate.host_flag = (uint32_t *)(uintptr_t)inst->host_flag_dev;
         gate.self = inst->slot_base + i;
         gate.dep_count = inst->dep_count[i];
-        void *params[MOX__CUDA_MAX_ARGS + 1];
+        void *params[MOX_MAX_PARAMS + 1];
         params[0] = &gate;
-        for (uint32_t a = 0; a < d->arg_count; a++)
-            params[a + 1] = (void *)d->args[a];
+        for (uint32_t a = 0; a < d->param_count; a++)
+            params[a + 1] = d->params[a];
         if (!p->use_graph) {
             r = api->cuLaunchKernel(n->fn, n->grid[0], n->grid[1], n->grid[2], n->block[0],
                                     n->block[1], n->block[2], 0, stream, params, NULL);
             if (r != CUDA_SUCCESS) {
                 char ctx[160];
-                snprintf(ctx, sizeof ctx, "(kernel %s)", d->kernel->name);
+                snprintf(ctx, sizeof ctx, "(kernel %s)", ln->k->name);
                 return mox__cuda_fail(api, r, "cuLaunchKernel", ctx);
             }
             atomic_fetch_add(&dev->stats.stream_launches, 1);
@@ -528,10 +524,10 @@ mox_status mox__cuda_inst_launch(mox__cuda_dev *dev, mox__cuda_inst *inst,
         unsigned char *last = inst->last_args + ns->args_offset;
         bool same = inst->params_valid && memcmp(&ns->gate, &gate, sizeof gate) == 0;
         uint32_t off = 0;
-        for (uint32_t a = 0; a < d->arg_count; a++) {
-            if (same && memcmp(last + off, d->args[a], d->arg_sizes[a]) != 0)
+        for (uint32_t a = 0; same && a < d->param_count; a++) {
+            if (memcmp(last + off, d->params[a], ln->k->param_size[a]) != 0)
                 same = false;
-            off += d->arg_sizes[a];
+            off += ln->k->param_size[a];
         }
         if (same)
             continue;
@@ -542,20 +538,20 @@ mox_status mox__cuda_inst_launch(mox__cuda_dev *dev, mox__cuda_inst *inst,
         if (r != CUDA_SUCCESS) {
             inst->params_valid = false;
             char ctx[160];
-            snprintf(ctx, sizeof ctx, "(kernel %s)", d->kernel->name);
+            snprintf(ctx, sizeof ctx, "(kernel %s)", ln->k->name);
             return mox__cuda_fail(api, r, "cuGraphExecKernelNodeSetParams", ctx);
         }
         atomic_fetch_add(&dev->stats.node_updates, 1);
         ns->gate = gate;
         off = 0;
-        for (uint32_t a = 0; a < d->arg_count; a++) {
-            memcpy(last + off, d->args[a], d->arg_sizes[a]);
-            off += d->arg_sizes[a];
+        for (uint32_t a = 0; a < d->param_count; a++) {
+            memcpy(last + off, d->params[a], ln->k->param_size[a]);
+            off += ln->k->param_size[a];
         }
     }
     if (p->use_graph) {
-        /* Nodes skipped above were already valid, so the exec now matches
-         * node_state for all of them. */
+        /* Nodes skipped above already matched, so the exec now matches
+         * node_state everywhere. */
         inst->params_valid = true;
         r = api->cuGraphLaunch(inst->exec, stream);
         if (r != CUDA_SUCCESS)

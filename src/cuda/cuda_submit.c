@@ -1,10 +1,21 @@
-/* src/cuda/cuda_submit.c - turns one batch from the core into work on a
- * stream: picks the stream (the one an earlier submission it waits on runs
- * on, so in-order streams give the ordering for free; otherwise round
- * robin), orders it after submissions on other streams with
- * cuStreamWaitEvent, resolves gate dependencies on earlier submissions to
- * their status slots, launches an idle instance of the batch's plan and
- * records the completion event the completion thread watches.
+/* src/cuda/cuda_submit.c - from core submissions to launches.
+ *
+ * Stream choice: a submission goes to the stream of the latest unfinished
+ * submission it waits on (in-order streams then give that ordering for
+ * free); otherwise round robin, so independent work overlaps. Waits on
+ * other streams become cuStreamWaitEvent on their launch's event.
+ *
+ * Coalescing: while a stream already has MOX__CUDA_DEFER_DEPTH launches
+ * queued, new submissions for it wait in a pending list (the GPU has work
+ * anyway); when a launch completes, or the list is long, the list goes out
+ * as ONE launch: one graph holding every submission's dispatches, with
+ * edges for the waits between them, one event. Back-to-back submissions
+ * thus cost one graph launch, not one each.
+ *
+ * Gates on dispatches of earlier launches become dependencies on their
+ * status slots (the device checks them when the dispatch starts); a reader
+ * count keeps that launch's instance from being reset until this launch
+ * completes.
  */
 #include "cuda/cuda_internal.h"
 
@@ -12,227 +23,542 @@
 #include <stdlib.h>
 #include <string.h>
 
-mox__cuda_sub *mox__cuda_sub_retain(mox__cuda_sub *sub)
-{
-    atomic_fetch_add(&sub->refs, 1);
-    return sub;
-}
+/* ---- growable scratch arrays for building a launch ---- */
 
-void mox__cuda_sub_release(mox__cuda_sub *sub)
-{
-    if (!sub || atomic_fetch_sub(&sub->refs, 1) != 1)
-        return;
-    free(sub->states);
-    free(sub->read_insts);
-    free(sub);
-}
+typedef struct u32vec {
+    uint32_t *v;
+    uint32_t n, cap;
+} u32vec;
 
-static void drop_readers(mox__cuda_dev *dev, mox__cuda_sub *sub)
+static bool push(u32vec *a, uint32_t x)
 {
-    for (uint32_t i = 0; i < sub->read_count; i++) {
-        mox__cuda_inst *ri = sub->read_insts[i];
-        ri->readers--;
-        mox__cuda_inst_release(dev, ri);
+    if (a->n == a->cap) {
+        uint32_t cap = a->cap ? 2u * a->cap : 16u;
+        uint32_t *n = realloc(a->v, cap * sizeof *n);
+        if (!n)
+            return false;
+        a->v = n;
+        a->cap = cap;
     }
-    sub->read_count = 0;
+    a->v[a->n++] = x;
+    return true;
 }
 
-/* Resolves every external gate dependency to a slot. Caller holds the lock. */
-static mox_status resolve_ext(mox__cuda_dev *dev, mox__cuda_sub *sub, const mox__cuda_batch *b,
-                              uint32_t *slots)
+static bool has_transfer(const mox__submission *pub)
 {
-    uint32_t k = 0, cap = 0;
-    for (uint32_t i = 0; i < b->count; i++)
-        cap += b->dispatches[i].ext_count;
-    if (cap) {
-        sub->read_insts = malloc(cap * sizeof *sub->read_insts);
-        if (!sub->read_insts)
-            return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory submitting a batch");
+    for (uint32_t i = 0; i < pub->count; i++)
+        if (pub->dispatches[i]->kind != MOX__CMD_KERNEL)
+            return true;
+    return false;
+}
+
+static mox__cuda_group *group_new(uint32_t nsubs)
+{
+    mox__cuda_group *g = calloc(1, sizeof *g);
+    if (!g)
+        return NULL;
+    g->subs = nsubs <= 1 ? g->subs_inline : calloc(nsubs, sizeof *g->subs);
+    if (!g->subs) {
+        free(g);
+        return NULL;
     }
-    for (uint32_t i = 0; i < b->count; i++) {
-        const mox__cuda_dispatch *d = &b->dispatches[i];
-        if (d->inherited_failure)
-            sub->check_status = true;
-        for (uint32_t e = 0; e < d->ext_count; e++) {
-            mox__cuda_sub *x = d->ext[e].sub;
-            uint32_t j = d->ext[e].dispatch;
-            if (x->done) {
-                /* Finished already: its outcome is known on the host. */
-                bool bad = x->states && x->states[j] != MOX_DISPATCH_OK;
-                slots[k++] = bad ? MOX__CUDA_SENTINEL_SLOT : MOX__CUDA_OK_SLOT;
-                if (bad)
-                    sub->check_status = true;
-                continue;
+    return g;
+}
+
+static void group_free(mox__cuda_group *g)
+{
+    if (g->subs != g->subs_inline)
+        free(g->subs);
+    free(g->succs);
+    free(g->read_insts);
+    free(g->copybacks);
+    free(g->stages);
+    free(g);
+}
+
+/* `later` completes only after `earlier` did (once per pair). */
+static bool add_succ(mox__cuda_group *earlier, mox__cuda_group *later)
+{
+    for (uint32_t i = 0; i < earlier->nsucc; i++)
+        if (earlier->succs[i] == later)
+            return true;
+    mox__cuda_group **n = realloc(earlier->succs, (earlier->nsucc + 1) * sizeof *n);
+    if (!n)
+        return false;
+    earlier->succs = n;
+    earlier->succs[earlier->nsucc++] = later;
+    later->npred++;
+    return true;
+}
+
+/* Reader count on an earlier launch's instance (once per instance). */
+static bool add_reader(mox__cuda_group *g, mox__cuda_inst *inst)
+{
+    for (uint32_t i = 0; i < g->read_count; i++)
+        if (g->read_insts[i] == inst)
+            return true;
+    mox__cuda_inst **n = realloc(g->read_insts, (g->read_count + 1) * sizeof *n);
+    if (!n)
+        return false;
+    g->read_insts = n;
+    g->read_insts[g->read_count++] = inst;
+    inst->readers++;
+    return true;
+}
+
+static void drop_readers(mox__cuda_dev *dev, mox__cuda_group *g)
+{
+    for (uint32_t i = 0; i < g->read_count; i++) {
+        g->read_insts[i]->readers--;
+        mox__cuda_inst_release(dev, g->read_insts[i]);
+    }
+    g->read_count = 0;
+}
+
+/* Slot that gate (sub, j) reads, for a dispatch of launch `g`. */
+static bool gate_slot(mox__cuda_group *g, const mox__gate *gate, bool *intra, uint32_t *slot)
+{
+    mox__cuda_sub *x = mox__cuda_sub_of(gate->sub);
+    *intra = false;
+    if (x->group == g) {
+        *intra = true;
+        *slot = x->offset + gate->dispatch;
+        return true;
+    }
+    if (x->done) {
+        bool bad = gate->sub->dispatches[gate->dispatch]->state != MOX_DISPATCH_OK;
+        *slot = bad ? MOX__CUDA_SENTINEL_SLOT : MOX__CUDA_OK_SLOT;
+        g->check_status |= bad;
+        return true;
+    }
+    if (!x->group || !x->group->launched) {
+        /* Its launch failed: it will complete with an error, never OK. */
+        *slot = MOX__CUDA_SENTINEL_SLOT;
+        g->check_status = true;
+        return true;
+    }
+    *slot = x->group->inst->slot_base + x->offset + gate->dispatch;
+    /* A gated dispatch does not raise our flag: read the words. */
+    g->check_status = true;
+    return add_reader(g, x->group->inst);
+}
+
+typedef struct build {
+    mox__cuda_ldesc desc;
+    u32vec edges, gdeps, ext;
+    CUevent waits[32];
+    uint32_t nwaits;
+} build;
+
+static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b, CUstream stream)
+{
+    b->desc.count = g->count;
+    b->desc.nodes = calloc(g->count ? g->count : 1, sizeof *b->desc.nodes);
+    if (!b->desc.nodes)
+        return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory building a launch");
+    uint32_t at = 0;
+    for (uint32_t s = 0; s < g->nsubs; s++) {
+        mox__submission *pub = g->subs[s];
+        mox__cuda_sub *me = mox__cuda_sub_of(pub);
+        for (uint32_t i = 0; i < pub->count; i++, at++) {
+            const mox__dispatch *d = pub->dispatches[i];
+            mox__cuda_lnode *ln = &b->desc.nodes[at];
+            ln->d = d;
+            if (d->kind == MOX__CMD_KERNEL) {
+                const mox__cuda_module *m = d->module;
+                ln->k = &m->kernels[d->kernel];
+            } else {
+                b->desc.has_transfer = true;
             }
-            /* Still running: read its slot on the device. The reader count
-             * keeps its instance from being re-launched (which would reset
-             * the slot) until this submission completes. */
-            slots[k++] = x->inst->slot_base + j;
-            x->inst->readers++;
-            sub->read_insts[sub->read_count++] = x->inst;
-            /* A gated dispatch does not raise our flag: read the words. */
-            sub->check_status = true;
+            ln->edge_off = b->edges.n;
+            ln->gdep_off = b->gdeps.n;
+            ln->ext_off = b->ext.n;
+            for (uint32_t k = 0; k < d->pred_count; k++) {
+                uint32_t from = me->offset + pub->preds[d->pred_first + k];
+                if (!push(&b->edges, from) || !push(&b->gdeps, from))
+                    goto oom;
+            }
+            /* A source of this submission starts after the sinks of every
+             * submission of this launch it waits for. */
+            if (d->pred_count == 0) {
+                for (uint32_t w = 0; w < pub->wait_count; w++) {
+                    mox__cuda_sub *ws = mox__cuda_sub_of(pub->waits[w]);
+                    if (ws->group != g)
+                        continue;
+                    const mox__submission *wp = pub->waits[w];
+                    for (uint32_t j = 0; j < wp->count; j++)
+                        if (wp->dispatches[j]->succ_count == 0 && !push(&b->edges, ws->offset + j))
+                            goto oom;
+                }
+            }
+            for (uint32_t k = 0; d->kind == MOX__CMD_KERNEL && k < d->gate_count; k++) {
+                bool intra;
+                uint32_t slot;
+                if (!gate_slot(g, &pub->gates[d->gate_first + k], &intra, &slot))
+                    goto oom;
+                if (!push(intra ? &b->gdeps : &b->ext, slot))
+                    goto oom;
+            }
+            ln->edge_cnt = b->edges.n - ln->edge_off;
+            ln->gdep_cnt = b->gdeps.n - ln->gdep_off;
+            ln->ext_cnt = b->ext.n - ln->ext_off;
+        }
+        /* Waits on other launches: completion order, and on other streams
+         * the stream waits for their events (same-stream order is implicit). */
+        for (uint32_t w = 0; w < pub->wait_count; w++) {
+            mox__cuda_sub *ws = mox__cuda_sub_of(pub->waits[w]);
+            if (ws->done || ws->group == g || !ws->group)
+                continue;
+            if (!add_succ(ws->group, g))
+                goto oom;
+            if (!ws->group->launched || ws->group->stream == g->stream)
+                continue;
+            CUevent ev = ws->group->event;
+            bool seen = false;
+            for (uint32_t k = 0; k < b->nwaits; k++)
+                seen |= b->waits[k] == ev;
+            if (seen)
+                continue;
+            if (b->nwaits < 32)
+                b->waits[b->nwaits++] = ev;
+            CUresult r = dev->api->cuStreamWaitEvent(stream, ev, 0);
+            if (r != CUDA_SUCCESS)
+                return mox__cuda_fail(dev->api, r, "cuStreamWaitEvent", NULL);
         }
     }
+    b->desc.edges = b->edges.v;
+    b->desc.gdeps = b->gdeps.v;
+    b->desc.ext = b->ext.v;
     return MOX_OK;
+oom:
+    return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory building a launch");
 }
 
-static uint32_t pick_stream(mox__cuda_dev *dev, const mox__cuda_batch *b)
+/* Launches subs[0..n) on `stream` as one group. Never fails: a group that
+ * cannot launch goes to the completion thread with its error. */
+static void launch_group(mox__cuda_dev *dev, mox__submission *const *subs, uint32_t n,
+                         uint32_t stream)
 {
-    for (uint32_t i = b->wait_count; i-- > 0;)
-        if (!b->waits[i]->done)
-            return b->waits[i]->stream;
-    for (uint32_t i = 0; i < b->count; i++)
-        for (uint32_t e = 0; e < b->dispatches[i].ext_count; e++)
-            if (!b->dispatches[i].ext[e].sub->done)
-                return b->dispatches[i].ext[e].sub->stream;
+    mox__cuda_group *g = group_new(n);
+    if (!g) {
+        /* Not even a group: complete each alone with the shared OOM path. */
+        for (uint32_t i = 0; i < n; i++) {
+            mox__cuda_group *one = group_new(1);
+            if (!one)
+                abort(); /* two allocations of a few bytes failed in a row */
+            mox__cuda_sub *me = mox__cuda_sub_of(subs[i]);
+            one->subs[0] = subs[i];
+            one->nsubs = 1;
+            one->count = subs[i]->count;
+            one->stream = stream;
+            one->status = MOX_ERR_OUT_OF_MEMORY;
+            me->group = one;
+            me->pending = false;
+            mox__cuda_completion_push(dev, one);
+        }
+        return;
+    }
+    g->stream = stream;
+    g->nsubs = n;
+    for (uint32_t i = 0; i < n; i++) {
+        mox__cuda_sub *me = mox__cuda_sub_of(subs[i]);
+        g->subs[i] = subs[i];
+        me->group = g;
+        me->offset = g->count;
+        me->pending = false;
+        g->count += subs[i]->count;
+    }
+    if (n > 1)
+        atomic_fetch_add(&dev->stats.coalesced, n);
+    mox__cuda_stream_state *ss = &dev->stream_state[stream];
+    if (ss->last && !add_succ(ss->last, g)) {
+        g->status = mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory launching a batch");
+        g->error = mox__cuda_last_error(g->status);
+    }
+    ss->last = g;
+    if (g->status == MOX_OK && atomic_load(&dev->lost))
+        g->status = MOX_ERR_DEVICE_LOST;
+    if (g->status != MOX_OK) {
+        mox__cuda_completion_push(dev, g);
+        return;
+    }
+    CUstream cs = dev->streams[stream];
+    build b;
+    memset(&b, 0, sizeof b);
+    mox_status st = mox__cuda_dev_enter(dev);
+    if (st == MOX_OK)
+        st = build_desc(dev, g, &b, cs);
+    if (st == MOX_OK)
+        st = mox__cuda_event_get(dev, &g->event);
+    if (st == MOX_OK)
+        st = mox__cuda_plan_acquire(dev, &b.desc, &g->inst);
+    if (st == MOX_OK) {
+        st = mox__cuda_inst_launch(dev, g->inst, &b.desc, g, cs);
+        if (st == MOX_OK) {
+            CUresult r = dev->api->cuEventRecord(g->event, cs);
+            if (r != CUDA_SUCCESS)
+                st = mox__cuda_fail(dev->api, r, "cuEventRecord", NULL);
+        }
+        if (st != MOX_OK) {
+            /* Part of it may be queued: let it drain before the instance
+             * and staging can be reused. Rare (driver errors only). */
+            dev->api->cuStreamSynchronize(cs);
+            g->inst->busy = false;
+            g->inst->dirty = true;
+            mox__cuda_inst_release(dev, g->inst);
+            g->inst = NULL;
+        }
+    }
+    free(b.desc.nodes);
+    free(b.edges.v);
+    free(b.gdeps.v);
+    free(b.ext.v);
+    atomic_fetch_add(&dev->stats.groups, 1);
+    if (st == MOX_OK) {
+        g->launched = true;
+        ss->depth++;
+    } else {
+        g->status = st;
+        g->error = mox__cuda_last_error(st);
+        if (st == MOX_ERR_DEVICE_LOST)
+            mox__cuda_dev_lost(dev, mox__cuda_last_message());
+        if (g->event) {
+            mox__cuda_event_put(dev, g->event);
+            g->event = NULL;
+        }
+        drop_readers(dev, g);
+    }
+    mox__cuda_completion_push(dev, g);
+}
+
+void mox__cuda_flush_stream(mox__cuda_dev *dev, uint32_t stream)
+{
+    mox__cuda_stream_state *ss = &dev->stream_state[stream];
+    mox__submission *chunk[MOX__CUDA_MERGE_SUBS];
+    while (ss->pending_head) {
+        uint32_t n = 0, nodes = 0;
+        while (ss->pending_head && n < MOX__CUDA_MERGE_SUBS) {
+            mox__cuda_sub *s = ss->pending_head;
+            if (n > 0 && nodes + s->pub->count > MOX__CUDA_MERGE_NODES)
+                break;
+            ss->pending_head = s->next_pending;
+            s->next_pending = NULL;
+            ss->pending_count--;
+            nodes += s->pub->count;
+            chunk[n++] = s->pub;
+        }
+        if (!ss->pending_head)
+            ss->pending_tail = NULL;
+        launch_group(dev, chunk, n, stream);
+    }
+}
+
+static uint32_t pick_stream(mox__cuda_dev *dev, const mox__submission *pub)
+{
+    for (uint32_t i = pub->wait_count; i-- > 0;) {
+        const mox__cuda_sub *w = mox__cuda_sub_of(pub->waits[i]);
+        if (!w->done)
+            return w->stream;
+    }
     uint32_t s = dev->next_stream;
     dev->next_stream = (s + 1) % MOX__CUDA_STREAMS;
     return s;
 }
 
-static mox_status wait_for(mox__cuda_dev *dev, mox__cuda_sub *w, uint32_t stream)
+void mox__cuda_submit(mox__cuda_dev *dev, mox__submission *pub)
 {
-    if (w->done || w->stream == stream)
-        return MOX_OK;
-    CUresult r = dev->api->cuStreamWaitEvent(dev->streams[stream], w->event, 0);
-    return r == CUDA_SUCCESS ? MOX_OK : mox__cuda_fail(dev->api, r, "cuStreamWaitEvent", NULL);
-}
-
-mox_status mox__cuda_submit(mox__cuda_dev *dev, const mox__cuda_batch *b, mox__cuda_done_fn done,
-                            void *done_ctx, mox__cuda_sub **out)
-{
-    *out = NULL;
-    if (atomic_load(&dev->health) != MOX_OK)
-        return mox__cuda_error(MOX_ERR_DEVICE_LOST, "CUDA device lost: %s", dev->lost_message);
-    mox_status st = mox__cuda_dev_enter(dev);
-    if (st != MOX_OK)
-        return st;
-    mox__cuda_sub *sub = calloc(1, sizeof *sub);
-    uint32_t ext_total = 0;
-    for (uint32_t i = 0; i < b->count; i++)
-        ext_total += b->dispatches[i].ext_count;
-    uint32_t stack_slots[64];
-    uint32_t *slots = ext_total <= 64 ? stack_slots : malloc(ext_total * sizeof *slots);
-    if (!sub || !slots) {
-        free(sub);
-        if (slots != stack_slots)
-            free(slots);
-        return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory submitting a batch");
-    }
-    atomic_init(&sub->refs, 2); /* the caller's and the in-flight list's */
-    sub->dev = dev;
-    sub->count = b->count;
-    sub->done_fn = done;
-    sub->done_ctx = done_ctx;
-
+    mox__cuda_sub *me = mox__cuda_sub_of(pub);
+    memset(me, 0, sizeof *me);
+    me->pub = pub;
     pthread_mutex_lock(&dev->lock);
-    sub->stream = pick_stream(dev, b);
-    CUstream stream = dev->streams[sub->stream];
-    st = resolve_ext(dev, sub, b, slots);
-    for (uint32_t i = 0; st == MOX_OK && i < b->wait_count; i++)
-        st = wait_for(dev, b->waits[i], sub->stream);
-    for (uint32_t i = 0; st == MOX_OK && i < b->count; i++)
-        for (uint32_t e = 0; st == MOX_OK && e < b->dispatches[i].ext_count; e++)
-            st = wait_for(dev, b->dispatches[i].ext[e].sub, sub->stream);
-    if (st == MOX_OK)
-        st = mox__cuda_event_get(dev, &sub->event);
-    if (st == MOX_OK)
-        st = mox__cuda_plan_acquire(dev, b, &sub->inst);
-    if (st == MOX_OK) {
-        st = mox__cuda_inst_launch(dev, sub->inst, b, slots, stream);
-        if (st == MOX_OK) {
-            CUresult r = dev->api->cuEventRecord(sub->event, stream);
-            if (r != CUDA_SUCCESS)
-                st = mox__cuda_fail(dev->api, r, "cuEventRecord", NULL);
-        }
-        if (st != MOX_OK) {
-            /* Part of the batch may be queued: let it drain before the
-             * instance can be reused. Rare (driver errors only). */
-            dev->api->cuStreamSynchronize(stream);
-            sub->inst->busy = false;
-            sub->inst->dirty = true;
-            mox__cuda_inst_release(dev, sub->inst);
-        }
+    uint32_t stream = pick_stream(dev, pub);
+    me->stream = stream;
+    /* What it waits for on other streams must be launched to have an event. */
+    for (uint32_t i = 0; !dev->hold && i < pub->wait_count; i++) {
+        const mox__cuda_sub *w = mox__cuda_sub_of(pub->waits[i]);
+        if (w->pending && w->stream != stream)
+            mox__cuda_flush_stream(dev, w->stream);
     }
-    if (st == MOX_OK) {
-        mox__cuda_completion_push(dev, sub);
+    mox__cuda_stream_state *ss = &dev->stream_state[stream];
+    bool transfer = has_transfer(pub);
+    bool defer = dev->hold || (dev->coalesce && !transfer &&
+                               (ss->pending_count > 0 || ss->depth >= MOX__CUDA_DEFER_DEPTH));
+    if (defer) {
+        me->pending = true;
+        if (ss->pending_tail)
+            ss->pending_tail->next_pending = me;
+        else
+            ss->pending_head = me;
+        ss->pending_tail = me;
+        ss->pending_count++;
+        if (!dev->hold && ss->pending_count >= MOX__CUDA_MERGE_SUBS)
+            mox__cuda_flush_stream(dev, stream);
     } else {
-        drop_readers(dev, sub);
-        if (sub->event)
-            mox__cuda_event_put(dev, sub->event);
+        if (ss->pending_head)
+            mox__cuda_flush_stream(dev, stream); /* keep submission order */
+        mox__submission *one = pub;
+        launch_group(dev, &one, 1, stream);
     }
     pthread_mutex_unlock(&dev->lock);
-    if (slots != stack_slots)
-        free(slots);
-    if (st != MOX_OK) {
-        if (st == MOX_ERR_DEVICE_LOST)
-            mox__cuda_dev_lost(dev, mox__cuda_last_message());
-        free(sub->read_insts);
-        free(sub);
-        return st;
-    }
-    *out = sub;
-    return MOX_OK;
 }
 
-void mox__cuda_sub_finish(mox__cuda_dev *dev, mox__cuda_sub *sub, mox_status status,
-                          const char *message)
+/* Releasing a hold launches everything held in submission order: each
+ * step takes, from the stream whose oldest pending submission is the
+ * oldest overall, the run of submissions older than every other stream's
+ * oldest, so whatever a launch waits for on another stream already has its
+ * event. */
+static void flush_all_ordered(mox__cuda_dev *dev)
 {
-    const mox__cuda_api *api = dev->api;
-    mox__cuda_inst *inst = sub->inst;
-    bool flagged = status == MOX_OK && *(volatile uint32_t *)inst->host_flag != 0;
-    uint32_t *words = NULL;
-    if (status == MOX_OK && (flagged || sub->check_status)) {
-        words = malloc(8u * (sub->count ? sub->count : 1));
-        sub->states = malloc(8u * (sub->count ? sub->count : 1));
-        if (!words || !sub->states) {
-            status = MOX_ERR_OUT_OF_MEMORY;
-            message = "out of memory reading CUDA dispatch status";
-        } else {
-            CUresult r = api->cuMemcpyDtoH(words, dev->pool + 8ull * inst->slot_base,
-                                           8u * sub->count);
-            atomic_fetch_add(&dev->stats.status_reads, 1);
-            if (r != CUDA_SUCCESS) {
-                status = mox__cuda_fail(api, r, "cuMemcpyDtoH", "(reading dispatch status)");
-                message = mox__cuda_last_message();
-                if (status == MOX_ERR_DEVICE_LOST)
-                    mox__cuda_dev_lost(dev, message);
-            } else {
-                sub->codes = sub->states + sub->count;
-                for (uint32_t i = 0; i < sub->count; i++) {
-                    sub->states[i] = words[2u * i];
-                    sub->codes[i] = words[2u * i + 1u];
-                    if (words[2u * i] != MOX_DISPATCH_OK)
-                        sub->failed_any = true;
-                }
+    mox__submission *chunk[MOX__CUDA_MERGE_SUBS];
+    for (;;) {
+        uint32_t best = MOX__CUDA_STREAMS;
+        uint64_t best_serial = UINT64_MAX, next_serial = UINT64_MAX;
+        for (uint32_t s = 0; s < MOX__CUDA_STREAMS; s++) {
+            mox__cuda_sub *h = dev->stream_state[s].pending_head;
+            if (!h)
+                continue;
+            if (h->pub->serial < best_serial) {
+                next_serial = best_serial;
+                best_serial = h->pub->serial;
+                best = s;
+            } else if (h->pub->serial < next_serial) {
+                next_serial = h->pub->serial;
             }
         }
+        if (best == MOX__CUDA_STREAMS)
+            return;
+        mox__cuda_stream_state *ss = &dev->stream_state[best];
+        uint32_t n = 0, nodes = 0;
+        while (ss->pending_head && n < MOX__CUDA_MERGE_SUBS &&
+               ss->pending_head->pub->serial < next_serial) {
+            mox__cuda_sub *h = ss->pending_head;
+            if (n > 0 && nodes + h->pub->count > MOX__CUDA_MERGE_NODES)
+                break;
+            ss->pending_head = h->next_pending;
+            h->next_pending = NULL;
+            ss->pending_count--;
+            nodes += h->pub->count;
+            chunk[n++] = h->pub;
+        }
+        if (!ss->pending_head)
+            ss->pending_tail = NULL;
+        launch_group(dev, chunk, n, best);
     }
-    free(words);
-    if (!sub->failed_any) {
-        free(sub->states);
-        sub->states = NULL;
-        sub->codes = NULL;
+}
+
+void mox__cuda_set_hold(mox__cuda_dev *dev, bool hold)
+{
+    pthread_mutex_lock(&dev->lock);
+    dev->hold = hold;
+    if (!hold)
+        flush_all_ordered(dev);
+    pthread_mutex_unlock(&dev->lock);
+}
+
+/* ---- completion ---- */
+
+void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r)
+{
+    const mox__cuda_api *api = dev->api;
+    mox_status status = g->status;
+    mox_error *error = g->error;
+    g->error = NULL;
+    if (status == MOX_OK && r != CUDA_SUCCESS) {
+        status = mox__cuda_fail(api, r, "cuEventQuery", "(waiting for a launch)");
+        if (status == MOX_ERR_DEVICE_LOST) {
+            pthread_mutex_lock(&dev->lock);
+            mox__cuda_dev_lost(dev, mox__cuda_last_message());
+            pthread_mutex_unlock(&dev->lock);
+        }
+    }
+    if (status == MOX_ERR_DEVICE_LOST && !error)
+        error = mox__error_new(MOX_ERR_DEVICE_LOST, "%s", dev->lost_message);
+    else if (status != MOX_OK && !error)
+        error = mox__cuda_last_error(status);
+
+    bool failed_any = false;
+    if (status == MOX_OK) {
+        mox__cuda_inst *inst = g->inst;
+        bool flagged = *(volatile uint32_t *)inst->host_flag != 0;
+        uint32_t stack_words[64];
+        uint32_t *words = NULL;
+        if (flagged || g->check_status) {
+            words = g->count <= 32 ? stack_words : malloc(8u * g->count);
+            CUresult rr = words ? api->cuMemcpyDtoH(words, dev->pool + 8ull * inst->slot_base,
+                                                    8u * g->count)
+                                : CUDA_ERROR_OUT_OF_MEMORY;
+            atomic_fetch_add(&dev->stats.status_reads, 1);
+            if (rr != CUDA_SUCCESS) {
+                status = mox__cuda_fail(api, rr, "cuMemcpyDtoH", "(reading dispatch states)");
+                if (status == MOX_ERR_DEVICE_LOST) {
+                    pthread_mutex_lock(&dev->lock);
+                    mox__cuda_dev_lost(dev, mox__cuda_last_message());
+                    pthread_mutex_unlock(&dev->lock);
+                    error = mox__error_new(MOX_ERR_DEVICE_LOST, "%s", dev->lost_message);
+                } else {
+                    error = mox__cuda_last_error(status);
+                }
+                if (words != stack_words)
+                    free(words);
+                words = NULL;
+            }
+        }
+        if (status == MOX_OK) {
+            uint32_t at = 0;
+            for (uint32_t s = 0; s < g->nsubs; s++) {
+                mox__submission *pub = g->subs[s];
+                for (uint32_t i = 0; i < pub->count; i++, at++) {
+                    mox__dispatch *d = pub->dispatches[i];
+                    d->state = words ? words[2u * at] : MOX_DISPATCH_OK;
+                    d->fail_code = words ? words[2u * at + 1u] : 0;
+                    failed_any |= d->state != MOX_DISPATCH_OK;
+                }
+            }
+            for (uint32_t c = 0; c < g->copyback_count; c++)
+                memcpy(g->copybacks[c].host, g->copybacks[c].stage, g->copybacks[c].bytes);
+        }
+        if (words && words != stack_words)
+            free(words);
+        if (flagged)
+            failed_any = true;
+    }
+    if (status != MOX_OK) {
+        /* Nothing of it is known to have finished. */
+        for (uint32_t s = 0; s < g->nsubs; s++)
+            for (uint32_t i = 0; i < g->subs[s]->count; i++) {
+                g->subs[s]->dispatches[i]->state = MOX_DISPATCH_GATED;
+                g->subs[s]->dispatches[i]->fail_code = 0;
+            }
     }
 
     pthread_mutex_lock(&dev->lock);
-    sub->done = true;
-    inst->busy = false;
-    if (flagged || sub->failed_any || status != MOX_OK)
-        inst->dirty = true;
-    mox__cuda_inst_release(dev, inst);
-    drop_readers(dev, sub);
-    mox__cuda_event_put(dev, sub->event);
+    for (uint32_t s = 0; s < g->nsubs; s++)
+        mox__cuda_sub_of(g->subs[s])->done = true;
+    for (uint32_t i = 0; i < g->nsucc; i++)
+        g->succs[i]->npred--;
+    if (dev->stream_state[g->stream].last == g)
+        dev->stream_state[g->stream].last = NULL;
+    if (g->launched) {
+        mox__cuda_stream_state *ss = &dev->stream_state[g->stream];
+        ss->depth--;
+        g->inst->busy = false;
+        if (failed_any || status != MOX_OK)
+            g->inst->dirty = true;
+        mox__cuda_inst_release(dev, g->inst);
+        mox__cuda_event_put(dev, g->event);
+        bool lost = atomic_load(&dev->lost);
+        if (ss->pending_head && (lost || (!dev->hold && ss->depth < MOX__CUDA_DEFER_DEPTH)))
+            mox__cuda_flush_stream(dev, g->stream); /* lost: they fail at once */
+    }
+    drop_readers(dev, g);
+    for (uint32_t i = 0; i < g->stage_count; i++)
+        mox__cuda_stage_put(dev, g->stages[i]);
+    g->stage_count = 0;
     pthread_mutex_unlock(&dev->lock);
 
-    mox__cuda_outcome o;
-    o.status = status;
-    o.message = message;
-    o.count = sub->count;
-    o.states = sub->states;
-    o.codes = sub->codes;
-    if (sub->done_fn)
-        sub->done_fn(sub->done_ctx, sub, &o);
-    mox__cuda_sub_release(sub);
+    for (uint32_t s = 0; s < g->nsubs; s++)
+        mox__submission_complete(g->subs[s], status,
+                                 error ? mox_error_retain(error) : NULL);
+    mox_error_release(error);
+    group_free(g);
 }

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "artifact/abi.h"
+
 static void die(const char *what)
 {
     fprintf(stderr, "fixture: %s: %s\n", what, mox__cuda_last_message());
@@ -31,16 +33,56 @@ static void *read_file(const char *path, size_t *size)
     return buf;
 }
 
+/* The ABI of kernels.cu, by hand: only what the backend reads. */
+static mox_abi_layout f32_layout = {4, 4, MOX_LAYOUT_SCALAR, MOX_SCALAR_F32, NULL, 0, NULL, NULL, 0};
+static mox_abi_layout u32_layout = {4, 4, MOX_LAYOUT_SCALAR, MOX_SCALAR_U32, NULL, 0, NULL, NULL, 0};
+#define BUF(name, acc) {(char *)name, 0, MOX_PARAM_BUFFER, acc, &f32_layout}
+#define VAL(name) {(char *)name, 0, MOX_PARAM_VALUE, MOX_PARAM_READ, &u32_layout}
+static mox_abi_param p_scale[] = {BUF("in", MOX_PARAM_READ), BUF("out", MOX_PARAM_WRITE), VAL("n")};
+static mox_abi_param p_finish[] = {BUF("in", MOX_PARAM_READ), BUF("out", MOX_PARAM_WRITE), VAL("n")};
+static mox_abi_param p_fail[] = {BUF("out", MOX_PARAM_WRITE), VAL("code"), VAL("spin")};
+static mox_abi_param p_fault[] = {BUF("out", MOX_PARAM_WRITE), VAL("n")};
+static mox_abi_param p_spin[] = {BUF("out", MOX_PARAM_WRITE), VAL("slot"), VAL("cycles")};
+static mox_abi_kernel test_kernels[FX_KERNELS] = {
+    {(char *)"scale", p_scale, 3, true, {256, 1, 1}, 0},
+    {(char *)"finish", p_finish, 3, false, {0, 0, 0}, 0},
+    {(char *)"maybe_fail", p_fail, 3, false, {0, 0, 0}, MOX_KFEAT_FAIL},
+    {(char *)"fault", p_fault, 2, false, {0, 0, 0}, 0},
+    {(char *)"spin", p_spin, 3, false, {0, 0, 0}, 0},
+};
+static mox_abi test_abi = {1, 0, test_kernels, FX_KERNELS};
+
+static void on_complete(mox__submission *pub, mox_status status, mox_error *error)
+{
+    fx_sub *s = (fx_sub *)pub;
+    pthread_mutex_lock(&s->m);
+    s->status = status;
+    snprintf(s->message, sizeof s->message, "%s", error ? mox_error_message(error) : "");
+    s->done = true;
+    pthread_cond_broadcast(&s->c);
+    pthread_mutex_unlock(&s->m);
+    mox_error_release(error);
+}
+
 void fx_open(fx *f)
 {
     memset(f, 0, sizeof *f);
-    mox_status st = mox__cuda_dev_open(0, &f->dev);
+    mox__test_complete_hook = on_complete;
+    mox_error *err = NULL;
+    mox__backend_config cfg = {0, 1};
+    mox_status st = mox__cuda_backend_open(&cfg, &f->backend, &f->info, &err);
     if (st == MOX_ERR_DEVICE_UNAVAILABLE) {
-        printf("skipped: %s\n", mox__cuda_last_message());
+        printf("skipped: %s\n", mox_error_message(err));
+        mox_error_release(err);
         exit(FX_SKIP);
     }
-    if (st != MOX_OK)
-        die("mox__cuda_dev_open");
+    if (st != MOX_OK) {
+        fprintf(stderr, "fixture: opening the backend: %s\n", mox_error_message(err));
+        abort();
+    }
+    if (f->info.submission_state_size > sizeof(((fx_sub *)0)->be))
+        die("submission state larger than the fixture's");
+    f->dev = (mox__cuda_dev *)f->backend;
     f->api = f->dev->api;
     size_t size = 0;
     void *image = read_file(FX_FATBIN_PATH, &size);
@@ -48,145 +90,183 @@ void fx_open(fx *f)
         fprintf(stderr, "fixture: cannot read %s\n", FX_FATBIN_PATH);
         abort();
     }
-    static const char *const names[] = {"scale", "finish", "maybe_fail", "fault", "spin"};
-    static const uint32_t required[] = {256, 0, 0, 0, 0};
-    st = mox__cuda_module_load(f->dev, image, size, names, required, 5, &f->mod);
+    mox__module_image mi = {"cudatest", "tests/cuda", &test_abi, "", image, size};
+    void *handle = NULL;
+    st = f->backend->vt->module_load(f->backend, &mi, &handle, &err);
     free(image);
-    if (st != MOX_OK)
-        die("mox__cuda_module_load");
-    f->scale = &f->mod->kernels[0];
-    f->finish = &f->mod->kernels[1];
-    f->maybe_fail = &f->mod->kernels[2];
-    f->fault = &f->mod->kernels[3];
-    f->spin = &f->mod->kernels[4];
+    if (st != MOX_OK) {
+        fprintf(stderr, "fixture: module_load: %s\n", mox_error_message(err));
+        abort();
+    }
+    f->mod = handle;
 }
 
 void fx_close(fx *f)
 {
-    mox__cuda_module_unload(f->mod);
-    mox__cuda_dev_close(f->dev);
+    f->backend->vt->module_unload(f->backend, f->mod);
+    f->backend->vt->destroy(f->backend);
     memset(f, 0, sizeof *f);
 }
 
 CUdeviceptr fx_alloc(fx *f, size_t bytes)
 {
-    CUdeviceptr p = 0;
-    if (mox__cuda_dev_enter(f->dev) != MOX_OK || f->api->cuMemAlloc(&p, bytes) != CUDA_SUCCESS)
-        die("cuMemAlloc");
-    return p;
+    void *h = NULL, *a = NULL;
+    mox_error *err = NULL;
+    if (f->backend->vt->buffer_alloc(f->backend, bytes, &h, &a, &err) != MOX_OK) {
+        fprintf(stderr, "fixture: buffer_alloc: %s\n", mox_error_message(err));
+        abort();
+    }
+    return (CUdeviceptr)(uintptr_t)a;
 }
 
 void fx_free(fx *f, CUdeviceptr p)
 {
-    mox__cuda_dev_enter(f->dev);
-    f->api->cuMemFree(p);
+    f->backend->vt->buffer_free(f->backend, (void *)(uintptr_t)p);
 }
 
-void fx_upload(fx *f, CUdeviceptr dst, const void *src, size_t bytes)
+void fx_put(fx *f, CUdeviceptr dst, const void *src, size_t bytes)
 {
-    if (mox__cuda_dev_enter(f->dev) != MOX_OK || f->api->cuMemcpyHtoD(dst, src, bytes) != CUDA_SUCCESS)
-        die("cuMemcpyHtoD");
+    mox_error *err = NULL;
+    if (f->backend->vt->buffer_upload(f->backend, (void *)(uintptr_t)dst, 0, src, bytes, &err) !=
+        MOX_OK) {
+        fprintf(stderr, "fixture: buffer_upload: %s\n", mox_error_message(err));
+        abort();
+    }
 }
 
-void fx_download(fx *f, void *dst, CUdeviceptr src, size_t bytes)
+void fx_get(fx *f, void *dst, CUdeviceptr src, size_t bytes)
 {
     if (mox__cuda_dev_enter(f->dev) != MOX_OK || f->api->cuMemcpyDtoH(dst, src, bytes) != CUDA_SUCCESS)
         die("cuMemcpyDtoH");
 }
 
-void fx_set(fx_disp *x, const mox__cuda_kernel *k, uint32_t grid, uint32_t block)
+void fx_sub_init(fx_sub *s)
 {
-    memset(x, 0, sizeof *x);
-    x->d.kernel = k;
-    x->d.grid[0] = grid;
-    x->d.grid[1] = x->d.grid[2] = 1;
-    x->d.block[0] = block;
-    x->d.block[1] = x->d.block[2] = 1;
-    x->d.args = x->argp;
-    x->d.arg_sizes = x->sizes;
-    x->d.deps = x->deps;
-    x->d.ext = x->ext;
+    memset(s, 0, sizeof *s);
+    pthread_mutex_init(&s->m, NULL);
+    pthread_cond_init(&s->c, NULL);
+    s->pub.be = s->be;
+    s->pub.dispatches = s->dptr;
+    s->pub.preds = s->preds;
+    s->pub.succs = s->succs;
+    s->pub.gates = s->gates;
+    s->pub.waits = s->waits;
 }
 
-void fx_ptr(fx_disp *x, CUdeviceptr p)
+static mox__dispatch *last(fx_sub *s)
 {
-    uint32_t i = x->d.arg_count++;
-    memcpy(&x->store[i], &p, sizeof p);
-    x->argp[i] = &x->store[i];
-    x->sizes[i] = sizeof p;
+    return &s->disp[s->pub.count - 1];
 }
 
-void fx_u32(fx_disp *x, uint32_t v)
+uint32_t fx_kernel(fx_sub *s, fx *f, uint32_t kernel, uint32_t grid, uint32_t block)
 {
-    uint32_t i = x->d.arg_count++;
-    memcpy(&x->store[i], &v, sizeof v);
-    x->argp[i] = &x->store[i];
-    x->sizes[i] = sizeof v;
+    uint32_t i = s->pub.count++;
+    mox__dispatch *d = &s->disp[i];
+    s->dptr[i] = d;
+    d->kind = MOX__CMD_KERNEL;
+    d->index = i;
+    d->module = f->mod;
+    d->kernel = kernel;
+    d->kernel_name = test_kernels[kernel].name;
+    d->kernel_features = test_kernels[kernel].features;
+    d->config = mox_launch_config_make(mox_dim3_make(grid, 1, 1), mox_dim3_make(block, 1, 1));
+    d->params = s->params[i];
+    d->pred_first = s->npreds;
+    d->gate_first = s->ngates;
+    return i;
 }
 
-void fx_dep(fx_disp *x, uint32_t dispatch)
+void fx_ptr(fx_sub *s, CUdeviceptr p)
 {
-    x->deps[x->d.dep_count++] = dispatch;
+    mox__dispatch *d = last(s);
+    uint32_t a = d->param_count++;
+    memcpy(&s->store[d->index][a], &p, sizeof p);
+    s->params[d->index][a] = &s->store[d->index][a];
 }
 
-void fx_ext(fx_disp *x, mox__cuda_sub *sub, uint32_t dispatch)
+void fx_u32(fx_sub *s, uint32_t v)
 {
-    x->ext[x->d.ext_count].sub = sub;
-    x->ext[x->d.ext_count].dispatch = dispatch;
-    x->d.ext_count++;
+    mox__dispatch *d = last(s);
+    uint32_t a = d->param_count++;
+    memcpy(&s->store[d->index][a], &v, sizeof v);
+    s->params[d->index][a] = &s->store[d->index][a];
 }
 
-void fx_wait_init(fx_wait *w)
+void fx_pred(fx_sub *s, uint32_t from)
 {
-    memset(w, 0, sizeof *w);
-    pthread_mutex_init(&w->m, NULL);
-    pthread_cond_init(&w->c, NULL);
+    s->preds[s->npreds++] = from;
+    last(s)->pred_count++;
 }
 
-static void on_done(void *ctx, mox__cuda_sub *sub, const mox__cuda_outcome *o)
+void fx_gate(fx_sub *s, fx_sub *earlier, uint32_t dispatch)
 {
-    (void)sub;
-    fx_wait *w = ctx;
-    pthread_mutex_lock(&w->m);
-    w->status = o->status;
-    w->count = o->count;
-    for (uint32_t i = 0; i < o->count && i < 64; i++) {
-        w->states[i] = o->states ? o->states[i] : MOX_DISPATCH_OK;
-        w->codes[i] = o->codes ? o->codes[i] : 0;
-    }
-    w->done = true;
-    pthread_cond_broadcast(&w->c);
-    pthread_mutex_unlock(&w->m);
+    s->gates[s->ngates++] = (mox__gate){&earlier->pub, dispatch};
+    last(s)->gate_count++;
+    fx_after(s, earlier);
 }
 
-void fx_wait_for(fx_wait *w)
+uint32_t fx_transfer(fx_sub *s, mox__cmd_kind kind, CUdeviceptr buf, uint64_t offset,
+                     uint64_t bytes, void *host)
+{
+    uint32_t i = s->pub.count++;
+    mox__dispatch *d = &s->disp[i];
+    s->dptr[i] = d;
+    d->kind = kind;
+    d->index = i;
+    d->kernel_name = kind == MOX__CMD_DOWNLOAD ? "(download)" : "(upload)";
+    d->buffer = (void *)(uintptr_t)buf;
+    d->address = (void *)(uintptr_t)buf;
+    d->offset = offset;
+    d->bytes = bytes;
+    d->host = host;
+    d->pred_first = s->npreds;
+    d->gate_first = s->ngates;
+    return i;
+}
+
+void fx_after(fx_sub *s, fx_sub *earlier)
+{
+    for (uint32_t i = 0; i < s->nwaits; i++)
+        if (s->waits[i] == &earlier->pub)
+            return;
+    s->waits[s->nwaits++] = &earlier->pub;
+}
+
+static uint64_t serial;
+
+void fx_submit(fx *f, fx_sub *s)
+{
+    for (uint32_t i = 0; i < s->pub.count; i++)
+        s->disp[i].succ_count = 0;
+    for (uint32_t k = 0; k < s->npreds; k++)
+        s->disp[s->preds[k]].succ_count++;
+    /* succs content is not read by the backend; counts are. */
+    s->pub.wait_count = s->nwaits;
+    s->pub.serial = ++serial;
+    f->backend->vt->submit(f->backend, &s->pub);
+}
+
+void fx_wait(fx_sub *s)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     ts.tv_sec += 60;
-    pthread_mutex_lock(&w->m);
-    while (!w->done) {
-        if (pthread_cond_timedwait(&w->c, &w->m, &ts) == ETIMEDOUT) {
+    pthread_mutex_lock(&s->m);
+    while (!s->done) {
+        if (pthread_cond_timedwait(&s->c, &s->m, &ts) == ETIMEDOUT) {
             fprintf(stderr, "fixture: a submission did not complete within 60 s\n");
             abort();
         }
     }
-    pthread_mutex_unlock(&w->m);
+    pthread_mutex_unlock(&s->m);
 }
 
-mox_status fx_submit(fx *f, fx_disp *disp, uint32_t n, mox__cuda_sub **waits, uint32_t nwaits,
-                     fx_wait *w, mox__cuda_sub **sub)
+uint32_t fx_state(const fx_sub *s, uint32_t i)
 {
-    mox__cuda_dispatch d[16];
-    for (uint32_t i = 0; i < n; i++)
-        d[i] = disp[i].d;
-    mox__cuda_batch b = {n, d, nwaits, waits};
-    mox__cuda_sub *s = NULL;
-    fx_wait_init(w);
-    mox_status st = mox__cuda_submit(f->dev, &b, on_done, w, &s);
-    if (sub)
-        *sub = s;
-    else if (s)
-        mox__cuda_sub_release(s);
-    return st;
+    return s->disp[i].state;
+}
+
+uint32_t fx_code(const fx_sub *s, uint32_t i)
+{
+    return s->disp[i].fail_code;
 }

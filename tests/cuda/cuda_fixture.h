@@ -1,6 +1,6 @@
 /* tests/cuda/cuda_fixture.h - helpers for the backend-only GPU tests: open
- * the device (exit 77 without one), load the test kernels, build batches,
- * submit and wait. */
+ * the backend through its vtable (exit 77 without a GPU), load the test
+ * kernels, build core-shaped submissions by hand, submit, wait. */
 #ifndef MOX_TESTS_CUDA_FIXTURE_H
 #define MOX_TESTS_CUDA_FIXTURE_H
 
@@ -10,60 +10,70 @@
 #include <stdint.h>
 
 #include "cuda/cuda_internal.h"
+#include "test_glue.h"
 
 #define FX_SKIP 77
+#define FX_MAX_D 24
+
+enum { FX_SCALE = 0, FX_FINISH, FX_MAYBE_FAIL, FX_FAULT, FX_SPIN, FX_KERNELS };
 
 typedef struct fx {
+    mox__backend *backend;
     mox__cuda_dev *dev;
     const mox__cuda_api *api;
+    mox__backend_info info;
     mox__cuda_module *mod;
-    const mox__cuda_kernel *scale, *finish, *maybe_fail, *fault, *spin;
 } fx;
 
-/* Opens device 0 and loads tests/cuda/kernels.cu's fatbin. Exits 77 when
- * no device exists; aborts on any other failure. */
+/* Opens the CUDA backend and loads tests/cuda/kernels.cu's fatbin. Exits 77
+ * when no device exists; aborts on any other failure. */
 void fx_open(fx *f);
 void fx_close(fx *f);
 
 CUdeviceptr fx_alloc(fx *f, size_t bytes);
 void fx_free(fx *f, CUdeviceptr p);
-void fx_upload(fx *f, CUdeviceptr dst, const void *src, size_t bytes);
-void fx_download(fx *f, void *dst, CUdeviceptr src, size_t bytes);
+void fx_put(fx *f, CUdeviceptr dst, const void *src, size_t bytes);
+void fx_get(fx *f, void *dst, CUdeviceptr src, size_t bytes);
 
-/* One dispatch under construction; build in place (it points into itself). */
-typedef struct fx_disp {
-    mox__cuda_dispatch d;
-    const void *argp[8];
-    uint32_t sizes[8];
-    uint64_t store[8];
-    uint32_t deps[8];
-    mox__cuda_ext_dep ext[4];
-} fx_disp;
-
-void fx_set(fx_disp *x, const mox__cuda_kernel *k, uint32_t grid, uint32_t block);
-void fx_ptr(fx_disp *x, CUdeviceptr p);
-void fx_u32(fx_disp *x, uint32_t v);
-void fx_dep(fx_disp *x, uint32_t dispatch);
-void fx_ext(fx_disp *x, mox__cuda_sub *sub, uint32_t dispatch);
-
-typedef struct fx_wait {
+/* A submission as the core builds it, with its own completion record. */
+typedef struct fx_sub {
+    mox__submission pub;               /* first: the completion hook casts back */
+    _Alignas(64) unsigned char be[sizeof(mox__cuda_sub)];
+    mox__dispatch disp[FX_MAX_D];
+    mox__dispatch *dptr[FX_MAX_D];
+    void *params[FX_MAX_D][8];
+    _Alignas(16) uint64_t store[FX_MAX_D][8];
+    uint32_t preds[64], succs[64];
+    uint32_t npreds;
+    mox__gate gates[16];
+    uint32_t ngates;
+    mox__submission *waits[8];
+    uint32_t nwaits;
     pthread_mutex_t m;
     pthread_cond_t c;
     bool done;
     mox_status status;
-    uint32_t count;
-    uint32_t states[64];
-    uint32_t codes[64];
-} fx_wait;
+    char message[512];
+} fx_sub;
 
-void fx_wait_init(fx_wait *w);
-/* Blocks until the submission's completion was reported (with a 60 s guard
- * that fails the test rather than hanging). */
-void fx_wait_for(fx_wait *w);
-
-/* Submits disp[0..n) after `waits`; the completion goes to *w. Returns the
- * submit status; *sub (may be NULL) gets the caller's reference. */
-mox_status fx_submit(fx *f, fx_disp *disp, uint32_t n, mox__cuda_sub **waits, uint32_t nwaits,
-                     fx_wait *w, mox__cuda_sub **sub);
+void fx_sub_init(fx_sub *s);
+/* Appends a kernel dispatch (1-D); returns its index. */
+uint32_t fx_kernel(fx_sub *s, fx *f, uint32_t kernel, uint32_t grid, uint32_t block);
+/* Arguments / edges / gates of the last dispatch. */
+void fx_ptr(fx_sub *s, CUdeviceptr p);
+void fx_u32(fx_sub *s, uint32_t v);
+void fx_pred(fx_sub *s, uint32_t from);
+void fx_gate(fx_sub *s, fx_sub *earlier, uint32_t dispatch);
+/* Appends a transfer dispatch; returns its index. */
+uint32_t fx_transfer(fx_sub *s, mox__cmd_kind kind, CUdeviceptr buf, uint64_t offset,
+                     uint64_t bytes, void *host);
+/* `s` runs after `earlier` (an earlier submission still in flight). */
+void fx_after(fx_sub *s, fx_sub *earlier);
+/* Hands the submission to the backend (the core's order: call in order). */
+void fx_submit(fx *f, fx_sub *s);
+/* Blocks until completion (aborts after 60 s rather than hang). */
+void fx_wait(fx_sub *s);
+uint32_t fx_state(const fx_sub *s, uint32_t i);
+uint32_t fx_code(const fx_sub *s, uint32_t i);
 
 #endif

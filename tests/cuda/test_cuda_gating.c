@@ -1,11 +1,11 @@
 /* tests/cuda/test_cuda_gating.c - failure gating on the device (backend
- * only): mox_fail marks its dispatch FAILED with its code and the host flag;
- * dependents in the batch are GATED and do not run, independent ones run; a
- * clean batch is recognised without reading the status words; a later batch
- * that depends on a failed dispatch of a batch still running is gated on the
- * device, and so is one whose writer failed before it was submitted; an
- * instance that saw a failure is reset before it runs again. Exits 77
- * without a GPU. */
+ * only): mox_fail marks its dispatch FAILED with its code and raises the
+ * host flag; dependents in the batch are GATED and do not run, independent
+ * ones run; a clean batch is recognised without reading the status words; a
+ * later batch gated on a failed dispatch of a batch still running is gated
+ * on the device (also inside one coalesced launch), and so is one submitted
+ * after that batch finished; an instance that saw a failure is reset before
+ * it runs again. Exits 77 without a GPU. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,13 +26,13 @@ static unsigned long long stat(atomic_ullong *x)
 
 static void put(CUdeviceptr p, float v)
 {
-    fx_upload(&F, p, &v, sizeof v);
+    fx_put(&F, p, &v, sizeof v);
 }
 
 static float get(CUdeviceptr p)
 {
     float v;
-    fx_download(&F, &v, p, sizeof v);
+    fx_get(&F, &v, p, sizeof v);
     return v;
 }
 
@@ -57,21 +57,48 @@ static int teardown(void **state)
 }
 
 /* [0] maybe_fail(a, code, spin)  [1] finish(a -> b) after 0  [2] finish(c -> c) */
-static void fail_batch(fx_disp d[3], uint32_t code, uint32_t spin)
+static void fail_batch(fx_sub *s, uint32_t code, uint32_t spin)
 {
-    fx_set(&d[0], F.maybe_fail, 1, 64);
-    fx_ptr(&d[0], a);
-    fx_u32(&d[0], code);
-    fx_u32(&d[0], spin);
-    fx_set(&d[1], F.finish, 1, 64);
-    fx_ptr(&d[1], a);
-    fx_ptr(&d[1], b);
-    fx_u32(&d[1], 1);
-    fx_dep(&d[1], 0);
-    fx_set(&d[2], F.finish, 1, 64);
-    fx_ptr(&d[2], c);
-    fx_ptr(&d[2], c);
-    fx_u32(&d[2], 1);
+    fx_sub_init(s);
+    fx_kernel(s, &F, FX_MAYBE_FAIL, 1, 64);
+    fx_ptr(s, a);
+    fx_u32(s, code);
+    fx_u32(s, spin);
+    fx_kernel(s, &F, FX_FINISH, 1, 64);
+    fx_ptr(s, a);
+    fx_ptr(s, b);
+    fx_u32(s, 1);
+    fx_pred(s, 0);
+    fx_kernel(s, &F, FX_FINISH, 1, 64);
+    fx_ptr(s, c);
+    fx_ptr(s, c);
+    fx_u32(s, 1);
+}
+
+/* One dispatch that spins ~`spin` cycles then fails with `code` (0: ok). */
+static void slow_writer(fx_sub *s, uint32_t code, uint32_t spin)
+{
+    fx_sub_init(s);
+    fx_kernel(s, &F, FX_MAYBE_FAIL, 1, 32);
+    fx_ptr(s, a);
+    fx_u32(s, code);
+    fx_u32(s, spin);
+}
+
+/* finish(a -> b), gated on `writer`'s dispatch 0, then finish(b -> c). */
+static void reader(fx_sub *s, fx_sub *writer)
+{
+    fx_sub_init(s);
+    fx_kernel(s, &F, FX_FINISH, 1, 32);
+    fx_ptr(s, a);
+    fx_ptr(s, b);
+    fx_u32(s, 1);
+    fx_gate(s, writer, 0);
+    fx_kernel(s, &F, FX_FINISH, 1, 32);
+    fx_ptr(s, b);
+    fx_ptr(s, c);
+    fx_u32(s, 1);
+    fx_pred(s, 0);
 }
 
 static void failure_gates_dependents_in_the_batch(void **state)
@@ -80,17 +107,16 @@ static void failure_gates_dependents_in_the_batch(void **state)
     put(a, 0.0f);
     put(b, -1.0f);
     put(c, 10.0f);
-    fx_disp d[3];
-    fail_batch(d, 7, 0);
+    fx_sub s;
+    fail_batch(&s, 7, 0);
     unsigned long long reads0 = stat(&F.dev->stats.status_reads);
-    fx_wait w;
-    assert_int_equal(fx_submit(&F, d, 3, NULL, 0, &w, NULL), MOX_OK);
-    fx_wait_for(&w);
-    assert_int_equal(w.status, MOX_OK);
-    assert_int_equal(w.states[0], MOX_DISPATCH_FAILED);
-    assert_int_equal(w.codes[0], 7);
-    assert_int_equal(w.states[1], MOX_DISPATCH_GATED);
-    assert_int_equal(w.states[2], MOX_DISPATCH_OK);
+    fx_submit(&F, &s);
+    fx_wait(&s);
+    assert_int_equal(s.status, MOX_OK);
+    assert_int_equal(fx_state(&s, 0), MOX_DISPATCH_FAILED);
+    assert_int_equal(fx_code(&s, 0), 7);
+    assert_int_equal(fx_state(&s, 1), MOX_DISPATCH_GATED);
+    assert_int_equal(fx_state(&s, 2), MOX_DISPATCH_OK);
     assert_true(get(b) == -1.0f); /* the gated dispatch did not run */
     assert_true(get(c) == 11.0f); /* the independent one did */
     assert_int_equal(stat(&F.dev->stats.status_reads), reads0 + 1);
@@ -101,20 +127,19 @@ static void clean_batch_needs_one_host_load(void **state)
     (void)state;
     put(a, 0.0f);
     put(c, 0.0f);
-    fx_disp d[3];
-    fail_batch(d, 0, 0);
+    fx_sub s;
+    fail_batch(&s, 0, 0);
     unsigned long long reads0 = stat(&F.dev->stats.status_reads);
     unsigned long long resets0 = stat(&F.dev->stats.resets);
-    fx_wait w;
-    assert_int_equal(fx_submit(&F, d, 3, NULL, 0, &w, NULL), MOX_OK);
-    fx_wait_for(&w);
-    assert_int_equal(w.status, MOX_OK);
-    for (int i = 0; i < 3; i++)
-        assert_int_equal(w.states[i], MOX_DISPATCH_OK);
+    fx_submit(&F, &s);
+    fx_wait(&s);
+    assert_int_equal(s.status, MOX_OK);
+    for (uint32_t i = 0; i < 3; i++)
+        assert_int_equal(fx_state(&s, i), MOX_DISPATCH_OK);
     assert_true(get(a) == 1.0f);
     assert_true(get(b) == 2.0f);
     assert_int_equal(stat(&F.dev->stats.status_reads), reads0);
-    /* The previous test left this plan's instance dirty: it was reset once
+    /* The previous test left this shape's instance dirty: it was reset once
      * before running clean. */
     assert_int_equal(stat(&F.dev->stats.resets), resets0 + 1);
 }
@@ -124,100 +149,90 @@ static void later_batch_is_gated_by_a_running_failure(void **state)
     (void)state;
     put(a, 0.0f);
     put(b, -1.0f);
-    /* Batch 1: one dispatch that spins ~20 ms, then fails. */
-    fx_disp d1[1];
-    fx_set(&d1[0], F.maybe_fail, 1, 32);
-    fx_ptr(&d1[0], a);
-    fx_u32(&d1[0], 9);
-    fx_u32(&d1[0], 40u * 1000u * 1000u);
-    fx_wait w1, w2;
-    mox__cuda_sub *s1 = NULL;
-    assert_int_equal(fx_submit(&F, d1, 1, NULL, 0, &w1, &s1), MOX_OK);
-    /* Batch 2 reads a: gated on the device through batch 1's slot. */
-    fx_disp d2[2];
-    fx_set(&d2[0], F.finish, 1, 32);
-    fx_ptr(&d2[0], a);
-    fx_ptr(&d2[0], b);
-    fx_u32(&d2[0], 1);
-    fx_ext(&d2[0], s1, 0);
-    fx_set(&d2[1], F.finish, 1, 32);
-    fx_ptr(&d2[1], b);
-    fx_ptr(&d2[1], c);
-    fx_u32(&d2[1], 1);
-    fx_dep(&d2[1], 0);
-    assert_int_equal(fx_submit(&F, d2, 2, &s1, 1, &w2, NULL), MOX_OK);
-    fx_wait_for(&w1);
-    fx_wait_for(&w2);
-    assert_int_equal(w1.states[0], MOX_DISPATCH_FAILED);
-    assert_int_equal(w1.codes[0], 9);
-    assert_int_equal(w2.status, MOX_OK);
-    assert_int_equal(w2.states[0], MOX_DISPATCH_GATED);
-    assert_int_equal(w2.states[1], MOX_DISPATCH_GATED);
+    fx_sub w, r, late;
+    slow_writer(&w, 9, 40u * 1000u * 1000u); /* ~20 ms, then fails */
+    fx_submit(&F, &w);
+    reader(&r, &w);
+    fx_submit(&F, &r);
+    fx_wait(&w);
+    fx_wait(&r);
+    assert_int_equal(fx_state(&w, 0), MOX_DISPATCH_FAILED);
+    assert_int_equal(fx_code(&w, 0), 9);
+    assert_int_equal(r.status, MOX_OK);
+    assert_int_equal(fx_state(&r, 0), MOX_DISPATCH_GATED);
+    assert_int_equal(fx_state(&r, 1), MOX_DISPATCH_GATED);
     assert_true(get(b) == -1.0f);
 
-    /* Batch 3, submitted after batch 1 finished: the backend knows the
+    /* Submitted after the writer finished (the core still names it as a
+     * gate when it has not seen the completion yet): the backend knows the
      * outcome and points the dependency at the always-failed slot. */
-    fx_disp d3[1];
-    fx_set(&d3[0], F.finish, 1, 32);
-    fx_ptr(&d3[0], a);
-    fx_ptr(&d3[0], b);
-    fx_u32(&d3[0], 1);
-    fx_ext(&d3[0], s1, 0);
-    fx_wait w3;
-    assert_int_equal(fx_submit(&F, d3, 1, &s1, 1, &w3, NULL), MOX_OK);
-    fx_wait_for(&w3);
-    assert_int_equal(w3.states[0], MOX_DISPATCH_GATED);
+    reader(&late, &w);
+    fx_submit(&F, &late);
+    fx_wait(&late);
+    assert_int_equal(fx_state(&late, 0), MOX_DISPATCH_GATED);
     assert_true(get(b) == -1.0f);
-    mox__cuda_sub_release(s1);
+}
+
+static void gate_inside_a_coalesced_launch(void **state)
+{
+    (void)state;
+    put(a, 0.0f);
+    put(b, -1.0f);
+    /* Hold so that the writer and the reader go out as one launch. */
+    F.backend->vt->set_hold(F.backend, true);
+    fx_sub w, r;
+    slow_writer(&w, 5, 1000);
+    fx_submit(&F, &w);
+    reader(&r, &w);
+    fx_submit(&F, &r);
+    unsigned long long co0 = stat(&F.dev->stats.coalesced);
+    F.backend->vt->set_hold(F.backend, false);
+    fx_wait(&w);
+    fx_wait(&r);
+    assert_int_equal(stat(&F.dev->stats.coalesced), co0 + 2);
+    assert_int_equal(fx_state(&w, 0), MOX_DISPATCH_FAILED);
+    assert_int_equal(fx_code(&w, 0), 5);
+    assert_int_equal(fx_state(&r, 0), MOX_DISPATCH_GATED);
+    assert_int_equal(fx_state(&r, 1), MOX_DISPATCH_GATED);
+    assert_true(get(b) == -1.0f);
 }
 
 static void dependency_on_a_clean_earlier_batch_runs(void **state)
 {
     (void)state;
     put(a, 0.0f);
-    fx_disp d1[1];
-    fx_set(&d1[0], F.maybe_fail, 1, 32);
-    fx_ptr(&d1[0], a);
-    fx_u32(&d1[0], 0);
-    fx_u32(&d1[0], 1000u * 1000u);
-    fx_wait w1, w2;
-    mox__cuda_sub *s1 = NULL;
-    assert_int_equal(fx_submit(&F, d1, 1, NULL, 0, &w1, &s1), MOX_OK);
-    fx_disp d2[1];
-    fx_set(&d2[0], F.finish, 1, 32);
-    fx_ptr(&d2[0], a);
-    fx_ptr(&d2[0], b);
-    fx_u32(&d2[0], 1);
-    fx_ext(&d2[0], s1, 0);
-    assert_int_equal(fx_submit(&F, d2, 1, &s1, 1, &w2, NULL), MOX_OK);
-    fx_wait_for(&w2);
-    fx_wait_for(&w1);
-    assert_int_equal(w1.states[0], MOX_DISPATCH_OK);
-    assert_int_equal(w2.states[0], MOX_DISPATCH_OK);
-    assert_true(get(b) == 2.0f); /* ordered after batch 1: it saw a == 1 */
-    mox__cuda_sub_release(s1);
+    fx_sub w, r;
+    slow_writer(&w, 0, 1000u * 1000u);
+    fx_submit(&F, &w);
+    reader(&r, &w);
+    fx_submit(&F, &r);
+    fx_wait(&r);
+    fx_wait(&w);
+    assert_int_equal(fx_state(&w, 0), MOX_DISPATCH_OK);
+    assert_int_equal(fx_state(&r, 0), MOX_DISPATCH_OK);
+    assert_int_equal(fx_state(&r, 1), MOX_DISPATCH_OK);
+    assert_true(get(b) == 2.0f); /* ordered after the writer: it saw a == 1 */
+    assert_true(get(c) == 3.0f);
 }
 
-static void inherited_failure_is_gated(void **state)
+static void independent_work_on_other_streams_is_not_gated(void **state)
 {
     (void)state;
-    put(b, -5.0f);
-    fx_disp d[2];
-    fx_set(&d[0], F.finish, 1, 32);
-    fx_ptr(&d[0], a);
-    fx_ptr(&d[0], b);
-    fx_u32(&d[0], 1);
-    d[0].d.inherited_failure = true;
-    fx_set(&d[1], F.finish, 1, 32);
-    fx_ptr(&d[1], c);
-    fx_ptr(&d[1], c);
-    fx_u32(&d[1], 1);
-    fx_wait w;
-    assert_int_equal(fx_submit(&F, d, 2, NULL, 0, &w, NULL), MOX_OK);
-    fx_wait_for(&w);
-    assert_int_equal(w.states[0], MOX_DISPATCH_GATED);
-    assert_int_equal(w.states[1], MOX_DISPATCH_OK);
-    assert_true(get(b) == -5.0f);
+    put(c, 0.0f);
+    fx_sub w, other;
+    slow_writer(&w, 3, 10u * 1000u * 1000u);
+    fx_submit(&F, &w);
+    fx_sub_init(&other);
+    fx_kernel(&other, &F, FX_FINISH, 1, 32);
+    fx_ptr(&other, c);
+    fx_ptr(&other, c);
+    fx_u32(&other, 1);
+    fx_submit(&F, &other);
+    fx_wait(&other);
+    fx_wait(&w);
+    assert_int_equal(fx_state(&w, 0), MOX_DISPATCH_FAILED);
+    assert_int_equal(fx_state(&other, 0), MOX_DISPATCH_OK);
+    assert_true(get(c) == 1.0f);
 }
 
 int main(void)
@@ -226,8 +241,9 @@ int main(void)
         cmocka_unit_test(failure_gates_dependents_in_the_batch),
         cmocka_unit_test(clean_batch_needs_one_host_load),
         cmocka_unit_test(later_batch_is_gated_by_a_running_failure),
+        cmocka_unit_test(gate_inside_a_coalesced_launch),
         cmocka_unit_test(dependency_on_a_clean_earlier_batch_runs),
-        cmocka_unit_test(inherited_failure_is_gated),
+        cmocka_unit_test(independent_work_on_other_streams_is_not_gated),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

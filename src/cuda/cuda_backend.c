@@ -1,0 +1,117 @@
+/* src/cuda/cuda_backend.c - the CUDA backend as the core sees it: the
+ * vtable of src/core/backend.h over the files of this folder. Entry points
+ * turn the backend's per-thread error message (cuda_error.c) into the core's
+ * error objects. */
+#include "cuda/cuda_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static mox__cuda_dev *dev_of(mox__backend *b)
+{
+    return (mox__cuda_dev *)b;
+}
+
+static void be_destroy(mox__backend *b)
+{
+    mox__cuda_dev_close(dev_of(b));
+}
+
+static mox_status be_buffer_alloc(mox__backend *b, uint64_t bytes, void **handle, void **address,
+                                  mox_error **error)
+{
+    CUdeviceptr p = 0;
+    mox_status st = mox__cuda_buffer_alloc(dev_of(b), bytes, &p);
+    if (st != MOX_OK) {
+        *error = mox__cuda_last_error(st);
+        return st;
+    }
+    *handle = (void *)(uintptr_t)p;
+    *address = (void *)(uintptr_t)p;
+    return MOX_OK;
+}
+
+static void be_buffer_free(mox__backend *b, void *handle)
+{
+    mox__cuda_buffer_free(dev_of(b), (CUdeviceptr)(uintptr_t)handle);
+}
+
+static mox_status be_buffer_upload(mox__backend *b, void *handle, uint64_t offset, const void *src,
+                                   uint64_t bytes, mox_error **error)
+{
+    if (bytes == 0)
+        return MOX_OK;
+    mox_status st =
+        mox__cuda_buffer_upload(dev_of(b), (CUdeviceptr)(uintptr_t)handle + offset, src, bytes);
+    if (st != MOX_OK)
+        *error = mox__cuda_last_error(st);
+    return st;
+}
+
+static mox_status be_module_load(mox__backend *b, const mox__module_image *image, void **module,
+                                 mox_error **error)
+{
+    mox__cuda_module *m = NULL;
+    mox_status st = mox__cuda_module_load(dev_of(b), image->bytes, image->size, image->abi, &m);
+    if (st != MOX_OK) {
+        *error = mox__error_new(st, "loading module %s from %s: %s", image->name, image->dir,
+                                mox__cuda_last_message());
+        return st;
+    }
+    *module = m;
+    return MOX_OK;
+}
+
+static void be_module_unload(mox__backend *b, void *module)
+{
+    (void)b;
+    mox__cuda_module_unload(module);
+}
+
+static void be_submit(mox__backend *b, mox__submission *sub)
+{
+    mox__cuda_submit(dev_of(b), sub);
+}
+
+static void be_set_hold(mox__backend *b, bool hold)
+{
+    mox__cuda_set_hold(dev_of(b), hold);
+}
+
+static const mox__backend_vtable cuda_vtable = {
+    be_destroy,    be_buffer_alloc, be_buffer_free, be_buffer_upload,
+    be_module_load, be_module_unload, be_submit,    be_set_hold,
+};
+
+static int ordinal_from_env(void)
+{
+    const char *v = getenv("MOX_CUDA_DEVICE");
+    return v && v[0] ? atoi(v) : 0;
+}
+
+mox_status mox__cuda_backend_open(const mox__backend_config *config, mox__backend **out,
+                                  mox__backend_info *info, mox_error **error)
+{
+    (void)config;
+    mox__cuda_dev *dev = NULL;
+    mox_status st = mox__cuda_dev_open(ordinal_from_env(), &dev);
+    if (st != MOX_OK) {
+        *error = mox__cuda_last_error(st);
+        return st;
+    }
+    dev->base.vt = &cuda_vtable;
+    memset(info, 0, sizeof *info);
+    snprintf(info->name, sizeof info->name, "%s", dev->name);
+    info->max_block = mox_dim3_make(dev->limits.max_block[0], dev->limits.max_block[1],
+                                    dev->limits.max_block[2]);
+    info->max_threads_per_block = dev->limits.max_threads;
+    info->max_buffer_bytes = dev->limits.total_mem;
+    info->warp_size = dev->limits.warp_size;
+    info->features = MOX_FEAT_ATOMICS | MOX_FEAT_WARP_OPS;
+    info->module_file = MOX_FILE_FATBIN;
+    info->submission_state_size = sizeof(mox__cuda_sub);
+    info->dispatch_state_size = 0;
+    *out = &dev->base;
+    return MOX_OK;
+}

@@ -1,0 +1,208 @@
+/* src/cuda/cuda_memory.c - device memory and host transfers.
+ *
+ * Buffers come from cuMemAllocAsync (device memory from the device's
+ * default pool; never managed memory). Unlike cuMemAlloc'd memory, freeing
+ * it performs no implicit device synchronisation, so dropping a buffer never
+ * waits for unrelated work in flight (the core frees a buffer only after
+ * every submission that used it completed).
+ *
+ * Transfers go through pinned staging: a download inside a submission
+ * copies device -> staging on the stream and the completion thread copies
+ * staging -> the host destination; an upload copies host -> staging at
+ * submit and staging -> device on the stream. Pageable copies would make
+ * the driver block the submitting thread until the stream drains.
+ */
+#include "cuda/cuda_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STAGE_HEADER 64u
+#define STAGE_MIN_CLASS 12u           /* 4 KiB */
+#define STAGE_CACHE_BYTES (512ull << 20)
+#define UPLOAD_CHUNK (8u << 20)
+
+mox_status mox__cuda_buffer_alloc(mox__cuda_dev *dev, uint64_t bytes, CUdeviceptr *out)
+{
+    const mox__cuda_api *api = dev->api;
+    mox_status st = mox__cuda_dev_enter(dev);
+    if (st != MOX_OK)
+        return st;
+    CUdeviceptr p = 0;
+    CUresult r = api->cuMemAllocAsync(&p, (size_t)bytes, dev->copy_stream);
+    if (r != CUDA_SUCCESS) {
+        char ctx[96];
+        snprintf(ctx, sizeof ctx, "(%llu bytes)", (unsigned long long)bytes);
+        return mox__cuda_fail(api, r, "cuMemAllocAsync", ctx);
+    }
+    r = api->cuMemsetD8Async(p, 0, (size_t)bytes, dev->copy_stream);
+    if (r == CUDA_SUCCESS)
+        r = api->cuStreamSynchronize(dev->copy_stream);
+    if (r != CUDA_SUCCESS) {
+        st = mox__cuda_fail(api, r, "cuMemsetD8Async", "(zeroing a new buffer)");
+        api->cuMemFree(p);
+        return st;
+    }
+    *out = p;
+    return MOX_OK;
+}
+
+void mox__cuda_buffer_free(mox__cuda_dev *dev, CUdeviceptr p)
+{
+    /* Fails only on a lost device, where nothing more can be done. */
+    if (dev->api->cuCtxSetCurrent(dev->ctx) == CUDA_SUCCESS)
+        dev->api->cuMemFree(p);
+}
+
+mox_status mox__cuda_buffer_upload(mox__cuda_dev *dev, CUdeviceptr dst, const void *src,
+                                   uint64_t bytes)
+{
+    const mox__cuda_api *api = dev->api;
+    mox_status st = mox__cuda_dev_enter(dev);
+    if (st != MOX_OK)
+        return st;
+    pthread_mutex_lock(&dev->upload_lock);
+    CUresult r = CUDA_SUCCESS;
+    const char *call = "cuMemHostAlloc";
+    for (int i = 0; i < 2 && r == CUDA_SUCCESS; i++) {
+        if (!dev->upload_stage[i])
+            r = api->cuMemHostAlloc(&dev->upload_stage[i], UPLOAD_CHUNK, CU_MEMHOSTALLOC_PORTABLE);
+        if (r == CUDA_SUCCESS && !dev->upload_done[i]) {
+            call = "cuEventCreate";
+            r = api->cuEventCreate(&dev->upload_done[i], CU_EVENT_DISABLE_TIMING);
+        }
+    }
+    /* Double-buffered: fill one chunk while the other is on its way. */
+    uint64_t off = 0;
+    for (uint32_t k = 0; r == CUDA_SUCCESS && off < bytes; k++) {
+        uint32_t i = k & 1u;
+        size_t n = bytes - off < UPLOAD_CHUNK ? (size_t)(bytes - off) : UPLOAD_CHUNK;
+        if (k >= 2) {
+            call = "cuEventSynchronize";
+            r = api->cuEventSynchronize(dev->upload_done[i]);
+            if (r != CUDA_SUCCESS)
+                break;
+        }
+        memcpy(dev->upload_stage[i], (const unsigned char *)src + off, n);
+        call = "cuMemcpyHtoDAsync";
+        r = api->cuMemcpyHtoDAsync(dst + off, dev->upload_stage[i], n, dev->copy_stream);
+        if (r == CUDA_SUCCESS) {
+            call = "cuEventRecord";
+            r = api->cuEventRecord(dev->upload_done[i], dev->copy_stream);
+        }
+        off += n;
+    }
+    if (r == CUDA_SUCCESS) {
+        call = "cuStreamSynchronize";
+        r = api->cuStreamSynchronize(dev->copy_stream);
+    }
+    pthread_mutex_unlock(&dev->upload_lock);
+    return r == CUDA_SUCCESS ? MOX_OK : mox__cuda_fail(api, r, call, "(uploading to a buffer)");
+}
+
+/* ---- pinned staging pool, power-of-two classes ---- */
+
+static uint32_t stage_class(size_t bytes)
+{
+    uint32_t c = STAGE_MIN_CLASS;
+    while (c < 39 && ((size_t)1 << c) < bytes)
+        c++;
+    return c;
+}
+
+mox_status mox__cuda_stage_get(mox__cuda_dev *dev, size_t bytes, void **out)
+{
+    uint32_t c = stage_class(bytes);
+    mox__cuda_stage_pool *sp = &dev->stages;
+    if (sp->count[c]) {
+        *out = sp->free[c][--sp->count[c]];
+        sp->cached_bytes -= (uint64_t)1 << c;
+        return MOX_OK;
+    }
+    void *base = NULL;
+    CUresult r = dev->api->cuMemHostAlloc(&base, ((size_t)1 << c) + STAGE_HEADER,
+                                          CU_MEMHOSTALLOC_PORTABLE);
+    if (r != CUDA_SUCCESS)
+        return mox__cuda_fail(dev->api, r, "cuMemHostAlloc", "(transfer staging)");
+    *(uint32_t *)base = c;
+    *out = (unsigned char *)base + STAGE_HEADER;
+    return MOX_OK;
+}
+
+void mox__cuda_stage_put(mox__cuda_dev *dev, void *stage)
+{
+    unsigned char *base = (unsigned char *)stage - STAGE_HEADER;
+    uint32_t c = *(uint32_t *)base;
+    mox__cuda_stage_pool *sp = &dev->stages;
+    if (sp->cached_bytes + ((uint64_t)1 << c) > STAGE_CACHE_BYTES)
+        goto drop;
+    if (sp->count[c] == sp->cap[c]) {
+        uint32_t cap = sp->cap[c] ? 2u * sp->cap[c] : 4u;
+        void **n = realloc(sp->free[c], cap * sizeof *n);
+        if (!n)
+            goto drop;
+        sp->free[c] = n;
+        sp->cap[c] = cap;
+    }
+    sp->free[c][sp->count[c]++] = stage;
+    sp->cached_bytes += (uint64_t)1 << c;
+    return;
+drop:
+    dev->api->cuMemFreeHost(base);
+}
+
+void mox__cuda_stages_destroy(mox__cuda_dev *dev)
+{
+    mox__cuda_stage_pool *sp = &dev->stages;
+    for (uint32_t c = 0; c < 40; c++) {
+        for (uint32_t i = 0; i < sp->count[c]; i++)
+            dev->api->cuMemFreeHost((unsigned char *)sp->free[c][i] - STAGE_HEADER);
+        free(sp->free[c]);
+        sp->free[c] = NULL;
+        sp->count[c] = sp->cap[c] = 0;
+    }
+    sp->cached_bytes = 0;
+}
+
+static bool push_stage(mox__cuda_group *g, void *stage)
+{
+    void **n = realloc(g->stages, (g->stage_count + 1) * sizeof *n);
+    if (!n)
+        return false;
+    g->stages = n;
+    g->stages[g->stage_count++] = stage;
+    return true;
+}
+
+mox_status mox__cuda_transfer(mox__cuda_dev *dev, mox__cuda_group *g, const mox__dispatch *d,
+                              CUstream stream)
+{
+    const mox__cuda_api *api = dev->api;
+    if (d->bytes == 0)
+        return MOX_OK;
+    CUdeviceptr addr = (CUdeviceptr)(uintptr_t)d->address + d->offset;
+    void *stage = NULL;
+    mox_status st = mox__cuda_stage_get(dev, (size_t)d->bytes, &stage);
+    if (st != MOX_OK)
+        return st;
+    if (!push_stage(g, stage)) {
+        mox__cuda_stage_put(dev, stage);
+        return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory for a transfer");
+    }
+    CUresult r;
+    if (d->kind == MOX__CMD_UPLOAD) {
+        memcpy(stage, d->host, (size_t)d->bytes);
+        r = api->cuMemcpyHtoDAsync(addr, stage, (size_t)d->bytes, stream);
+        return r == CUDA_SUCCESS ? MOX_OK
+                                 : mox__cuda_fail(api, r, "cuMemcpyHtoDAsync", "(buffer upload)");
+    }
+    mox__cuda_copyback *n = realloc(g->copybacks, (g->copyback_count + 1) * sizeof *n);
+    if (!n)
+        return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory for a transfer");
+    g->copybacks = n;
+    g->copybacks[g->copyback_count++] = (mox__cuda_copyback){stage, d->host, (size_t)d->bytes};
+    r = api->cuMemcpyDtoHAsync(stage, addr, (size_t)d->bytes, stream);
+    return r == CUDA_SUCCESS ? MOX_OK
+                             : mox__cuda_fail(api, r, "cuMemcpyDtoHAsync", "(buffer download)");
+}
