@@ -370,6 +370,12 @@ void mox__submission_complete(mox__submission *pub, mox_status status, mox_error
     s->nwaits = 0;
     s->pub.wait_count = 0;
 
+    mox__lock(&dev->lock);
+    dev->in_flight--;
+    mox__wait_list_wake_all(&dev->capacity_waiters, &dev->lock);
+    mox__unlock(&dev->lock);
+    mox__device_notify(dev);
+
     mox__lock(&s->lock);
     atomic_store_explicit(&s->done, true, memory_order_release);
     mox__waker_cell *w = s->waiter;
@@ -381,19 +387,16 @@ void mox__submission_complete(mox__submission *pub, mox_status status, mox_error
         r = NULL;
     }
     mox__unlock(&s->lock);
+    if (r)
+        mox_result_release(r);
+    /* Drop our device reference before waking the waiter: a user who waits,
+     * then releases everything, then frees the device on their own thread
+     * rather than leaving the last reference to this runtime thread. */
+    s->device = NULL;
+    mox__device_unref(dev);
     if (w) {
         mox__cell_wake(w);
         mox__cell_unpin(w);
     }
-    if (r)
-        mox_result_release(r);
-
-    mox__lock(&dev->lock);
-    dev->in_flight--;
-    mox__wait_list_wake_all(&dev->capacity_waiters, &dev->lock);
-    mox__unlock(&dev->lock);
-    mox__device_notify(dev);
-    s->device = NULL;
     mox__sub_unref(s);
-    mox__device_unref(dev);
 }

@@ -116,14 +116,16 @@ static void finish_sub(cpu_sub *cs)
         }
     }
     pthread_mutex_unlock(&be->lock);
-    /* Start the waiters before completing: completion may free `s`, and
-     * waiters read their gates' states only through their own references. */
+    /* Complete first, then start the submissions that waited: results then
+     * resolve in dependency order, and a waiter cannot finish (and its user
+     * release everything) while this thread still holds references. The
+     * waiters keep `s` alive through their own references. */
+    mox__submission_complete(s, MOX_OK, NULL);
     while (runnable) {
         cpu_sub *b = runnable;
         runnable = b->next;
         mox__pool_push(be->pool, &b->start_job);
     }
-    mox__submission_complete(s, MOX_OK, NULL);
 }
 
 static void finish_dispatch(cpu_disp *first)
