@@ -259,9 +259,20 @@ int moxc__u_eval(uwalk *w, CXCursor e) {
         if (clang_getCanonicalType(clang_getCursorType(ch.items[0])).kind == CXType_Pointer)
             level = MOXC_VARYING;
     } else if (k == CXCursor_ArraySubscriptExpr) {
+        int index = MOXC_UNIFORM;
         for (size_t i = 0; i < ch.count; i++)
-            moxc__u_eval(w, ch.items[i]);
+            index = max_level(index, moxc__u_eval(w, ch.items[i]));
+        /* memory is varying, except a const table every thread sees alike */
         level = MOXC_VARYING;
+        CXCursor base = ch.count ? strip_implicit(ch.items[0]) : clang_getNullCursor();
+        if (clang_getCursorKind(base) == CXCursor_DeclRefExpr) {
+            CXCursor ref = clang_getCursorReferenced(base);
+            if (clang_getCursorKind(ref) == CXCursor_VarDecl &&
+                clang_Cursor_hasVarDeclGlobalStorage(ref) &&
+                moxc__u_is_array_type(clang_getCursorType(ref)) &&
+                moxc__is_const_object(clang_getCursorType(ref)))
+                level = index;
+        }
     } else if (k == CXCursor_UnaryOperator && ch.count == 1) {
         level = eval_unary(w, e, ch.items[0]);
     } else if (k == CXCursor_BinaryOperator && ch.count == 2) {

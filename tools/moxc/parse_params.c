@@ -9,18 +9,26 @@
 
 #include "front_internal.h"
 
-/* The pointee of a (possibly typedef'd) pointer type, keeping its spelling. */
+static bool is_array_kind(enum CXTypeKind k) {
+    return k == CXType_ConstantArray || k == CXType_IncompleteArray || k == CXType_VariableArray;
+}
+
+/* The pointee of a (possibly typedef'd) pointer type, keeping its spelling;
+ * an array parameter (`const float x[]`) is a pointer to its element. */
 static CXType pointee_of(CXType t) {
     CXType orig = t;
     for (int guard = 0; guard < 64; guard++) {
         t = moxc__strip_elaborated(t);
         if (t.kind == CXType_Pointer)
             return clang_getPointeeType(t);
+        if (is_array_kind(t.kind))
+            return clang_getArrayElementType(t);
         if (t.kind != CXType_Typedef)
             break;
         t = clang_getTypedefDeclUnderlyingType(clang_getTypeDeclaration(t));
     }
-    return clang_getPointeeType(clang_getCanonicalType(orig));
+    CXType c = clang_getCanonicalType(orig);
+    return is_array_kind(c.kind) ? clang_getArrayElementType(c) : clang_getPointeeType(c);
 }
 
 static const char *scalar_c_name(mox_scalar s) {
@@ -275,7 +283,7 @@ static void parse_param(moxc__tu *t, CXCursor pc, mox_abi_kernel *k, mox_abi_par
     CXType type = clang_getCursorType(pc);
     CXType canon = clang_getCanonicalType(type);
     const char *pname = p->name;
-    if (canon.kind != CXType_Pointer) {
+    if (canon.kind != CXType_Pointer && !is_array_kind(canon.kind)) {
         p->kind = MOX_PARAM_VALUE;
         p->access = MOX_PARAM_READ;
         if (moxc__is_atomic(canon, NULL)) {

@@ -223,6 +223,48 @@ static void test_include_dirs_and_defines(void **state) {
     front_run_free(&bad);
 }
 
+static void test_parameter_spellings(void **state) {
+    (void)state;
+    front_run run = front_parse1(FIXTURE("accept/spellings.c"));
+    if (!run.ok)
+        fail_msg("rejected:\n%s", run.diagnostics);
+    moxc_module *m = run.module;
+    const mox_abi_kernel *k = front_kernel(m, "spellings", NULL);
+    assert_int_equal(k->param_count, 17);
+    static const struct {
+        const char *name;
+        mox_param_kind kind;
+        mox_param_access access;
+        const char *signature, *c;
+    } want[] = {
+        {"a", MOX_PARAM_BUFFER, MOX_PARAM_READ, "f32", "float"},
+        {"b", MOX_PARAM_BUFFER, MOX_PARAM_WRITE, "f32", "float"},
+        {"c", MOX_PARAM_BUFFER, MOX_PARAM_READ, "f32", "float"},
+        {"d", MOX_PARAM_BUFFER, MOX_PARAM_WRITE, "f32", "float"},
+        {"e", MOX_PARAM_BUFFER, MOX_PARAM_READ, "f32", "float"},
+        {"n", MOX_PARAM_VALUE, MOX_PARAM_READ, "u32", "uint32_t"},
+        {"h", MOX_PARAM_VALUE, MOX_PARAM_READ, "f16", "mox_f16"},
+        {"dims", MOX_PARAM_VALUE, MOX_PARAM_READ, "mox_dim3{x@0:u32,y@4:u32,z@8:u32}", "mox_dim3"},
+        {"t", MOX_PARAM_VALUE, MOX_PARAM_READ, "Tuning{gain@0:f32,bias@4:f16}", "struct Tuning"},
+        {"ts", MOX_PARAM_BUFFER, MOX_PARAM_READ, "Tuning{gain@0:f32,bias@4:f16}", "struct Tuning"},
+        {"u8", MOX_PARAM_VALUE, MOX_PARAM_READ, "u8", "uint8_t"},
+        {"i8", MOX_PARAM_VALUE, MOX_PARAM_READ, "i8", "int8_t"},
+        {"i16", MOX_PARAM_VALUE, MOX_PARAM_READ, "i16", "int16_t"},
+        {"u16", MOX_PARAM_VALUE, MOX_PARAM_READ, "u16", "uint16_t"},
+        {"i32", MOX_PARAM_VALUE, MOX_PARAM_READ, "i32", "int32_t"},
+        {"u32", MOX_PARAM_VALUE, MOX_PARAM_READ, "u32", "uint32_t"},
+        {"v", MOX_PARAM_BUFFER, MOX_PARAM_WRITE, "f32", "float"},
+    };
+    for (size_t i = 0; i < 17; i++) {
+        expect_param(k, i, want[i].name, want[i].kind, want[i].access, want[i].signature);
+        expect_spelling(m, 0, i, want[i].c);
+    }
+    assert_int_equal(k->features, MOX_KFEAT_F16);
+    /* one record per name: struct Tuning and Tuning are the same record */
+    assert_int_equal(m->record_count, 2);
+    front_run_free(&run);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_vec_add),
@@ -233,6 +275,7 @@ int main(void) {
         cmocka_unit_test(test_block_scan_warp_ops),
         cmocka_unit_test(test_multiple_sources),
         cmocka_unit_test(test_include_dirs_and_defines),
+        cmocka_unit_test(test_parameter_spellings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
