@@ -212,9 +212,9 @@ static int eval_unary(uwalk *w, CXCursor e, CXCursor op) {
     return operand.kind == CXType_Pointer ? MOXC_VARYING : level; /* *p reads memory */
 }
 
-static int eval_binary(uwalk *w, CXCursor e, CXCursor lhs, CXCursor rhs) {
+static int eval_binary(uwalk *w, CXCursor lhs, CXCursor rhs) {
     char op[8];
-    moxc__binary_op(w->a->t->tu, e, lhs, op, sizeof op);
+    moxc__binary_op(w->a->t->tu, lhs, rhs, op, sizeof op);
     /* Inside macros the operator is unknown: an lvalue on the left (no
      * implicit read around it) means `=` or `,`, and treating both as an
      * assignment is safe. */
@@ -276,7 +276,7 @@ int moxc__u_eval(uwalk *w, CXCursor e) {
     } else if (k == CXCursor_UnaryOperator && ch.count == 1) {
         level = eval_unary(w, e, ch.items[0]);
     } else if (k == CXCursor_BinaryOperator && ch.count == 2) {
-        level = eval_binary(w, e, ch.items[0], ch.items[1]);
+        level = eval_binary(w, ch.items[0], ch.items[1]);
     } else if (k == CXCursor_CompoundAssignOperator && ch.count == 2) {
         int r = moxc__u_eval(w, ch.items[1]);
         level = max_level(moxc__u_eval(w, ch.items[0]), r);

@@ -136,9 +136,9 @@ bool moxc__involves_double(CXType t);
 /* MOX_KFEAT_F16 / MOX_KFEAT_ATOMICS for a type (through pointers, arrays and,
  * when `fields`, record fields). */
 uint32_t moxc__type_features(CXType t, bool fields);
-/* Operator token between two children of a binary operator ("&&"), written
- * into buf; "" when unknown (inside a macro). */
-void moxc__binary_op(CXTranslationUnit tu, CXCursor op, CXCursor lhs, char *buf, size_t size);
+/* Operator token between the two operands of a binary operator ("&&"),
+ * written into buf; "" when unknown (inside a macro). */
+void moxc__binary_op(CXTranslationUnit tu, CXCursor lhs, CXCursor rhs, char *buf, size_t size);
 /* An expression that denotes an object rather than a value (no implicit
  * lvalue-to-rvalue conversion around it): assignment targets, & operands. */
 bool moxc__is_lvalue_expr(CXCursor c);

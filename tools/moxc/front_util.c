@@ -326,35 +326,33 @@ uint32_t moxc__type_features(CXType t, bool fields) {
     return type_features_depth(t, fields, 0);
 }
 
-static bool is_macro_location(CXSourceLocation loc) {
-    CXFile ef, sf;
-    unsigned eo, so;
-    clang_getExpansionLocation(loc, &ef, NULL, NULL, &eo);
-    clang_getSpellingLocation(loc, &sf, NULL, NULL, &so);
-    return eo != so || !clang_File_isEqual(ef, sf);
-}
-
-void moxc__binary_op(CXTranslationUnit tu, CXCursor op, CXCursor lhs, char *buf, size_t size) {
+void moxc__binary_op(CXTranslationUnit tu, CXCursor lhs, CXCursor rhs, char *buf, size_t size) {
     buf[0] = '\0';
-    CXSourceRange range = clang_getCursorExtent(op);
-    if (is_macro_location(clang_getRangeStart(range)) || is_macro_location(clang_getRangeEnd(range)))
+    /* Outside macros the text between the operands is the operator. Inside
+     * one, both operands' expansion locations collapse onto the macro use
+     * and the operator stays unknown. */
+    CXFile lf, rf;
+    unsigned lhs_end, rhs_start;
+    moxc__expansion(clang_getRangeEnd(clang_getCursorExtent(lhs)), &lf, NULL, NULL, &lhs_end);
+    moxc__expansion(clang_getRangeStart(clang_getCursorExtent(rhs)), &rf, NULL, NULL, &rhs_start);
+    if (!lf || !rf || !clang_File_isEqual(lf, rf) || lhs_end >= rhs_start)
         return;
-    unsigned lhs_end;
-    moxc__expansion(clang_getRangeEnd(clang_getCursorExtent(lhs)), NULL, NULL, NULL, &lhs_end);
+    CXSourceRange between = clang_getRange(clang_getLocationForOffset(tu, lf, lhs_end),
+                                           clang_getLocationForOffset(tu, lf, rhs_start));
     CXToken *tokens = NULL;
     unsigned count = 0;
-    clang_tokenize(tu, range, &tokens, &count);
+    clang_tokenize(tu, between, &tokens, &count);
+    unsigned punct = 0;
     for (unsigned i = 0; i < count; i++) {
-        unsigned off;
-        moxc__expansion(clang_getTokenLocation(tu, tokens[i]), NULL, NULL, NULL, &off);
-        if (off < lhs_end)
+        if (clang_getTokenKind(tokens[i]) == CXToken_Comment)
             continue;
-        if (clang_getTokenKind(tokens[i]) == CXToken_Punctuation) {
-            CXString s = clang_getTokenSpelling(tu, tokens[i]);
-            snprintf(buf, size, "%s", clang_getCString(s));
-            clang_disposeString(s);
+        if (clang_getTokenKind(tokens[i]) != CXToken_Punctuation || punct++ > 0) {
+            buf[0] = '\0';
+            break;
         }
-        break;
+        CXString sp = clang_getTokenSpelling(tu, tokens[i]);
+        snprintf(buf, size, "%s", clang_getCString(sp));
+        clang_disposeString(sp);
     }
     if (tokens)
         clang_disposeTokens(tu, tokens, count);

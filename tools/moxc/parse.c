@@ -282,9 +282,9 @@ static char **build_args(const moxc_parse_options *opts, int *count) {
     args[i++] = moxc__strdup("-D__MOXC__");
     if (opts->mox_include_dir)
         args[i++] = moxc__printf("-I%s", opts->mox_include_dir);
-    for (size_t d = 0; d < opts->include_dir_count; d++)
+    for (size_t d = 0; opts->include_dirs && d < opts->include_dir_count; d++)
         args[i++] = moxc__printf("-I%s", opts->include_dirs[d] ? opts->include_dirs[d] : ".");
-    for (size_t d = 0; d < opts->define_count; d++)
+    for (size_t d = 0; opts->defines && d < opts->define_count; d++)
         args[i++] = moxc__printf("-D%s", opts->defines[d] ? opts->defines[d] : "");
     *count = i;
     for (int a = 0; a < i; a++) {

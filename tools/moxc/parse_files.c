@@ -29,9 +29,15 @@ void moxc__collect_dependencies(moxc__tu *t) {
     clang_getInclusions(t->tu, add_inclusion, t);
 }
 
+/* One declaration's insertion point. */
+typedef struct edit_point {
+    size_t offset;
+    CXCursor decl;
+} edit_point;
+
 typedef struct edit_state {
     moxc__tu *t;
-    size_t *offsets;
+    edit_point *points;
     size_t count, cap;
     bool failed;
 } edit_state;
@@ -50,32 +56,58 @@ static enum CXChildVisitResult edit_visit(CXCursor c, CXCursor parent, void *dat
     moxc__expansion(moxc__cursor_start(c), &file, NULL, NULL, &offset);
     if (!file || !st->t->main_file || !clang_File_isEqual(file, st->t->main_file))
         return CXChildVisit_Continue;
-    if (!moxc__grow(&st->offsets, &st->cap, st->count + 1, sizeof(size_t))) {
+    if (!moxc__grow(&st->points, &st->cap, st->count + 1, sizeof *st->points)) {
         st->failed = true;
         return CXChildVisit_Break;
     }
-    st->offsets[st->count++] = offset;
+    edit_point *p = &st->points[st->count++];
+    p->offset = offset;
+    p->decl = c;
     return CXChildVisit_Continue;
 }
 
-static int compare_size(const void *a, const void *b) {
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    return x < y ? -1 : x > y;
+static bool is_function_definition(CXCursor c) {
+    return clang_getCursorKind(c) == CXCursor_FunctionDecl && clang_isCursorDefinition(c);
+}
+
+static int compare_points(const void *a, const void *b) {
+    const edit_point *x = a, *y = b;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
 bool moxc__collect_edits(moxc__tu *t, moxc_source_edit *edit) {
     edit_state st = {t, NULL, 0, 0, false};
     clang_visitChildren(clang_getTranslationUnitCursor(t->tu), edit_visit, &st);
     if (st.count)
-        qsort(st.offsets, st.count, sizeof(size_t), compare_size);
+        qsort(st.points, st.count, sizeof *st.points, compare_points);
+    size_t *offsets = st.count ? malloc(st.count * sizeof *offsets) : NULL;
     size_t unique = 0;
-    for (size_t i = 0; i < st.count; i++)
-        if (unique == 0 || st.offsets[unique - 1] != st.offsets[i])
-            st.offsets[unique++] = st.offsets[i];
+    for (size_t i = 0; offsets && i < st.count; i++) {
+        edit_point *p = &st.points[i];
+        if (unique && offsets[unique - 1] == p->offset) {
+            /* Several declarators of one declaration share one __device__,
+             * but a function definition stands alone in its declaration:
+             * two points at one offset with a definition among them are
+             * separate declarations from one macro use. */
+            edit_point *q = &st.points[i - 1];
+            if (is_function_definition(p->decl) || is_function_definition(q->decl)) {
+                char *a = moxc__cxstr(clang_getCursorSpelling(q->decl));
+                char *b = moxc__cxstr(clang_getCursorSpelling(p->decl));
+                moxc__error_at(t->front, moxc__cursor_start(p->decl),
+                               "one macro use declares both '%s' and '%s'; moxc can mark only one declaration per macro use for CUDA, so declare them with separate macro uses",
+                               a ? a : "?", b ? b : "?");
+                free(a);
+                free(b);
+            }
+            continue;
+        }
+        offsets[unique++] = p->offset;
+    }
+    free(st.points);
     edit->path = moxc__strdup(t->source_real ? t->source_real : t->source);
-    edit->offsets = st.offsets;
+    edit->offsets = offsets;
     edit->offset_count = unique;
-    if (st.failed || !edit->path) {
+    if (st.failed || !edit->path || (st.count && !offsets)) {
         moxc__error_plain(t->front, t->source, "out of memory");
         return false;
     }

@@ -228,6 +228,12 @@ static void test_static_local(void **state) {
                           "static local variable 'seen' is not supported in kernels");
 }
 
+static void test_macro_declaring_two_functions(void **state) {
+    (void)state;
+    front_expect_rejected(REJECT("macro_two_functions.c"), "EXPECT:pair",
+                          "one macro use declares both 'scale_low' and 'scale_high'");
+}
+
 static void test_errors_from_several_sources_are_all_reported(void **state) {
     (void)state;
     const char *sources[] = {REJECT("nonvoid.c"), REJECT("malformed.c"), REJECT("variadic.c")};
@@ -281,6 +287,7 @@ int main(void) {
         cmocka_unit_test(test_double_precision),
         cmocka_unit_test(test_file_scope_mutable),
         cmocka_unit_test(test_static_local),
+        cmocka_unit_test(test_macro_declaring_two_functions),
         cmocka_unit_test(test_errors_from_several_sources_are_all_reported),
         cmocka_unit_test(test_bad_options),
     };
