@@ -14,6 +14,7 @@
 
 #include <mox/kernel.h>
 
+#include "atomics_ref.h"
 #include "test_module.h"
 #include "test_rand.h"
 
@@ -29,14 +30,9 @@ static void test_atomics_script(void **state) {
     void *args[] = {&pu, &pi, &po};
     mox__cpu_dispatch d;
     assert_int_equal(harness_run(TK_ATOMICS_SCRIPT, kdim3(1, 1, 1), kdim3(1, 1, 1), args, 1, 1, &d), 0);
-    const uint32_t want[] = {
-        10u, 10u, 5u, 0xfffffffeu, 100u, 100u, 0x80000000u, 0x80000000u, 0x8000000fu, 0xcu,
-        0u, 42u, 1u, 42u, 1u,
-        0xfffffff6u, 0xfffffff6u, 0x7ffffff6u, 0x8000000au, 0x8000000au, 3u, 2u, 0xfffffff2u, 13u,
-        0u, 0xfffffff7u, 1u, 0u, 28u,
-    };
-    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
-        if (out[k] != want[k]) fail_msg("step %zu: got %#x want %#x", k, out[k], want[k]);
+    for (size_t k = 0; k < ATOMICS_SCRIPT_STEPS; k++) {
+        if (out[k] != atomics_script_want[k])
+            fail_msg("step %zu: got %#x want %#x", k, out[k], atomics_script_want[k]);
     }
     assert_int_equal(wu.value, 1u);
     assert_int_equal(wi.value, 0);
