@@ -46,14 +46,14 @@ mox_status mox_batch_push(mox_batch *b, mox_op *launch)
         mox_op_drop(launch);
         return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_batch_push: batch is NULL");
     }
-    if (!launch)
-        return poison(b, mox__error_new(MOX_ERR_INVALID_ARGUMENT, "mox_batch_push: launch is NULL"));
     if (b->poison) {
         mox_op_drop(launch);
         return poison(b, mox__error_create(MOX_ERR_STATE, NULL, 0, b->poison,
                                            "mox_batch_push: the batch is poisoned by an earlier "
                                            "recording error"));
     }
+    if (!launch)
+        return poison(b, mox__error_new(MOX_ERR_INVALID_ARGUMENT, "mox_batch_push: launch is NULL"));
     const mox_result *r = mox_op_result(launch);
     if (r && mox_result_status(r) != MOX_OK) {
         /* A launch that failed construction: its error poisons the batch. */

@@ -46,10 +46,103 @@ static void launch_yields_args(void **state)
     mox_buffer_release(out);
 }
 
+/* A4: the op keeps its buffers alive until it resolves or is dropped. */
+static void op_retains_its_buffers(void **state)
+{
+    (void)state;
+    mox_buffer *in = conf_ramp(dev, 64, 2.0f, 0.0f);
+    mox_buffer *out = conf_zeros(dev, 64);
+    mox_op *op = conf_scale(dev, conf_cfg(64), in, out, 4.0f, 64);
+    mox_buffer_release(in);
+    mox_buffer_release(out);
+    assert_int_equal(mox_op_wait(op), MOX_OK);
+    mox_buffer *res = mox_result_buffer(mox_op_result(op), 1);
+    assert_true(conf_read1(res, 63) == 8.0f);
+    mox_op_drop(op); /* the last references go with the result */
+}
+
+/* Submits without waiting (the module is prepared, so one poll submits). */
+static mox_op *submit_now(mox_op *op)
+{
+    uint64_t before = mox_device_submission_count(dev);
+    (void)mox_op_poll(op, (mox_waker){NULL, NULL});
+    assert_int_equal(mox_device_submission_count(dev), before + 1);
+    return op;
+}
+
+/* A6 across submissions: read-after-write, write-after-read, and a chain of
+ * in-place updates, each a separate submission in flight at once. */
+static void ordered_across_submissions(void **state)
+{
+    (void)state;
+    assert_int_equal(mox_module_prepare(dev, &conf_module), MOX_OK);
+    const uint32_t n = 40000;
+    mox_buffer *x = conf_ramp(dev, n, 1.0f, 1.0f);
+    mox_buffer *y = conf_zeros(dev, n), *z = conf_zeros(dev, n);
+    mox_op *w1 = submit_now(conf_slow_copy(dev, conf_cfg(n), x, y, n, 300)); /* y = x (slow) */
+    mox_op *r2 = submit_now(conf_scale(dev, conf_cfg(n), y, z, 2.0f, n));    /* reads y */
+    mox_op *w3 = submit_now(conf_fill(dev, conf_cfg(n), x, -1.0f, n));       /* writes x */
+    mox_op *steps[5];
+    for (int k = 0; k < 5; k++)
+        steps[k] = submit_now(conf_step(dev, conf_cfg(n), z, n)); /* z = z*2+1 */
+    /* Dropping submitted ops does not cancel them. */
+    mox_op_drop(w1);
+    mox_op_drop(r2);
+    for (int k = 0; k < 5; k++)
+        mox_op_drop(steps[k]);
+    assert_int_equal(conf_run(w3), MOX_OK);
+    float *vy = conf_read(y), *vz = conf_read(z), *vx = conf_read(x);
+    for (uint32_t i = 0; i < n; i++) {
+        float want = ((float)i + 1.0f) * 2.0f;
+        for (int k = 0; k < 5; k++)
+            want = want * 2.0f + 1.0f;
+        assert_true(vy[i] == (float)i + 1.0f);
+        assert_true(vx[i] == -1.0f);
+        if (vz[i] != want)
+            fail_msg("i=%u: %g != %g", i, (double)vz[i], (double)want);
+    }
+    free(vx);
+    free(vy);
+    free(vz);
+    mox_buffer_release(x);
+    mox_buffer_release(y);
+    mox_buffer_release(z);
+}
+
+static mox_status two_stage(void *ctx, mox_batch *b)
+{
+    mox_buffer **bufs = ctx;
+    mox_status st = mox_batch_push(b, conf_scale(dev, conf_cfg(1000), bufs[0], bufs[1], 3.0f, 1000));
+    if (st == MOX_OK)
+        st = mox_batch_push(b, conf_add(dev, conf_cfg(1000), bufs[1], bufs[0], bufs[2], 1000));
+    return st;
+}
+
+/* Batches ordered after earlier single launches and before later ones. */
+static void batches_and_launches_interleave(void **state)
+{
+    (void)state;
+    assert_int_equal(mox_module_prepare(dev, &conf_module), MOX_OK);
+    mox_buffer *bufs[3] = {conf_zeros(dev, 1000), conf_zeros(dev, 1000), conf_zeros(dev, 1000)};
+    mox_op *a = submit_now(conf_fill(dev, conf_cfg(1000), bufs[0], 2.0f, 1000));
+    mox_op *s = submit_now(mox_sequence(dev, two_stage, bufs)); /* b1 = 6, b2 = 8 */
+    mox_op *c = submit_now(conf_step(dev, conf_cfg(1000), bufs[2], 1000)); /* b2 = 17 */
+    mox_op_drop(a);
+    mox_op_drop(s);
+    assert_int_equal(conf_run(c), MOX_OK);
+    assert_true(conf_read1(bufs[1], 999) == 6.0f);
+    assert_true(conf_read1(bufs[2], 999) == 17.0f);
+    for (int i = 0; i < 3; i++)
+        mox_buffer_release(bufs[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(launch_yields_args),
+        cmocka_unit_test(op_retains_its_buffers),
+        cmocka_unit_test(ordered_across_submissions),
+        cmocka_unit_test(batches_and_launches_interleave),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
