@@ -115,16 +115,6 @@ typedef struct CUDA_KERNEL_NODE_PARAMS_v1 {
     void **extra;
 } CUDA_KERNEL_NODE_PARAMS_v1;
 
-/* CUDA_MEMSET_NODE_PARAMS (v1). */
-typedef struct CUDA_MEMSET_NODE_PARAMS_v1 {
-    CUdeviceptr dst;
-    size_t pitch;
-    unsigned int value;
-    unsigned int elementSize;
-    size_t width;
-    size_t height;
-} CUDA_MEMSET_NODE_PARAMS_v1;
-
 /* The symbol table: X(field, symbol, return type, (parameters)).
  * Error-name functions come first so that a failure to load anything after
  * them can still be described. */
@@ -172,7 +162,6 @@ typedef struct CUDA_MEMSET_NODE_PARAMS_v1 {
     X(cuStreamWaitEvent, cuStreamWaitEvent, CUresult,                                         \
       (CUstream stream, CUevent event, unsigned int flags))                                    \
     X(cuStreamSynchronize, cuStreamSynchronize, CUresult, (CUstream stream))                 \
-    X(cuStreamQuery, cuStreamQuery, CUresult, (CUstream stream))                             \
     X(cuEventCreate, cuEventCreate, CUresult, (CUevent * event, unsigned int flags))         \
     X(cuEventDestroy, cuEventDestroy_v2, CUresult, (CUevent event))                          \
     X(cuEventRecord, cuEventRecord, CUresult, (CUevent event, CUstream stream))              \
@@ -188,16 +177,10 @@ typedef struct CUDA_MEMSET_NODE_PARAMS_v1 {
     X(cuGraphAddKernelNode, cuGraphAddKernelNode, CUresult,                                   \
       (CUgraphNode * node, CUgraph graph, const CUgraphNode *deps, size_t ndeps,               \
        const CUDA_KERNEL_NODE_PARAMS_v1 *params))                                              \
-    X(cuGraphAddMemsetNode, cuGraphAddMemsetNode, CUresult,                                   \
-      (CUgraphNode * node, CUgraph graph, const CUgraphNode *deps, size_t ndeps,               \
-       const CUDA_MEMSET_NODE_PARAMS_v1 *params, CUcontext ctx))                               \
-    X(cuGraphAddEmptyNode, cuGraphAddEmptyNode, CUresult,                                     \
-      (CUgraphNode * node, CUgraph graph, const CUgraphNode *deps, size_t ndeps))              \
     X(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags, CUresult,                     \
       (CUgraphExec * exec, CUgraph graph, unsigned long long flags))                           \
     X(cuGraphExecKernelNodeSetParams, cuGraphExecKernelNodeSetParams, CUresult,              \
       (CUgraphExec exec, CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS_v1 *params))          \
-    X(cuGraphUpload, cuGraphUpload, CUresult, (CUgraphExec exec, CUstream stream))           \
     X(cuGraphLaunch, cuGraphLaunch, CUresult, (CUgraphExec exec, CUstream stream))           \
     X(cuGraphExecDestroy, cuGraphExecDestroy, CUresult, (CUgraphExec exec))
 

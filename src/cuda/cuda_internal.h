@@ -95,7 +95,7 @@ void mox__cuda_module_unload(mox__cuda_module *module);
 
 typedef struct mox__cuda_sub {
     mox__submission *pub;
-    mox__cuda_group *group;   /* the launch it went into; NULL while pending */
+    mox__cuda_group *group;   /* its launch; NULL while pending and once done */
     uint32_t offset;          /* index of its first dispatch within the group */
     uint32_t stream;
     bool pending;             /* waiting in its stream's pending list */

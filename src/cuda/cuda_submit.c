@@ -532,8 +532,11 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r)
     }
 
     pthread_mutex_lock(&dev->lock);
-    for (uint32_t s = 0; s < g->nsubs; s++)
-        mox__cuda_sub_of(g->subs[s])->done = true;
+    for (uint32_t s = 0; s < g->nsubs; s++) {
+        mox__cuda_sub *me = mox__cuda_sub_of(g->subs[s]);
+        me->done = true;
+        me->group = NULL; /* g is freed below; its address may be reused */
+    }
     for (uint32_t i = 0; i < g->nsucc; i++)
         g->succs[i]->npred--;
     if (dev->stream_state[g->stream].last == g)

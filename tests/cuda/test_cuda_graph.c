@@ -140,6 +140,8 @@ static void pipelined_submissions_coalesce(void **state)
         }
         for (int k = 0; k < DEPTH; k++) {
             fx_wait(&s[k]);
+            if (s[k].status != MOX_OK)
+                print_error("submission %d: %s\n", k, s[k].message);
             assert_int_equal(s[k].status, MOX_OK);
             assert_int_equal(fx_state(&s[k], 1), MOX_DISPATCH_OK);
         }
