@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -357,6 +358,42 @@ static void test_concurrent_builds(void **state)
     free(log2);
 }
 
+/* A build that finds the lock held says so, waits, then builds. */
+static void test_waits_for_lock(void **state)
+{
+    fixture *f = *state;
+    assert_true(moxc_mkdir_p(f->out));
+    char *lock_path = file_in(f->out, ".lock"), *log = file_in(f->dir, "wait.log");
+    int lock = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    assert_true(lock >= 0);
+    assert_int_equal(flock(lock, LOCK_EX), 0);
+    pid_t pid = spawn_to(f, log);
+    /* Bounded wait for the message (10 minutes at most, not a timing
+     * assertion: moxc blocks until the lock is released). */
+    bool waiting = false;
+    for (int i = 0; i < 6000 && !waiting; ++i) {
+        char *text = read_text(log);
+        waiting = text && strstr(text, "moxc: waiting for the build lock");
+        free(text);
+        if (!waiting)
+            usleep(100000);
+    }
+    assert_true(waiting);
+    char *text = read_text(log);
+    assert_null(strstr(text, "mox artifact"));
+    free(text);
+    assert_int_equal(flock(lock, LOCK_UN), 0);
+    close(lock);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    text = read_text(log);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !strstr(text, "Built mox artifact"))
+        fail_msg("the waiting build failed:\n%s", text);
+    free(text);
+    free(lock_path);
+    free(log);
+}
+
 /* Copies kernels/demo.c and records.h into dir so a test may edit them. */
 static char *copy_sources(const char *dir)
 {
@@ -482,7 +519,7 @@ int main(void)
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
     const struct CMUnitTest tests[] = {
         T(test_cpu_only_build),      T(test_cuda_build),      T(test_cached_second_build),
-        T(test_recovers_every_file), T(test_abandoned_stages), T(test_concurrent_builds),
+        T(test_recovers_every_file), T(test_abandoned_stages), T(test_concurrent_builds), T(test_waits_for_lock),
         T(test_fingerprint_inputs),  T(test_bindings_copy_keeps_unchanged), T(test_depfile),
     };
     return cmocka_run_group_tests_name("moxc_build", tests, NULL, NULL);

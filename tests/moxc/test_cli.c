@@ -239,6 +239,9 @@ static void test_doctor(void **state)
     rc = MOXC_RUN(&out, "doctor", "--cc", "/nonexistent/cc");
     assert_non_null(strstr(out, "[missing] C compiler: /nonexistent/cc\n      hint: "));
     expect(rc, 1, out, "moxc cannot build kernels here");
+    rc = MOXC_RUN(&out, "doctor", "--no-cuda", "--mox-include", "/nonexistent");
+    assert_non_null(strstr(out, "[missing] mox headers: /nonexistent/mox/kernel.h"));
+    expect(rc, 1, out, "moxc cannot build kernels here");
     rc = MOXC_RUN(&out, "doctor", "--nvcc", "/nonexistent/nvcc");
     expect(rc, 0, out, "[missing] nvcc: /nonexistent/nvcc");
 }

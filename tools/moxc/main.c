@@ -12,7 +12,7 @@
 static const char usage_text[] =
     "usage: moxc build --name NAME --out-dir DIR [options] SOURCES...\n"
     "       moxc inspect --emit abi|bindings|cuda|cpu|ptx|sass [options] SOURCES...\n"
-    "       moxc doctor [--cc PATH] [--nvcc PATH] [--no-cuda]\n"
+    "       moxc doctor [--cc PATH] [--nvcc PATH] [--mox-include DIR] [--no-cuda]\n"
     "       moxc --version | --help\n"
     "\n"
     "build: compiles the kernel sources of module NAME into the artifact\n"
@@ -111,7 +111,8 @@ static int parse_options(command cmd, int argc, char **argv, int first, moxc_opt
             return usage_error("unknown option '%s'", arg);
         if (match->single == emit && cmd != CMD_INSPECT)
             return usage_error("%s is only for moxc inspect", arg);
-        if (cmd == CMD_DOCTOR && match->single != &o->cc && match->single != &o->nvcc)
+        if (cmd == CMD_DOCTOR && match->single != &o->cc && match->single != &o->nvcc &&
+            match->single != &o->mox_include)
             return usage_error("doctor does not take %s", match->name);
         if (!value) {
             if (i + 1 >= argc)
