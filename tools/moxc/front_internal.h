@@ -39,7 +39,6 @@ typedef struct moxc__front {
 
     mox_abi_kernel *kernels;
     moxc_kernel_info *infos;
-    CXSourceLocation *kernel_locs; /* only valid while its TU lives */
     size_t kernel_count, kernel_cap;
     char **kernel_where;           /* "file:line" of each kernel, for duplicates */
     moxc__record *records;
@@ -67,7 +66,7 @@ typedef struct moxc__fn {
     size_t call_count, call_cap;
     uint32_t direct_features; /* MOX_KFEAT_* found in its own body */
     uint32_t features;        /* closure over callees */
-    int coop_direct;          /* moxc__coop needed by its own calls */
+    int coop_direct;          /* MOXC_COOP_* its own calls need */
     int coop;                 /* closure over callees */
 } moxc__fn;
 
