@@ -256,7 +256,10 @@ static void compaction_case(mox_device *dev, const uint32_t *values, uint32_t n,
                        u32_buffer(dev, values, n),
                        u32_buffer(dev, NULL, n),
                        sentinel_buffer(dev, (size_t)n + TAIL),
-                       u32_buffer(dev, NULL, 1),
+                       /* The count starts as a sentinel so that a scatter
+                        * that never wrote it (even a count of 0) shows; with
+                        * n = 0 nothing runs and it must stay 0. */
+                       n ? sentinel_buffer(dev, 1) : u32_buffer(dev, NULL, 1),
                        {0},
                        n};
     mox_buffer *prefix = u32_buffer(dev, NULL, n);

@@ -337,8 +337,8 @@ static void artifact_case(const char *source, const char *backend_file, const ch
         FAIL("%s: the child %s %d", what, WIFEXITED(status) ? "exited with" : "died of signal",
              WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
     else
-        printf("verified artifact %s: %s%s%s\n", what, want_code, *want_text ? " naming " : "",
-               want_text);
+        printf("verified artifact %s: %s%s%s%s\n", what, want_code, *want_text ? " (message contains \"" : "",
+               want_text, *want_text ? "\")" : "");
     artifact_remove(dir);
 }
 
