@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "cpu/fiber.h"
 #include "test_module.h"
 #include "test_rand.h"
 #include "warp_ref.h"
@@ -279,6 +280,22 @@ static void test_slot_restored_and_release(void **state) {
     check_geometry(TK_GEOM_COOP, kdim3(2, 1, 1), kdim3(40, 1, 1), 1);
 }
 
+/* dialect.test_dialect_stack_env runs this binary with
+ * MOX_CPU_FIBER_STACK=512K; the plain run gets the default. */
+static void test_fiber_stack_size(void **state) {
+    (void)state;
+    const char *env = getenv("MOX_CPU_FIBER_STACK");
+    if (env != NULL && strcmp(env, "512K") == 0) {
+        assert_int_equal(mox__fiber_stack_size(), 512u * 1024u);
+    } else if (env == NULL) {
+#if defined(MOX_SANITIZE_ADDRESS) || defined(MOX_SANITIZE_THREAD)
+        assert_int_equal(mox__fiber_stack_size(), 256u * 1024u);
+#else
+        assert_int_equal(mox__fiber_stack_size(), 64u * 1024u);
+#endif
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_geometry_serial),
@@ -291,6 +308,7 @@ int main(void) {
         cmocka_unit_test(test_divergent_faults_and_recovers),
         cmocka_unit_test(test_rejects_bad_ranges),
         cmocka_unit_test(test_slot_restored_and_release),
+        cmocka_unit_test(test_fiber_stack_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
