@@ -153,6 +153,31 @@ static void test_compiler_failures(void **state)
     test_rmdir(dir);
 }
 
+/* nvcc's messages name the user's source and line (#line in the CUDA
+ * unit): here an implicit void * conversion, C but not C++. */
+static void test_nvcc_error_location(void **state)
+{
+    (void)state;
+    if (!*MOX_NVCC_PATH)
+        skip();
+    char *dir = test_mkdtemp("cli-nvcc");
+    char *src = moxc_path_join(dir, "cxx.c");
+    write_text(src, "#include <mox/kernel.h>\n\nMOX_KERNEL\nvoid cxx(float *out)\n{\n"
+                    "    float *alias = (void *)out;\n    alias[0] = 1.0f;\n}\n");
+    char *out_dir = moxc_path_join(dir, "out");
+    char *out;
+    int rc = MOXC_RUN(&out, "build", "--name", "cxx", "--out-dir", out_dir, "--nvcc", MOX_NVCC_PATH, src);
+    moxc_buf b = {0};
+    moxc_buf_printf(&b, "%s(6): error", src);
+    char *where = moxc_buf_finish(&b);
+    assert_non_null(strstr(out, "moxc: nvcc failed for module cxx:\n"));
+    expect(rc, 1, out, where);
+    free(where);
+    free(out_dir);
+    free(src);
+    test_rmdir(dir);
+}
+
 static void check_inspect(const char *emit, const char *golden)
 {
     char *src = demo_c();
@@ -253,6 +278,7 @@ int main(void)
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_kernel_errors),
         cmocka_unit_test(test_compiler_failures),
+        cmocka_unit_test(test_nvcc_error_location),
         cmocka_unit_test(test_inspect_texts),
         cmocka_unit_test(test_inspect_disassembly),
         cmocka_unit_test(test_doctor),
