@@ -19,6 +19,12 @@
 
 #include <cuda_fp16.h>
 
+/* Kernel sources are C11, where `restrict` is a keyword; nvcc compiles them
+ * as C++, which spells it __restrict__. */
+#ifndef restrict
+#define restrict __restrict__
+#endif
+
 /* ---- indices ---- */
 
 MOX__FN(mox_dim3) mox__dim3(uint32_t x, uint32_t y, uint32_t z) {
