@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <mox/mox.h>
@@ -342,10 +343,28 @@ static void artifact_case(const char *source, const char *backend_file, const ch
     artifact_remove(dir);
 }
 
-static void artifact_checks(mox_device *dev)
+/* Where the runtime reads the module's artifact from (docs/internals.md):
+ * the override variable, else the recorded directory, else, when that does
+ * not exist, $MOX_ARTIFACT_ROOT/<its last component, the fingerprint>. */
+static const char *artifact_source(char *buf, size_t cap)
 {
     const char *env = getenv(vecadd_module.artifact_env);
-    const char *source = env && *env ? env : vecadd_module.artifact_dir;
+    if (env && *env)
+        return env;
+    const char *recorded = vecadd_module.artifact_dir;
+    const char *root = getenv("MOX_ARTIFACT_ROOT");
+    struct stat st;
+    if ((stat(recorded, &st) == 0 && S_ISDIR(st.st_mode)) || !root || !*root)
+        return recorded;
+    const char *slash = strrchr(recorded, '/');
+    snprintf(buf, cap, "%s/%s", root, slash ? slash + 1 : recorded);
+    return buf;
+}
+
+static void artifact_checks(mox_device *dev)
+{
+    char buf[4096];
+    const char *source = artifact_source(buf, sizeof buf);
     int cuda = mox_device_backend(dev) == MOX_BACKEND_CUDA;
     char file[256];
     if (artifact_backend_file(source, cuda, file, sizeof file) != 0) {
