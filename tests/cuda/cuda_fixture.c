@@ -44,11 +44,11 @@ static mox_abi_param p_fail[] = {BUF("out", MOX_PARAM_WRITE), VAL("code"), VAL("
 static mox_abi_param p_fault[] = {BUF("out", MOX_PARAM_WRITE), VAL("n")};
 static mox_abi_param p_spin[] = {BUF("out", MOX_PARAM_WRITE), VAL("slot"), VAL("cycles")};
 static mox_abi_kernel test_kernels[FX_KERNELS] = {
-    {(char *)"scale", p_scale, 3, true, {256, 1, 1}, 0},
-    {(char *)"finish", p_finish, 3, false, {0, 0, 0}, 0},
-    {(char *)"maybe_fail", p_fail, 3, false, {0, 0, 0}, MOX_KFEAT_FAIL},
-    {(char *)"fault", p_fault, 2, false, {0, 0, 0}, 0},
-    {(char *)"spin", p_spin, 3, false, {0, 0, 0}, 0},
+    {(char *)"bt_scale", p_scale, 3, true, {256, 1, 1}, 0},
+    {(char *)"bt_finish", p_finish, 3, false, {0, 0, 0}, 0},
+    {(char *)"bt_maybe_fail", p_fail, 3, false, {0, 0, 0}, MOX_KFEAT_FAIL},
+    {(char *)"bt_fault", p_fault, 2, false, {0, 0, 0}, 0},
+    {(char *)"bt_spin", p_spin, 3, false, {0, 0, 0}, 0},
 };
 static mox_abi test_abi = {1, 0, test_kernels, FX_KERNELS};
 

@@ -5,7 +5,7 @@
 #include <mox/kernel.h>
 
 /* out[i] = in[i] * 4 + 3 */
-extern "C" __global__ void __launch_bounds__(256) mox_entry_scale(mox_gate g, const float *in,
+extern "C" __global__ void __launch_bounds__(256) mox_entry_bt_scale(mox_gate g, const float *in,
                                                                   float *out, uint32_t n)
 {
     if (mox__gate_enter(&g))
@@ -17,7 +17,7 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_scale(mox_gate g, co
 }
 
 /* out[i] = in[i] + 1 */
-extern "C" __global__ void mox_entry_finish(mox_gate g, const float *in, float *out, uint32_t n)
+extern "C" __global__ void mox_entry_bt_finish(mox_gate g, const float *in, float *out, uint32_t n)
 {
     if (mox__gate_enter(&g))
         return;
@@ -30,7 +30,7 @@ extern "C" __global__ void mox_entry_finish(mox_gate g, const float *in, float *
 /* Fails with `code` when code != 0, after spinning for `spin` clock cycles
  * (so that later batches find it still running); writes out[0] = 1 when it
  * does not fail. */
-extern "C" __global__ void mox_entry_maybe_fail(mox_gate g, float *out, uint32_t code,
+extern "C" __global__ void mox_entry_bt_maybe_fail(mox_gate g, float *out, uint32_t code,
                                                 uint32_t spin)
 {
     if (mox__gate_enter(&g))
@@ -49,7 +49,7 @@ extern "C" __global__ void mox_entry_maybe_fail(mox_gate g, float *out, uint32_t
 }
 
 /* Writes through a wild pointer: a sticky CUDA_ERROR_ILLEGAL_ADDRESS. */
-extern "C" __global__ void mox_entry_fault(mox_gate g, float *out, uint32_t n)
+extern "C" __global__ void mox_entry_bt_fault(mox_gate g, float *out, uint32_t n)
 {
     if (mox__gate_enter(&g))
         return;
@@ -60,7 +60,7 @@ extern "C" __global__ void mox_entry_fault(mox_gate g, float *out, uint32_t n)
 }
 
 /* Spins for `cycles`, then stores 1 at out[slot] (overlap measurements). */
-extern "C" __global__ void mox_entry_spin(mox_gate g, float *out, uint32_t slot, uint32_t cycles)
+extern "C" __global__ void mox_entry_bt_spin(mox_gate g, float *out, uint32_t slot, uint32_t cycles)
 {
     if (mox__gate_enter(&g))
         return;

@@ -5,8 +5,10 @@
  * stream executing operations in order (so work is really asynchronous),
  * events with record generations, cross-stream waits, graphs executed in
  * node order, host-mapped memory, sticky faults that fail every later call.
- * Kernels are the ones of tests/cuda/kernels.cu, written again in C with the
- * same gate logic as mox/kernel_cuda.h. Device memory is host memory.
+ * Kernels are the ones of tests/cuda/kernels.cu (and, for running the core
+ * end to end here, those of the conformance suite and the benchmark),
+ * written again in C with the same gate logic as mox/kernel_cuda.h. Device
+ * memory is host memory.
  *
  * It checks what a real driver checks and the backend could get wrong:
  * launching an unknown function, params of a kernel node from another
@@ -170,13 +172,160 @@ static void k_spin(const sim_launch *l)
     out[slot] = 1.0f;
 }
 
+/* ---- kernels of other modules, so that the core + backend can be run
+ * end to end here: the conformance suite's module "conf" and the
+ * benchmark's "cudabench" (1-D: thread i of the grid is i = block*dim+t). ---- */
+
+#define GRID_LOOP(l, i) for (uint64_t i = 0; i < threads_of(l); i++)
+#define GATE_OR_RETURN(l)                                                       \
+    const mox_gate *g = (const mox_gate *)(const void *)(l)->args[0];           \
+    if (gate_enter(g))                                                          \
+        return
+
+static float arg_f32(const sim_launch *l, int i)
+{
+    float v;
+    memcpy(&v, l->args[i], sizeof v);
+    return v;
+}
+
+static void c_scale(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    const float *in = arg_ptr(l, 1);
+    float *out = arg_ptr(l, 2);
+    float f = arg_f32(l, 3);
+    uint32_t n = arg_u32(l, 4);
+    GRID_LOOP(l, i) if (i < n) out[i] = in[i] * f;
+}
+
+static void c_add(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    const float *a = arg_ptr(l, 1), *b = arg_ptr(l, 2);
+    float *out = arg_ptr(l, 3);
+    uint32_t n = arg_u32(l, 4);
+    GRID_LOOP(l, i) if (i < n) out[i] = a[i] + b[i];
+}
+
+static void c_step(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    float *buf = arg_ptr(l, 1);
+    uint32_t n = arg_u32(l, 2);
+    GRID_LOOP(l, i) if (i < n) buf[i] = buf[i] * 2.0f + 1.0f;
+}
+
+static void c_fill(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    float *out = arg_ptr(l, 1);
+    float v = arg_f32(l, 2);
+    uint32_t n = arg_u32(l, 3);
+    GRID_LOOP(l, i) if (i < n) out[i] = v;
+}
+
+static void c_fail_if_negative(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    const float *in = arg_ptr(l, 1);
+    float *out = arg_ptr(l, 2);
+    uint32_t n = arg_u32(l, 3);
+    GRID_LOOP(l, i)
+    {
+        if (i >= n)
+            continue;
+        if (in[i] < 0.0f)
+            gate_fail(g, (uint32_t)(-in[i]));
+        else
+            out[i] = in[i] + 1.0f;
+    }
+}
+
+static void c_slow_copy(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    const float *in = arg_ptr(l, 1);
+    float *out = arg_ptr(l, 2);
+    uint32_t n = arg_u32(l, 3);
+    uint32_t spins = arg_u32(l, 4);
+    usleep(spins / 50u < 200000u ? spins / 50u : 200000u);
+    GRID_LOOP(l, i) if (i < n) out[i] = in[i];
+}
+
+static void c_count(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    uint32_t *counter = arg_ptr(l, 1);
+    uint32_t n = arg_u32(l, 2);
+    GRID_LOOP(l, i) if (i < n) __atomic_fetch_add(&counter[0], 1u, __ATOMIC_RELAXED);
+}
+
+static void c_iota(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    uint32_t *out = arg_ptr(l, 1);
+    uint32_t n = arg_u32(l, 2);
+    GRID_LOOP(l, i) if (i < n) out[i] = (uint32_t)i;
+}
+
+static void c_fixed64(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    float *out = arg_ptr(l, 1);
+    uint32_t n = arg_u32(l, 2);
+    GRID_LOOP(l, i) if (i < n) out[i] = (float)l->block[0];
+}
+
+static void b_scale_256(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    const float *in = arg_ptr(l, 1);
+    float *out = arg_ptr(l, 2);
+    uint32_t n = arg_u32(l, 3);
+    GRID_LOOP(l, i) if (i < n) out[i] = in[i] * 4.0f + 3.0f;
+}
+
+static void b_finish_256(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    const float *in = arg_ptr(l, 1);
+    float *out = arg_ptr(l, 2);
+    uint32_t n = arg_u32(l, 3);
+    GRID_LOOP(l, i) if (i < n) out[i] = in[i] + 1.0f;
+}
+
+static void b_busy(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    float *out = arg_ptr(l, 1);
+    uint32_t slot = arg_u32(l, 2);
+    usleep(arg_u32(l, 3) / 1000u);
+    out[slot] = 1.0f;
+}
+
 #define GATE_SIZE ((uint32_t)sizeof(mox_gate))
 static struct CUfunc_st g_funcs[] = {
-    {"mox_entry_scale", 4, {GATE_SIZE, 8, 8, 4}, k_scale},
-    {"mox_entry_finish", 4, {GATE_SIZE, 8, 8, 4}, k_finish},
-    {"mox_entry_maybe_fail", 4, {GATE_SIZE, 8, 4, 4}, k_maybe_fail},
-    {"mox_entry_fault", 3, {GATE_SIZE, 8, 4}, k_fault},
-    {"mox_entry_spin", 4, {GATE_SIZE, 8, 4, 4}, k_spin},
+    /* tests/cuda/kernels.cu */
+    {"mox_entry_bt_scale", 4, {GATE_SIZE, 8, 8, 4}, k_scale},
+    {"mox_entry_bt_finish", 4, {GATE_SIZE, 8, 8, 4}, k_finish},
+    {"mox_entry_bt_maybe_fail", 4, {GATE_SIZE, 8, 4, 4}, k_maybe_fail},
+    {"mox_entry_bt_fault", 3, {GATE_SIZE, 8, 4}, k_fault},
+    {"mox_entry_bt_spin", 4, {GATE_SIZE, 8, 4, 4}, k_spin},
+    /* tests/conformance/kernels/conf.c */
+    {"mox_entry_scale", 5, {GATE_SIZE, 8, 8, 4, 4}, c_scale},
+    {"mox_entry_add", 5, {GATE_SIZE, 8, 8, 8, 4}, c_add},
+    {"mox_entry_step", 3, {GATE_SIZE, 8, 4}, c_step},
+    {"mox_entry_fill", 4, {GATE_SIZE, 8, 4, 4}, c_fill},
+    {"mox_entry_fail_if_negative", 4, {GATE_SIZE, 8, 8, 4}, c_fail_if_negative},
+    {"mox_entry_slow_copy", 5, {GATE_SIZE, 8, 8, 4, 4}, c_slow_copy},
+    {"mox_entry_count", 3, {GATE_SIZE, 8, 4}, c_count},
+    {"mox_entry_iota", 3, {GATE_SIZE, 8, 4}, c_iota},
+    {"mox_entry_fixed64", 3, {GATE_SIZE, 8, 4}, c_fixed64},
+    /* bench/kernels/cuda_bench.c */
+    {"mox_entry_scale_256", 4, {GATE_SIZE, 8, 8, 4}, b_scale_256},
+    {"mox_entry_finish_256", 4, {GATE_SIZE, 8, 8, 4}, b_finish_256},
+    {"mox_entry_busy", 4, {GATE_SIZE, 8, 4, 4}, b_busy},
 };
 
 static bool valid_func(CUfunction f)
@@ -913,9 +1062,15 @@ CUresult cuGraphLaunch(CUgraphExec e, CUstream s)
 {
     /* Legal in CUDA (launches of one exec serialise), but the backend
      * promises never to do it: an instance's status words would be shared
-     * by two runs. */
+     * by two runs. MOX_SIM_STRICT_EXEC=1 (the backend's tests) checks it;
+     * the benchmark's raw side does it on purpose. */
+    static int strict = -1;
+    if (strict < 0) {
+        const char *v = getenv("MOX_SIM_STRICT_EXEC");
+        strict = v && v[0] == '1';
+    }
     pthread_mutex_lock(&g_lock);
-    int busy = e->inflight;
+    int busy = strict && e->inflight;
     if (!busy)
         e->inflight++;
     pthread_mutex_unlock(&g_lock);
