@@ -270,6 +270,74 @@ static mox_buffer *make_zero(mox_device *dev, uint32_t n)
     return b;
 }
 
+/* A. us per dispatch of `repeats` pipelined two-stage sequences (median). */
+static double mox_a_run(mox_device *dev, int repeats, int trials)
+{
+    const uint32_t n = 256;
+    two_stage t = {dev, make_input(dev, n), make_zero(dev, n), make_zero(dev, n), n};
+    mox_pipelined(&t, 200, 48); /* warm-up: module load, plans, instances */
+    check_two_stage(t.in, t.out, n);
+    double v[16];
+    for (int k = 0; k < trials; k++) {
+        double t0 = now_us();
+        mox_pipelined(&t, repeats, 48);
+        v[k] = (now_us() - t0) / (2.0 * repeats);
+    }
+    check_two_stage(t.in, t.out, n);
+    mox_buffer_release(t.in);
+    mox_buffer_release(t.tmp);
+    mox_buffer_release(t.out);
+    return median(v, trials);
+}
+
+/* B. median round trip of one launch + mox_op_wait; *cpu gets the process
+ * CPU time per round trip. */
+static double mox_b_run(mox_device *dev, int count, double *mean, double *cpu)
+{
+    const uint32_t n = 256;
+    mox_buffer *in = make_input(dev, n), *out = make_zero(dev, n);
+    mox_launch_config cfg;
+    CHECK_MOX(mox_launch_config_for_elements(256, n, &cfg));
+    double *rt = malloc((size_t)count * sizeof *rt);
+    for (int i = 0; i < 200; i++) {
+        mox_op *op = cudabench_scale_256(dev, cfg, in, out, n);
+        CHECK_MOX(mox_op_wait(op));
+        mox_op_drop(op);
+    }
+    double c0 = cpu_us(), w0 = now_us();
+    for (int i = 0; i < count; i++) {
+        double t0 = now_us();
+        mox_op *op = cudabench_scale_256(dev, cfg, in, out, n);
+        CHECK_MOX(mox_op_wait(op));
+        mox_op_drop(op);
+        rt[i] = now_us() - t0;
+    }
+    *cpu = (cpu_us() - c0) / count;
+    *mean = (now_us() - w0) / count;
+    double m = median(rt, count);
+    free(rt);
+    mox_buffer_release(in);
+    mox_buffer_release(out);
+    return m;
+}
+
+/* A device with other backend settings (read by the backend at open). */
+static mox_device *open_variant(const char *var, const char *value)
+{
+    const char *old = getenv(var);
+    char *saved = old ? strdup(old) : NULL;
+    setenv(var, value, 1);
+    mox_device *dev = NULL;
+    CHECK_MOX(mox_device_open(&dev));
+    if (saved) {
+        setenv(var, saved, 1);
+        free(saved);
+    } else {
+        unsetenv(var);
+    }
+    return dev;
+}
+
 /* ---- JSON ---- */
 
 static FILE *json;
@@ -313,16 +381,13 @@ int main(int argc, char **argv)
     /* ---------- A: pipelined two-stage, n = 256 ---------- */
     enum { REPEATS = 10000, TRIALS = 5 };
     const uint32_t small = 256;
-    two_stage t = {dev, make_input(dev, small), make_zero(dev, small), make_zero(dev, small), small};
-    mox_pipelined(&t, 200, 48); /* warm-up: module load, plans, instances */
-    check_two_stage(t.in, t.out, small);
-    double mox_a[TRIALS];
-    for (int k = 0; k < TRIALS; k++) {
-        double t0 = now_us();
-        mox_pipelined(&t, REPEATS, 48);
-        mox_a[k] = (now_us() - t0) / (2.0 * REPEATS);
-    }
-    check_two_stage(t.in, t.out, small);
+    double a_mox = mox_a_run(dev, REPEATS, TRIALS);
+    mox_device *v_nocoal = open_variant("MOX_CUDA_COALESCE", "0");
+    double a_nocoal = mox_a_run(v_nocoal, REPEATS, TRIALS);
+    mox_device_release(v_nocoal);
+    mox_device *v_stream = open_variant("MOX_CUDA_LAUNCH", "stream");
+    double a_stream = mox_a_run(v_stream, REPEATS, TRIALS);
+    mox_device_release(v_stream);
 
     CUdeviceptr rin, rtmp, rout;
     CHECK_CU(cu->cuMemAlloc(&rin, small * 4));
@@ -369,15 +434,19 @@ int main(int argc, char **argv)
             graph_a_gpu[k] = ms * 1e3 / (2.0 * REPEATS);
         }
     }
-    double a_mox = median(mox_a, TRIALS), a_raw = median(raw_a, TRIALS);
+    double a_raw = median(raw_a, TRIALS);
     double a_raw_gpu = median(raw_a_gpu, TRIALS), a_graph = median(graph_a, TRIALS);
     double a_graph_gpu = median(graph_a_gpu, TRIALS);
     printf("A. two-stage sequence, n = 256, %d repeats pipelined (us per dispatch, median of %d)\n",
            REPEATS, TRIALS);
     printf("   %-34s %8.3f\n", "mox (wall)", a_mox);
+    printf("   %-34s %8.3f\n", "mox, coalescing off (wall)", a_nocoal);
+    printf("   %-34s %8.3f\n", "mox, stream launches (wall)", a_stream);
     printf("   %-34s %8.3f   (GPU %6.3f)\n", "raw stream launches (wall)", a_raw, a_raw_gpu);
     printf("   %-34s %8.3f   (GPU %6.3f)\n\n", "raw replayed graph (wall)", a_graph, a_graph_gpu);
     jnum("a_mox_us_per_dispatch", a_mox);
+    jnum("a_mox_no_coalescing_us_per_dispatch", a_nocoal);
+    jnum("a_mox_stream_launches_us_per_dispatch", a_stream);
     jnum("a_raw_stream_us_per_dispatch", a_raw);
     jnum("a_raw_stream_gpu_us_per_dispatch", a_raw_gpu);
     jnum("a_raw_graph_us_per_dispatch", a_graph);
@@ -386,24 +455,11 @@ int main(int argc, char **argv)
     /* ---------- B: round trip ---------- */
     enum { RT = 2000, RT_WARM = 200 };
     double *rt = malloc(RT * sizeof *rt);
-    mox_launch_config cfg1;
-    CHECK_MOX(mox_launch_config_for_elements(256, small, &cfg1));
-    for (int i = 0; i < RT_WARM; i++) {
-        mox_op *op = cudabench_scale_256(dev, cfg1, t.in, t.tmp, small);
-        CHECK_MOX(mox_op_wait(op));
-        mox_op_drop(op);
-    }
-    double c0 = cpu_us();
-    double w0 = now_us();
-    for (int i = 0; i < RT; i++) {
-        double t0 = now_us();
-        mox_op *op = cudabench_scale_256(dev, cfg1, t.in, t.tmp, small);
-        CHECK_MOX(mox_op_wait(op));
-        mox_op_drop(op);
-        rt[i] = now_us() - t0;
-    }
-    double b_mox_cpu = (cpu_us() - c0) / RT, b_mox_wall_total = (now_us() - w0) / RT;
-    double b_mox = median(rt, RT);
+    double b_mox_wall_total, b_mox_cpu, b_graph_mean, b_graph_cpu;
+    double b_mox = mox_b_run(dev, RT, &b_mox_wall_total, &b_mox_cpu);
+    mox_device *v_graph = open_variant("MOX_CUDA_LAUNCH", "graph");
+    double b_graph = mox_b_run(v_graph, RT, &b_graph_mean, &b_graph_cpu);
+    mox_device_release(v_graph);
 
     CUevent spin_ev, block_ev;
     CHECK_CU(cu->cuEventCreate(&spin_ev, CU_EVENT_DISABLE_TIMING));
@@ -436,12 +492,15 @@ int main(int argc, char **argv)
     printf("B. one launch + wait round trip (us, median of %d)\n", RT);
     printf("   %-34s %8.2f   (mean %.2f, CPU %.2f us per round trip)\n", "mox_op_wait", b_mox,
            b_mox_wall_total, b_mox_cpu);
+    printf("   %-34s %8.2f   (mean %.2f, CPU %.2f us)\n", "mox_op_wait, graph for one launch",
+           b_graph, b_graph_mean, b_graph_cpu);
     printf("   %-34s %8.2f\n", "raw launch + spin on event", b_raw_spin);
     printf("   %-34s %8.2f\n", "raw launch + blocking-sync event", b_raw_block);
     printf("   %-34s %8.2f ms CPU in 1 s\n\n", "idle device (mox open)", b_idle_cpu_ms);
     jnum("b_mox_round_trip_us", b_mox);
     jnum("b_mox_round_trip_mean_us", b_mox_wall_total);
     jnum("b_mox_cpu_us_per_round_trip", b_mox_cpu);
+    jnum("b_mox_graph_round_trip_us", b_graph);
     jnum("b_raw_spin_round_trip_us", b_raw_spin);
     jnum("b_raw_blocking_round_trip_us", b_raw_block);
     jnum("b_idle_cpu_ms_per_s", b_idle_cpu_ms);
@@ -589,9 +648,6 @@ int main(int argc, char **argv)
 
     for (int i = 0; i < K; i++)
         mox_buffer_release(outs[i]);
-    mox_buffer_release(t.in);
-    mox_buffer_release(t.tmp);
-    mox_buffer_release(t.out);
     CHECK_CU(cu->cuMemFree(rin));
     CHECK_CU(cu->cuMemFree(rtmp));
     CHECK_CU(cu->cuMemFree(rout));

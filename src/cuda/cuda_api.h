@@ -130,6 +130,7 @@ typedef struct CUDA_KERNEL_NODE_PARAMS_v1 {
     X(cuDeviceTotalMem, cuDeviceTotalMem_v2, CUresult, (size_t * bytes, CUdevice dev))       \
     X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, CUresult, (CUcontext * ctx, CUdevice dev)) \
     X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, CUresult, (CUdevice dev))     \
+    X(cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset_v2, CUresult, (CUdevice dev))     \
     X(cuCtxSetCurrent, cuCtxSetCurrent, CUresult, (CUcontext ctx))                           \
     X(cuCtxSynchronize, cuCtxSynchronize, CUresult, (void))                                   \
     X(cuMemAlloc, cuMemAlloc_v2, CUresult, (CUdeviceptr * dptr, size_t bytes))               \

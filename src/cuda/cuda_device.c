@@ -79,6 +79,17 @@ mox_status mox__cuda_dev_open(int ordinal, mox__cuda_dev **out)
     TRY(api->cuDeviceGet(&dev->device, ordinal), "cuDeviceGet");
     TRY(api->cuDevicePrimaryCtxRetain(&dev->ctx, dev->device), "cuDevicePrimaryCtxRetain");
     TRY(api->cuCtxSetCurrent(dev->ctx), "cuCtxSetCurrent");
+    /* Reopening after a sticky fault: the primary context of this process
+     * may still be the faulted one (another device handle holds it). It is
+     * unusable for everyone, so start a fresh one. */
+    r = api->cuCtxSynchronize();
+    if (mox__cuda_error_is_sticky(r)) {
+        api->cuDevicePrimaryCtxRelease(dev->device);
+        dev->ctx = NULL;
+        TRY(api->cuDevicePrimaryCtxReset(dev->device), "cuDevicePrimaryCtxReset");
+        TRY(api->cuDevicePrimaryCtxRetain(&dev->ctx, dev->device), "cuDevicePrimaryCtxRetain");
+        TRY(api->cuCtxSetCurrent(dev->ctx), "cuCtxSetCurrent");
+    }
     TRY(api->cuDeviceGetName(dev->name, (int)sizeof dev->name - 1, dev->device), "cuDeviceGetName");
 
     mox__cuda_limits *l = &dev->limits;
@@ -136,11 +147,32 @@ fail:
 }
 #undef TRY
 
+/* MOX_CUDA_STATS=1: the backend's counters on stderr when a device closes
+ * (how many launches, instantiations, parameter updates... a run needed). */
+static void print_stats(const mox__cuda_dev *dev)
+{
+    const char *v = getenv("MOX_CUDA_STATS");
+    if (!v || v[0] != '1')
+        return;
+    const mox__cuda_stats *s = &dev->stats;
+    fprintf(stderr,
+            "mox cuda stats: launches %llu (graph %llu, kernels on streams %llu), "
+            "submissions coalesced %llu, plans %llu, instantiations %llu, node updates %llu, "
+            "deps uploads %llu, status resets %llu, status reads %llu\n",
+            (unsigned long long)s->groups, (unsigned long long)s->graph_launches,
+            (unsigned long long)s->stream_launches, (unsigned long long)s->coalesced,
+            (unsigned long long)s->plans, (unsigned long long)s->instantiations,
+            (unsigned long long)s->node_updates, (unsigned long long)s->deps_uploads,
+            (unsigned long long)s->resets, (unsigned long long)s->status_reads);
+}
+
 void mox__cuda_dev_close(mox__cuda_dev *dev)
 {
     if (!dev)
         return;
     const mox__cuda_api *api = dev->api;
+    if (dev->thread_started)
+        print_stats(dev);
     if (dev->ctx)
         api->cuCtxSetCurrent(dev->ctx);
     mox__cuda_completion_stop(dev);

@@ -137,6 +137,8 @@ struct mox__cuda_group {
     bool launched;                  /* event recorded */
     mox_status status;              /* not OK: complete every member with it */
     mox_error *error;
+    mox__gate *live_gates;          /* gates read from running launches' slots */
+    uint32_t live_count;            /* (a GATED state from them raises no flag) */
     mox__cuda_inst **read_insts;    /* instances it holds reader counts on */
     uint32_t read_count;
     mox__cuda_copyback *copybacks;

@@ -71,6 +71,7 @@ static void group_free(mox__cuda_group *g)
         free(g->subs);
     free(g->succs);
     free(g->read_insts);
+    free(g->live_gates);
     free(g->copybacks);
     free(g->stages);
     free(g);
@@ -138,8 +139,13 @@ static bool gate_slot(mox__cuda_group *g, const mox__gate *gate, bool *intra, ui
         return true;
     }
     *slot = x->group->inst->slot_base + x->offset + gate->dispatch;
-    /* A gated dispatch does not raise our flag: read the words. */
-    g->check_status = true;
+    /* A dispatch gated through it raises no flag; at completion (after the
+     * earlier launch completed) its state tells whether to read the words. */
+    mox__gate *n = realloc(g->live_gates, (g->live_count + 1) * sizeof *n);
+    if (!n)
+        return false;
+    g->live_gates = n;
+    g->live_gates[g->live_count++] = *gate;
     return add_reader(g, x->group->inst);
 }
 
@@ -480,9 +486,14 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r)
     if (status == MOX_OK) {
         mox__cuda_inst *inst = g->inst;
         bool flagged = *(volatile uint32_t *)inst->host_flag != 0;
+        bool read = flagged || g->check_status;
+        /* Earlier launches completed before this one: their states are final. */
+        for (uint32_t i = 0; !read && i < g->live_count; i++)
+            read = g->live_gates[i].sub->dispatches[g->live_gates[i].dispatch]->state !=
+                   MOX_DISPATCH_OK;
         uint32_t stack_words[64];
         uint32_t *words = NULL;
-        if (flagged || g->check_status) {
+        if (read) {
             words = g->count <= 32 ? stack_words : malloc(8u * g->count);
             CUresult rr = words ? api->cuMemcpyDtoH(words, dev->pool + 8ull * inst->slot_base,
                                                     8u * g->count)

@@ -619,6 +619,16 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
     return CUDA_SUCCESS;
 }
 
+EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev);
+CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+    (void)dev;
+    pthread_mutex_lock(&g_lock);
+    g_sticky = CUDA_SUCCESS;
+    pthread_mutex_unlock(&g_lock);
+    return CUDA_SUCCESS;
+}
+
 EXPORT CUresult cuCtxSetCurrent(CUcontext ctx);
 CUresult cuCtxSetCurrent(CUcontext ctx)
 {
