@@ -47,8 +47,11 @@ static void *worker_main(void *p)
         }
         pthread_mutex_unlock(&pool->lock);
 
+        /* Read total before adding: once the last chunk is counted, its
+         * worker may finish (and free) the job. */
+        uint64_t total = job->total;
         job->run(job, first, count);
-        if (atomic_fetch_add_explicit(&job->done, count, memory_order_acq_rel) + count == job->total)
+        if (atomic_fetch_add_explicit(&job->done, count, memory_order_acq_rel) + count == total)
             job->finish(job);
 
         pthread_mutex_lock(&pool->lock);
