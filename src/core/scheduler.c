@@ -374,7 +374,6 @@ void mox__submission_complete(mox__submission *pub, mox_status status, mox_error
     dev->in_flight--;
     mox__wait_list_wake_all(&dev->capacity_waiters, &dev->lock);
     mox__unlock(&dev->lock);
-    mox__device_notify(dev);
 
     mox__lock(&s->lock);
     atomic_store_explicit(&s->done, true, memory_order_release);
@@ -389,6 +388,9 @@ void mox__submission_complete(mox__submission *pub, mox_status status, mox_error
     mox__unlock(&s->lock);
     if (r)
         mox_result_release(r);
+    /* Signal the event fd only now that `done` is visible: an event loop
+     * that wakes on it must find the op READY when it polls. */
+    mox__device_notify(dev);
     /* Drop our device reference before waking the waiter: a user who waits,
      * then releases everything, then frees the device on their own thread
      * rather than leaving the last reference to this runtime thread. */
