@@ -189,8 +189,10 @@ static void dropping_every_clone_stops_driving(void **state)
     assert_int_equal(mox_op_then(conf_fill(dev, conf_cfg(8), a, 7.0f, 8), second_stage, &c, &chain), MOX_OK);
     assert_int_equal(mox_op_share(chain, &t1), MOX_OK);
     assert_int_equal(mox_op_clone(t1, &t2), MOX_OK);
-    assert_int_equal(mox_op_poll(t1, no_waker), MOX_PENDING);
+    assert_int_equal(mox__testing_hold(dev, true), MOX_OK);
+    assert_int_equal(mox_op_poll(t1, no_waker), MOX_PENDING); /* submitted, held */
     mox_op_drop(t1);
+    assert_int_equal(mox__testing_hold(dev, false), MOX_OK);
     assert_int_equal(mox_op_wait(t2), MOX_OK);
     mox_op_drop(t2);
     assert_int_equal(c.calls, 1);

@@ -73,7 +73,7 @@ static void construction_submits_nothing(void **state)
 static void pending_during_preparation(void **state)
 {
     (void)state;
-    setenv("MOX_DEBUG_PREPARE_DELAY_MS", "300", 1);
+    setenv("MOX_DEBUG_PREPARE_DELAY_MS", "1500", 1);
     mox_device *dev = conf_open();
     unsetenv("MOX_DEBUG_PREPARE_DELAY_MS");
     mox_buffer *buf = conf_zeros(dev, 16);
