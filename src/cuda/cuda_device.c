@@ -77,19 +77,26 @@ mox_status mox__cuda_dev_open(int ordinal, mox__cuda_dev **out)
     pthread_cond_init(&dev->work_cv, NULL);
 
     TRY(api->cuDeviceGet(&dev->device, ordinal), "cuDeviceGet");
-    TRY(api->cuDevicePrimaryCtxRetain(&dev->ctx, dev->device), "cuDevicePrimaryCtxRetain");
-    TRY(api->cuCtxSetCurrent(dev->ctx), "cuCtxSetCurrent");
-    /* Reopening after a sticky fault: the primary context of this process
-     * may still be the faulted one (another device handle holds it). It is
-     * unusable for everyone, so start a fresh one. */
-    r = api->cuCtxSynchronize();
-    if (mox__cuda_error_is_sticky(r)) {
-        api->cuDevicePrimaryCtxRelease(dev->device);
-        dev->ctx = NULL;
-        TRY(api->cuDevicePrimaryCtxReset(dev->device), "cuDevicePrimaryCtxReset");
-        TRY(api->cuDevicePrimaryCtxRetain(&dev->ctx, dev->device), "cuDevicePrimaryCtxRetain");
-        TRY(api->cuCtxSetCurrent(dev->ctx), "cuCtxSetCurrent");
+    /* Reopening after a sticky fault: the process's primary context is still
+     * the faulted one (the driver keeps it, even with no reference left;
+     * seen on the H200: retain answers CUDA_ERROR_ILLEGAL_ADDRESS). It is
+     * unusable for everyone, so reset it and start a fresh one. */
+    r = api->cuDevicePrimaryCtxRetain(&dev->ctx, dev->device);
+    if (r == CUDA_SUCCESS) {
+        r = api->cuCtxSetCurrent(dev->ctx);
+        if (r == CUDA_SUCCESS)
+            r = api->cuCtxSynchronize();
+        if (r != CUDA_SUCCESS) {
+            api->cuDevicePrimaryCtxRelease(dev->device);
+            dev->ctx = NULL;
+        }
     }
+    if (mox__cuda_error_is_sticky(r)) {
+        TRY(api->cuDevicePrimaryCtxReset(dev->device), "cuDevicePrimaryCtxReset");
+        r = api->cuDevicePrimaryCtxRetain(&dev->ctx, dev->device);
+    }
+    TRY(r, "cuDevicePrimaryCtxRetain");
+    TRY(api->cuCtxSetCurrent(dev->ctx), "cuCtxSetCurrent");
     TRY(api->cuDeviceGetName(dev->name, (int)sizeof dev->name - 1, dev->device), "cuDeviceGetName");
 
     mox__cuda_limits *l = &dev->limits;

@@ -249,7 +249,7 @@ typedef struct mox__cuda_stats {
 } mox__cuda_stats;
 
 typedef enum mox__cuda_launch_mode {
-    MOX__CUDA_LAUNCH_AUTO = 0,   /* graphs, except launches of one dispatch */
+    MOX__CUDA_LAUNCH_AUTO = 0,   /* graphs (streams for launches with transfers) */
     MOX__CUDA_LAUNCH_GRAPH = 1,
     MOX__CUDA_LAUNCH_STREAM = 2
 } mox__cuda_launch_mode;

@@ -602,10 +602,14 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
 {
     (void)dev;
     pthread_mutex_lock(&g_lock);
-    g_ctx_refs++;
+    /* As seen on an H200 (driver 580): a faulted primary context survives
+     * its last release and retain fails until cuDevicePrimaryCtxReset. */
+    CUresult r = g_sticky;
+    if (r == CUDA_SUCCESS)
+        g_ctx_refs++;
     pthread_mutex_unlock(&g_lock);
-    *ctx = &g_ctx;
-    return CUDA_SUCCESS;
+    *ctx = r == CUDA_SUCCESS ? &g_ctx : NULL;
+    return r;
 }
 
 EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev);
@@ -613,8 +617,7 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
     (void)dev;
     pthread_mutex_lock(&g_lock);
-    if (--g_ctx_refs == 0)
-        g_sticky = CUDA_SUCCESS; /* the context is destroyed: a new one is clean */
+    g_ctx_refs--;
     pthread_mutex_unlock(&g_lock);
     return CUDA_SUCCESS;
 }
