@@ -75,24 +75,33 @@ static bool must_gate(const mox__submission *s, const mox__dispatch *d)
     return false;
 }
 
-/* All predecessors are final: run it, or gate it without running. */
-static void make_ready(cpu_disp *cd)
-{
-    mox__dispatch *d = cd->d;
-    if (must_gate(cd->cs->sub, d)) {
-        d->state = MOX_DISPATCH_GATED;
-        finish_dispatch(cd);
-        return;
-    }
-    mox__pool_push(cd->cs->be->pool, &cd->job);
-}
-
+/* Runs or gates the submission's roots. Once the last root is handed over,
+ * the submission may complete and be freed on another thread at any
+ * moment, so the roots are listed first and nothing of the submission is
+ * read after the last hand-over. */
 static void start_sub(cpu_sub *cs)
 {
     mox__submission *s = cs->sub;
-    for (uint32_t i = 0; i < s->count; i++)
-        if (s->dispatches[i]->pred_count == 0)
-            make_ready(disp_state(s->dispatches[i]));
+    mox__pool *pool = cs->be->pool;
+    cpu_disp *roots = NULL, **tail = &roots;
+    for (uint32_t i = 0; i < s->count; i++) {
+        if (s->dispatches[i]->pred_count == 0) {
+            cpu_disp *cd = disp_state(s->dispatches[i]);
+            cd->next_work = NULL;
+            *tail = cd;
+            tail = &cd->next_work;
+        }
+    }
+    while (roots) {
+        cpu_disp *cd = roots;
+        roots = cd->next_work;
+        if (must_gate(s, cd->d)) {
+            cd->d->state = MOX_DISPATCH_GATED;
+            finish_dispatch(cd);
+        } else {
+            mox__pool_push(pool, &cd->job);
+        }
+    }
 }
 
 static void finish_sub(cpu_sub *cs)
@@ -211,8 +220,6 @@ static void start_job_run(mox__pool_job *job, uint64_t first, uint64_t count)
     start_sub(cs);
 }
 
-static void start_job_finished(mox__pool_job *job) { (void)job; }
-
 /* ---------------- submission ---------------- */
 
 static void prepare_sub(cpu_backend *be, mox__submission *s)
@@ -224,7 +231,7 @@ static void prepare_sub(cpu_backend *be, mox__submission *s)
     cs->start_job.total = 1;
     cs->start_job.chunk = 1;
     cs->start_job.run = start_job_run;
-    cs->start_job.finish = start_job_finished;
+    cs->start_job.finish = NULL; /* the submission may be gone once it ran */
     for (uint32_t i = 0; i < s->count; i++) {
         mox__dispatch *d = s->dispatches[i];
         cpu_disp *cd = disp_state(d);

@@ -47,12 +47,22 @@ static void *worker_main(void *p)
         }
         pthread_mutex_unlock(&pool->lock);
 
-        /* Read total before adding: once the last chunk is counted, its
-         * worker may finish (and free) the job. */
+        /* Read what we need before running: once the last chunk is
+         * counted, its worker may finish (and free) the job; a job claimed
+         * whole is this worker's alone and is not touched after run()
+         * unless it has a finish function (a start job's run may end with
+         * its owner freed). */
         uint64_t total = job->total;
-        job->run(job, first, count);
-        if (atomic_fetch_add_explicit(&job->done, count, memory_order_acq_rel) + count == total)
-            job->finish(job);
+        void (*finish)(mox__pool_job *) = job->finish;
+        if (first == 0 && count == total) {
+            job->run(job, first, count);
+            if (finish)
+                finish(job);
+        } else {
+            job->run(job, first, count);
+            if (atomic_fetch_add_explicit(&job->done, count, memory_order_acq_rel) + count == total)
+                finish(job);
+        }
 
         pthread_mutex_lock(&pool->lock);
     }

@@ -19,7 +19,9 @@ struct mox__pool_job {
     uint64_t total;            /* units of work (>= 1) */
     uint64_t chunk;            /* units per claim (>= 1); 0 = pick from total and threads */
     void (*run)(mox__pool_job *job, uint64_t first, uint64_t count);
-    void (*finish)(mox__pool_job *job); /* once, after every unit ran */
+    /* Once, after every unit ran. May be NULL only for a one-unit job; the
+     * pool then never touches the job after run() returns. */
+    void (*finish)(mox__pool_job *job);
     /* pool private */
     uint64_t next;             /* first unclaimed unit; pool lock */
     _Atomic uint64_t done;
