@@ -1,0 +1,167 @@
+# runner.cmake - the benchmark runner mox_bench (bench/runner*.c and
+# bench/cpu_*.c), the hand-written CUDA references (kernels_ref/*.cu, one
+# fatbin each, built by nvcc with moxc's numeric flags) and the runner's
+# tests (label bench). Included by bench/CMakeLists.txt; see
+# docs/performance.md. Everything is skipped until its dependencies exist.
+if(NOT TARGET mox OR NOT TARGET moxc OR NOT TARGET mox_artifact OR NOT COMMAND mox_add_kernels)
+  message(STATUS "bench: mox_bench skipped until libmox and moxc are built")
+  return()
+endif()
+set(MOX_BENCH_EXAMPLES ${PROJECT_SOURCE_DIR}/examples)
+foreach(f vec-add/kernels/vec_add.c reduction/kernels/reduce.c reduction/reference.c
+          cooperation/kernels/histogram.c cooperation/kernels/scan.c cooperation/reference.c
+          particle-update/kernels/particle.c particle-update/reference.c
+          matmul/kernels/matmul.c matmul/kernels/matmul_f16.c matmul/reference.c)
+  if(NOT EXISTS ${MOX_BENCH_EXAMPLES}/${f})
+    message(STATUS "bench: mox_bench skipped: examples/${f} is missing")
+    return()
+  endif()
+endforeach()
+
+# ---- hand-written CUDA references ----
+set(MOX_BENCH_REF_DIR ${CMAKE_CURRENT_BINARY_DIR}/kernels_ref)
+set(MOX_BENCH_REF_FLAGS -fatbin -x cu -std=c++17 -O3 -fmad=false -prec-div=true -prec-sqrt=true
+                        -ftz=false)
+foreach(arch IN LISTS MOX_CUDA_ARCHS)
+  string(REPLACE "sm_" "" num "${arch}")
+  list(APPEND MOX_BENCH_REF_FLAGS -gencode arch=compute_${num},code=sm_${num})
+endforeach()
+list(GET MOX_CUDA_ARCHS 0 first_arch)
+string(REPLACE "sm_" "" first_num "${first_arch}")
+list(APPEND MOX_BENCH_REF_FLAGS -gencode arch=compute_${first_num},code=compute_${first_num})
+set(MOX_BENCH_NVCC_VERSION "none")
+if(MOX_NVCC)
+  set(ref_outputs "")
+  foreach(k vec_add reduce histogram scan particle matmul)
+    set(src ${CMAKE_CURRENT_SOURCE_DIR}/kernels_ref/${k}.cu)
+    set(out ${MOX_BENCH_REF_DIR}/${k}.fatbin)
+    add_custom_command(OUTPUT ${out}
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${MOX_BENCH_REF_DIR}
+      COMMAND ${MOX_NVCC} ${MOX_BENCH_REF_FLAGS} -I${MOX_BENCH_EXAMPLES}/particle-update/kernels
+              -o ${out} ${src}
+      DEPENDS ${src} ${MOX_BENCH_EXAMPLES}/particle-update/kernels/particle.h
+      COMMENT "nvcc: reference kernels ${k}.cu"
+      VERBATIM)
+    list(APPEND ref_outputs ${out})
+  endforeach()
+  add_custom_target(mox_bench_ref_kernels ALL DEPENDS ${ref_outputs})
+  execute_process(COMMAND ${MOX_NVCC} --version OUTPUT_VARIABLE nvcc_out ERROR_QUIET)
+  string(REGEX MATCH "release [0-9.]+, V[0-9.]+" MOX_BENCH_NVCC_VERSION "${nvcc_out}")
+endif()
+
+# ---- the examples' CPU references (the kernels' exact arithmetic) ----
+add_library(mox_bench_refs STATIC
+  ${MOX_BENCH_EXAMPLES}/reduction/reference.c ${MOX_BENCH_EXAMPLES}/cooperation/reference.c
+  ${MOX_BENCH_EXAMPLES}/particle-update/reference.c ${MOX_BENCH_EXAMPLES}/matmul/reference.c)
+target_include_directories(mox_bench_refs PUBLIC ${PROJECT_SOURCE_DIR}
+                                                 ${MOX_BENCH_EXAMPLES}/particle-update/kernels)
+target_compile_options(mox_bench_refs PRIVATE -ffp-contract=off)
+target_link_libraries(mox_bench_refs PUBLIC m)
+
+# OpenMP for the plain-C baselines and the CPU results; not under the
+# sanitizers (libgomp is not instrumented, TSan would report its internals).
+set(MOX_BENCH_OPENMP FALSE)
+if(NOT MOX_SANITIZE)
+  find_package(OpenMP COMPONENTS C)
+  if(OpenMP_C_FOUND)
+    set(MOX_BENCH_OPENMP TRUE)
+  endif()
+endif()
+
+add_executable(mox_bench
+  runner.c runner_stats.c runner_report.c runner_work.c runner_rt.c runner_overhead.c
+  runner_overhead_mem.c runner_pipeline.c runner_gpu.c runner_gpu_cases.c cpu_suite.c
+  cpu_baseline.c ${PROJECT_SOURCE_DIR}/src/cuda/cuda_api.c)
+mox_add_kernels(mox_bench NAME benchq
+  SOURCES ${MOX_BENCH_EXAMPLES}/vec-add/kernels/vec_add.c
+          ${MOX_BENCH_EXAMPLES}/reduction/kernels/reduce.c
+          ${MOX_BENCH_EXAMPLES}/cooperation/kernels/histogram.c
+          ${MOX_BENCH_EXAMPLES}/cooperation/kernels/scan.c
+          ${MOX_BENCH_EXAMPLES}/particle-update/kernels/particle.c
+          ${MOX_BENCH_EXAMPLES}/matmul/kernels/matmul.c
+          ${MOX_BENCH_EXAMPLES}/matmul/kernels/matmul_f16.c
+  INCLUDE_DIRS ${MOX_BENCH_EXAMPLES}/particle-update/kernels)
+mox_add_kernels(mox_bench NAME benchrt SOURCES runner_kernels/overhead.c)
+# The runtime's own driver table (src/cuda/cuda_api.c, compiled in as the
+# CUDA engineer's cuda_overhead does) and its test hooks (src/core/testing.h).
+set_source_files_properties(${PROJECT_SOURCE_DIR}/src/cuda/cuda_api.c PROPERTIES
+  COMPILE_DEFINITIONS _GNU_SOURCE)
+set_source_files_properties(cpu_baseline.c PROPERTIES COMPILE_OPTIONS "-O3")
+target_include_directories(mox_bench PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}
+                                             ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/src/core)
+target_compile_options(mox_bench PRIVATE -ffp-contract=off)
+find_package(Threads REQUIRED)
+target_link_libraries(mox_bench PRIVATE mox::mox mox_artifact mox_bench_refs Threads::Threads
+                                        ${CMAKE_DL_LIBS} m)
+if(MOX_BENCH_OPENMP)
+  target_link_libraries(mox_bench PRIVATE OpenMP::OpenMP_C)
+  target_link_libraries(mox_bench_refs PRIVATE OpenMP::OpenMP_C)
+endif()
+mox_target_warnings(mox_bench)
+
+# Build identity, refreshed on every build (the commit changes without a
+# reconfigure); the header is rewritten only when its text changes.
+string(TOUPPER "${CMAKE_BUILD_TYPE}" build_type_upper)
+set(MOX_BENCH_BASELINE_FLAGS "${CMAKE_C_FLAGS} ${CMAKE_C_FLAGS_${build_type_upper}} -O3 -ffp-contract=off")
+if(MOX_BENCH_OPENMP)
+  string(APPEND MOX_BENCH_BASELINE_FLAGS " ${OpenMP_C_FLAGS}")
+endif()
+string(REPLACE ";" " " ref_flags_text "${MOX_BENCH_REF_FLAGS}")
+add_custom_target(mox_bench_build_info
+  COMMAND ${CMAKE_COMMAND}
+          -DSRC=${PROJECT_SOURCE_DIR}
+          -DOUT=${CMAKE_CURRENT_BINARY_DIR}/runner_build_info.h
+          "-DC_COMPILER=${CMAKE_C_COMPILER_ID} ${CMAKE_C_COMPILER_VERSION}"
+          "-DC_FLAGS=${CMAKE_C_FLAGS} ${CMAKE_C_FLAGS_${build_type_upper}} -ffp-contract=off"
+          -DBUILD_TYPE=${CMAKE_BUILD_TYPE}
+          "-DBASELINE_FLAGS=${MOX_BENCH_BASELINE_FLAGS}"
+          "-DREF_NVCC_FLAGS=${ref_flags_text}"
+          "-DNVCC_VERSION=${MOX_BENCH_NVCC_VERSION}"
+          -DREF_DIR=${MOX_BENCH_REF_DIR}
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/runner_build_info.cmake
+  BYPRODUCTS ${CMAKE_CURRENT_BINARY_DIR}/runner_build_info.h
+  COMMENT "bench: build identity"
+  VERBATIM)
+add_dependencies(mox_bench mox_bench_build_info)
+if(TARGET mox_bench_ref_kernels)
+  add_dependencies(mox_bench mox_bench_ref_kernels)
+endif()
+
+# ---- tests (label bench): they check that the runner runs and verifies
+# every result; nothing about time is asserted. ----
+add_executable(mox_bench_stats_test runner_test.c runner_stats.c)
+target_include_directories(mox_bench_stats_test PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+  pkg_check_modules(MOX_BENCH_CMOCKA QUIET IMPORTED_TARGET cmocka)
+endif()
+if(TARGET PkgConfig::MOX_BENCH_CMOCKA)
+  target_link_libraries(mox_bench_stats_test PRIVATE PkgConfig::MOX_BENCH_CMOCKA)
+else()
+  target_link_libraries(mox_bench_stats_test PRIVATE cmocka)
+endif()
+mox_target_warnings(mox_bench_stats_test)
+add_test(NAME bench-stats COMMAND mox_bench_stats_test)
+set_tests_properties(bench-stats PROPERTIES LABELS bench TIMEOUT 30)
+
+add_test(NAME bench-cpu-smoke
+  COMMAND mox_bench --smoke --suite cpu,overhead,pipeline --max-threads 2
+          --json ${CMAKE_CURRENT_BINARY_DIR}/bench-cpu-smoke.json
+          --md ${CMAKE_CURRENT_BINARY_DIR}/bench-cpu-smoke.md)
+set_tests_properties(bench-cpu-smoke PROPERTIES
+  LABELS bench ENVIRONMENT MOX_BACKEND=cpu TIMEOUT 120 FIXTURES_SETUP bench_smoke_json)
+
+find_program(MOX_BENCH_PYTHON NAMES python3)
+if(MOX_BENCH_PYTHON)
+  add_test(NAME bench-plot-smoke
+    COMMAND ${MOX_BENCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/plot.py --check
+            --out ${CMAKE_CURRENT_BINARY_DIR}/bench-smoke-plots
+            ${CMAKE_CURRENT_BINARY_DIR}/bench-cpu-smoke.json)
+  set_tests_properties(bench-plot-smoke PROPERTIES
+    LABELS bench TIMEOUT 60 FIXTURES_REQUIRED bench_smoke_json SKIP_RETURN_CODE 77)
+endif()
+
+add_test(NAME bench-cuda-smoke
+  COMMAND mox_bench --smoke --suite quality --json ${CMAKE_CURRENT_BINARY_DIR}/bench-cuda-smoke.json)
+set_tests_properties(bench-cuda-smoke PROPERTIES
+  LABELS "bench;cuda" ENVIRONMENT MOX_BACKEND=cuda TIMEOUT 300 SKIP_RETURN_CODE 77)
