@@ -382,6 +382,9 @@ int main(int argc, char **argv)
     enum { REPEATS = 10000, TRIALS = 5 };
     const uint32_t small = 256;
     double a_mox = mox_a_run(dev, REPEATS, TRIALS);
+    mox_device *v_depth2 = open_variant("MOX_CUDA_DEFER_DEPTH", "2");
+    double a_depth2 = mox_a_run(v_depth2, REPEATS, TRIALS);
+    mox_device_release(v_depth2);
     mox_device *v_nocoal = open_variant("MOX_CUDA_COALESCE", "0");
     double a_nocoal = mox_a_run(v_nocoal, REPEATS, TRIALS);
     mox_device_release(v_nocoal);
@@ -440,11 +443,13 @@ int main(int argc, char **argv)
     printf("A. two-stage sequence, n = 256, %d repeats pipelined (us per dispatch, median of %d)\n",
            REPEATS, TRIALS);
     printf("   %-34s %8.3f\n", "mox (wall)", a_mox);
+    printf("   %-34s %8.3f\n", "mox, defer at depth 2 (wall)", a_depth2);
     printf("   %-34s %8.3f\n", "mox, coalescing off (wall)", a_nocoal);
     printf("   %-34s %8.3f\n", "mox, stream launches (wall)", a_stream);
     printf("   %-34s %8.3f   (GPU %6.3f)\n", "raw stream launches (wall)", a_raw, a_raw_gpu);
     printf("   %-34s %8.3f   (GPU %6.3f)\n\n", "raw replayed graph (wall)", a_graph, a_graph_gpu);
     jnum("a_mox_us_per_dispatch", a_mox);
+    jnum("a_mox_defer_depth2_us_per_dispatch", a_depth2);
     jnum("a_mox_no_coalescing_us_per_dispatch", a_nocoal);
     jnum("a_mox_stream_launches_us_per_dispatch", a_stream);
     jnum("a_raw_stream_us_per_dispatch", a_raw);

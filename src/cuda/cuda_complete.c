@@ -123,7 +123,11 @@ static void *completion_main(void *arg)
             spin_start = now_ns();
             backoff_us = 20;
         } else if (now_ns() - spin_start < (uint64_t)dev->spin_us * 1000u) {
-            cpu_relax();
+            /* At most one query round per microsecond: each query takes
+             * driver locks that the submitting threads need too. */
+            uint64_t until = now_ns() + 1000u;
+            while (now_ns() < until)
+                cpu_relax();
         } else if (one_stream && snap[0]->launched) {
             /* Errors come back from the query that follows. */
             api->cuEventSynchronize(snap[0]->event);

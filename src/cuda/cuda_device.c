@@ -71,6 +71,10 @@ mox_status mox__cuda_dev_open(int ordinal, mox__cuda_dev **out)
         dev->spin_us = (uint32_t)strtoul(spin, NULL, 10);
     const char *co = getenv("MOX_CUDA_COALESCE");
     dev->coalesce = !(co && strcmp(co, "0") == 0);
+    const char *dd = getenv("MOX_CUDA_DEFER_DEPTH");
+    dev->defer_depth = dd && dd[0] ? (uint32_t)strtoul(dd, NULL, 10) : MOX__CUDA_DEFER_DEPTH;
+    if (dev->defer_depth == 0)
+        dev->coalesce = false;
     atomic_init(&dev->lost, false);
     pthread_mutex_init(&dev->lock, NULL);
     pthread_mutex_init(&dev->upload_lock, NULL);
@@ -92,8 +96,18 @@ mox_status mox__cuda_dev_open(int ordinal, mox__cuda_dev **out)
         }
     }
     if (mox__cuda_error_is_sticky(r)) {
+        /* The driver checks the thread's current context too: drop the
+         * faulted one from this thread before resetting. */
+        api->cuCtxSetCurrent(NULL);
         TRY(api->cuDevicePrimaryCtxReset(dev->device), "cuDevicePrimaryCtxReset");
         r = api->cuDevicePrimaryCtxRetain(&dev->ctx, dev->device);
+        if (r != CUDA_SUCCESS) {
+            dev->ctx = NULL;
+            st = mox__cuda_fail(api, r, "cuDevicePrimaryCtxRetain",
+                                "after resetting the context of a faulted device: the driver "
+                                "keeps this process's device lost");
+            goto fail;
+        }
     }
     TRY(r, "cuDevicePrimaryCtxRetain");
     TRY(api->cuCtxSetCurrent(dev->ctx), "cuCtxSetCurrent");
@@ -165,12 +179,13 @@ static void print_stats(const mox__cuda_dev *dev)
     fprintf(stderr,
             "mox cuda stats: launches %llu (graph %llu, kernels on streams %llu), "
             "submissions coalesced %llu, plans %llu, instantiations %llu, node updates %llu, "
-            "deps uploads %llu, status resets %llu, status reads %llu\n",
+            "deps uploads %llu, status resets %llu, status reads %llu, live gates %llu\n",
             (unsigned long long)s->groups, (unsigned long long)s->graph_launches,
             (unsigned long long)s->stream_launches, (unsigned long long)s->coalesced,
             (unsigned long long)s->plans, (unsigned long long)s->instantiations,
             (unsigned long long)s->node_updates, (unsigned long long)s->deps_uploads,
-            (unsigned long long)s->resets, (unsigned long long)s->status_reads);
+            (unsigned long long)s->resets, (unsigned long long)s->status_reads,
+            (unsigned long long)s->live_gates);
 }
 
 void mox__cuda_dev_close(mox__cuda_dev *dev)
@@ -209,8 +224,10 @@ void mox__cuda_dev_close(mox__cuda_dev *dev)
             api->cuStreamDestroy(dev->streams[i]);
     if (dev->copy_stream)
         api->cuStreamDestroy(dev->copy_stream);
-    if (dev->ctx)
+    if (dev->ctx) {
         api->cuDevicePrimaryCtxRelease(dev->device);
+        api->cuCtxSetCurrent(NULL); /* no dangling current context on this thread */
+    }
     pthread_cond_destroy(&dev->work_cv);
     pthread_mutex_destroy(&dev->upload_lock);
     pthread_mutex_destroy(&dev->lock);

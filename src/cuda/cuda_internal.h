@@ -38,9 +38,10 @@
 #define MOX__CUDA_OK_SLOT 1u
 #define MOX__CUDA_FIRST_SLOT 2u
 /* Coalescing: a submission waits in its stream's pending list while that
- * stream already has this many launches queued; at most MERGE_SUBS
- * submissions (MERGE_NODES dispatches) go into one launch. */
-#define MOX__CUDA_DEFER_DEPTH 2u
+ * stream already has `defer_depth` launches queued (MOX_CUDA_DEFER_DEPTH,
+ * default below; 0 turns coalescing off); at most MERGE_SUBS submissions
+ * (MERGE_NODES dispatches) go into one launch. */
+#define MOX__CUDA_DEFER_DEPTH 1u
 #define MOX__CUDA_MERGE_SUBS 16u
 #define MOX__CUDA_MERGE_NODES 256u
 
@@ -246,6 +247,7 @@ typedef struct mox__cuda_stats {
     atomic_ullong deps_uploads;
     atomic_ullong resets;
     atomic_ullong status_reads;    /* completions that read status words */
+    atomic_ullong live_gates;      /* gates read from the slots of running launches */
 } mox__cuda_stats;
 
 typedef enum mox__cuda_launch_mode {
@@ -293,6 +295,7 @@ struct mox__cuda_dev {
     mox__cuda_limits limits;
     mox__cuda_launch_mode mode;
     bool coalesce;                   /* MOX_CUDA_COALESCE=0 turns it off */
+    uint32_t defer_depth;            /* see MOX__CUDA_DEFER_DEPTH */
     CUstream streams[MOX__CUDA_STREAMS];
     CUstream copy_stream;            /* allocation zeroing, synchronous uploads */
 

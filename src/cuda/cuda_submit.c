@@ -5,12 +5,13 @@
  * free); otherwise round robin, so independent work overlaps. Waits on
  * other streams become cuStreamWaitEvent on their launch's event.
  *
- * Coalescing: while a stream already has MOX__CUDA_DEFER_DEPTH launches
- * queued, new submissions for it wait in a pending list (the GPU has work
- * anyway); when a launch completes, or the list is long, the list goes out
- * as ONE launch: one graph holding every submission's dispatches, with
- * edges for the waits between them, one event. Back-to-back submissions
- * thus cost one graph launch, not one each.
+ * Coalescing: while a stream already has `defer_depth` launches queued
+ * (default 1: one running), new submissions for it wait in a pending list
+ * (the GPU has work anyway); when the stream's launch completes, or the list
+ * reaches MOX__CUDA_MERGE_SUBS, the list goes out as ONE launch: one graph
+ * holding every submission's dispatches, with edges for the waits between
+ * them, one event. Back-to-back submissions thus cost one graph launch, not
+ * one each; a submission to an idle stream goes out at once.
  *
  * Gates on dispatches of earlier launches become dependencies on their
  * status slots (the device checks them when the dispatch starts); a reader
@@ -117,7 +118,8 @@ static void drop_readers(mox__cuda_dev *dev, mox__cuda_group *g)
 }
 
 /* Slot that gate (sub, j) reads, for a dispatch of launch `g`. */
-static bool gate_slot(mox__cuda_group *g, const mox__gate *gate, bool *intra, uint32_t *slot)
+static bool gate_slot(mox__cuda_dev *dev, mox__cuda_group *g, const mox__gate *gate, bool *intra,
+                      uint32_t *slot)
 {
     mox__cuda_sub *x = mox__cuda_sub_of(gate->sub);
     *intra = false;
@@ -146,6 +148,7 @@ static bool gate_slot(mox__cuda_group *g, const mox__gate *gate, bool *intra, ui
         return false;
     g->live_gates = n;
     g->live_gates[g->live_count++] = *gate;
+    atomic_fetch_add(&dev->stats.live_gates, 1);
     return add_reader(g, x->group->inst);
 }
 
@@ -200,7 +203,7 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b, C
             for (uint32_t k = 0; d->kind == MOX__CMD_KERNEL && k < d->gate_count; k++) {
                 bool intra;
                 uint32_t slot;
-                if (!gate_slot(g, &pub->gates[d->gate_first + k], &intra, &slot))
+                if (!gate_slot(dev, g, &pub->gates[d->gate_first + k], &intra, &slot))
                     goto oom;
                 if (!push(intra ? &b->gdeps : &b->ext, slot))
                     goto oom;
@@ -388,7 +391,7 @@ void mox__cuda_submit(mox__cuda_dev *dev, mox__submission *pub)
     mox__cuda_stream_state *ss = &dev->stream_state[stream];
     bool transfer = has_transfer(pub);
     bool defer = dev->hold || (dev->coalesce && !transfer &&
-                               (ss->pending_count > 0 || ss->depth >= MOX__CUDA_DEFER_DEPTH));
+                               (ss->pending_count > 0 || ss->depth >= dev->defer_depth));
     if (defer) {
         me->pending = true;
         if (ss->pending_tail)
@@ -561,7 +564,7 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r)
         mox__cuda_inst_release(dev, g->inst);
         mox__cuda_event_put(dev, g->event);
         bool lost = atomic_load(&dev->lost);
-        if (ss->pending_head && (lost || (!dev->hold && ss->depth < MOX__CUDA_DEFER_DEPTH)))
+        if (ss->pending_head && (lost || (!dev->hold && ss->depth < dev->defer_depth)))
             mox__cuda_flush_stream(dev, g->stream); /* lost: they fail at once */
     }
     drop_readers(dev, g);

@@ -63,7 +63,22 @@ static void sticky_fault_loses_the_device(void **state)
     fx_free(&F, p);
     fx_close(&F);
 
-    /* Reopened: the primary context was released, so this is a fresh one. */
+    /* Reopened: the faulted primary context is reset, so this is a fresh
+     * one. Should a driver refuse any new context in this process, the open
+     * must say so (DEVICE_LOST), never hand out a dead device. */
+    mox__backend *probe = NULL;
+    mox__backend_info info;
+    mox_error *err = NULL;
+    mox__backend_config cfg = {0, 2};
+    mox_status st = mox__cuda_backend_open(&cfg, &probe, &info, &err);
+    if (st != MOX_OK) {
+        assert_int_equal(st, MOX_ERR_DEVICE_LOST);
+        assert_non_null(strstr(mox_error_message(err), "keeps this process's device lost"));
+        print_message("reopen refused by the driver: %s\n", mox_error_message(err));
+        mox_error_release(err);
+        skip();
+    }
+    probe->vt->destroy(probe);
     fx G;
     fx_open(&G);
     CUdeviceptr q = fx_alloc(&G, 1024);

@@ -144,9 +144,21 @@ static void clean_batch_needs_one_host_load(void **state)
     assert_int_equal(stat(&F.dev->stats.resets), resets0 + 1);
 }
 
+static void set_coalesce(bool on)
+{
+    pthread_mutex_lock(&F.dev->lock);
+    F.dev->coalesce = on;
+    pthread_mutex_unlock(&F.dev->lock);
+}
+
 static void later_batch_is_gated_by_a_running_failure(void **state)
 {
     (void)state;
+    /* Without coalescing the reader launches while the writer runs, so its
+     * gate is checked on the device from the writer's slot. */
+    bool coalesce = F.dev->coalesce;
+    set_coalesce(false);
+    unsigned long long live0 = stat(&F.dev->stats.live_gates);
     put(a, 0.0f);
     put(b, -1.0f);
     fx_sub w, r, late;
@@ -162,6 +174,8 @@ static void later_batch_is_gated_by_a_running_failure(void **state)
     assert_int_equal(fx_state(&r, 0), MOX_DISPATCH_GATED);
     assert_int_equal(fx_state(&r, 1), MOX_DISPATCH_GATED);
     assert_true(get(b) == -1.0f);
+    assert_int_equal(stat(&F.dev->stats.live_gates), live0 + 1);
+    set_coalesce(coalesce);
 
     /* Submitted after the writer finished (the core still names it as a
      * gate when it has not seen the completion yet): the backend knows the
@@ -170,6 +184,24 @@ static void later_batch_is_gated_by_a_running_failure(void **state)
     fx_submit(&F, &late);
     fx_wait(&late);
     assert_int_equal(fx_state(&late, 0), MOX_DISPATCH_GATED);
+    assert_true(get(b) == -1.0f);
+}
+
+static void reader_deferred_behind_a_running_failure_is_gated(void **state)
+{
+    (void)state;
+    put(a, 0.0f);
+    put(b, -1.0f);
+    fx_sub w, r;
+    slow_writer(&w, 4, 20u * 1000u * 1000u);
+    fx_submit(&F, &w);
+    reader(&r, &w); /* waits in the pending list until the writer is done */
+    fx_submit(&F, &r);
+    fx_wait(&w);
+    fx_wait(&r);
+    assert_int_equal(fx_state(&w, 0), MOX_DISPATCH_FAILED);
+    assert_int_equal(fx_state(&r, 0), MOX_DISPATCH_GATED);
+    assert_int_equal(fx_state(&r, 1), MOX_DISPATCH_GATED);
     assert_true(get(b) == -1.0f);
 }
 
@@ -241,6 +273,7 @@ int main(void)
         cmocka_unit_test(failure_gates_dependents_in_the_batch),
         cmocka_unit_test(clean_batch_needs_one_host_load),
         cmocka_unit_test(later_batch_is_gated_by_a_running_failure),
+        cmocka_unit_test(reader_deferred_behind_a_running_failure_is_gated),
         cmocka_unit_test(gate_inside_a_coalesced_launch),
         cmocka_unit_test(dependency_on_a_clean_earlier_batch_runs),
         cmocka_unit_test(independent_work_on_other_streams_is_not_gated),
