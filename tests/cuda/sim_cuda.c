@@ -26,6 +26,7 @@
 #include <mox/kernel_abi.h>
 
 #include "cuda/cuda_api.h"
+#include "sim_cuda.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -37,301 +38,18 @@ static CUresult g_sticky;      /* set by a faulting kernel: every call fails */
 static int g_ctx_refs;
 static struct CUctx_st { int dummy; } g_ctx;
 
-/* ---- kernels ---- */
-
-typedef struct sim_launch {
-    uint32_t grid[3], block[3];
-    _Alignas(16) unsigned char args[8][32]; /* args[0] is the gate */
-} sim_launch;
-
-typedef void (*sim_kernel_fn)(const sim_launch *l);
-
-struct CUfunc_st {
-    const char *name;
-    uint32_t nargs;
-    uint32_t size[8];
-    sim_kernel_fn fn;
-};
-
-static uint32_t atomic_cas_u32(uint32_t *p, uint32_t expected, uint32_t desired)
+void sim_set_sticky(CUresult r)
 {
-    __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-    return expected;
-}
-
-/* mox__gate_enter of mox/kernel_cuda.h */
-static int gate_enter(const mox_gate *g)
-{
-    if (!g->status)
-        return 0;
-    for (uint32_t i = 0; i < g->dep_count; i++) {
-        if (__atomic_load_n(&g->status[2u * g->deps[i]], __ATOMIC_SEQ_CST) != MOX_DISPATCH_OK) {
-            atomic_cas_u32(&g->status[2u * g->self], MOX_DISPATCH_OK, MOX_DISPATCH_GATED);
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* mox_fail of mox/kernel_cuda.h */
-static void gate_fail(const mox_gate *g, uint32_t code)
-{
-    if (!g->status)
-        return;
-    if (atomic_cas_u32(&g->status[2u * g->self], MOX_DISPATCH_OK, MOX_DISPATCH_FAILED) ==
-        MOX_DISPATCH_OK) {
-        __atomic_store_n(&g->status[2u * g->self + 1u], code, __ATOMIC_SEQ_CST);
-        if (g->host_flag)
-            __atomic_store_n(g->host_flag, 1u, __ATOMIC_SEQ_CST);
-    }
-}
-
-static void *arg_ptr(const sim_launch *l, int i)
-{
-    void *p;
-    memcpy(&p, l->args[i], sizeof p);
-    return p;
-}
-
-static uint32_t arg_u32(const sim_launch *l, int i)
-{
-    uint32_t v;
-    memcpy(&v, l->args[i], sizeof v);
-    return v;
-}
-
-static uint64_t threads_of(const sim_launch *l)
-{
-    return (uint64_t)l->grid[0] * l->grid[1] * l->grid[2] * l->block[0] * l->block[1] * l->block[2];
-}
-
-static void sim_spin(uint32_t cycles)
-{
-    /* ~2 GHz clock: cycles / 2000 microseconds. */
-    if (cycles >= 2000)
-        usleep(cycles / 2000u);
-}
-
-static void k_scale(const sim_launch *l)
-{
-    const mox_gate *g = (const mox_gate *)(const void *)l->args[0];
-    if (gate_enter(g))
-        return;
-    const float *in = arg_ptr(l, 1);
-    float *out = arg_ptr(l, 2);
-    uint32_t n = arg_u32(l, 3);
-    for (uint64_t i = 0; i < threads_of(l) && i < n; i++)
-        out[i] = in[i] * 4.0f + 3.0f;
-}
-
-static void k_finish(const sim_launch *l)
-{
-    const mox_gate *g = (const mox_gate *)(const void *)l->args[0];
-    if (gate_enter(g))
-        return;
-    const float *in = arg_ptr(l, 1);
-    float *out = arg_ptr(l, 2);
-    uint32_t n = arg_u32(l, 3);
-    for (uint64_t i = 0; i < threads_of(l) && i < n; i++)
-        out[i] = in[i] + 1.0f;
-}
-
-static void k_maybe_fail(const sim_launch *l)
-{
-    const mox_gate *g = (const mox_gate *)(const void *)l->args[0];
-    if (gate_enter(g))
-        return;
-    float *out = arg_ptr(l, 1);
-    uint32_t code = arg_u32(l, 2);
-    sim_spin(arg_u32(l, 3));
-    if (code)
-        gate_fail(g, code);
-    else
-        out[0] = 1.0f;
-}
-
-static void k_fault(const sim_launch *l)
-{
-    const mox_gate *g = (const mox_gate *)(const void *)l->args[0];
-    if (gate_enter(g))
-        return;
     pthread_mutex_lock(&g_lock);
-    g_sticky = CUDA_ERROR_ILLEGAL_ADDRESS;
+    g_sticky = r;
     pthread_cond_broadcast(&g_cv);
     pthread_mutex_unlock(&g_lock);
 }
 
-static void k_spin(const sim_launch *l)
-{
-    const mox_gate *g = (const mox_gate *)(const void *)l->args[0];
-    if (gate_enter(g))
-        return;
-    float *out = arg_ptr(l, 1);
-    uint32_t slot = arg_u32(l, 2);
-    sim_spin(arg_u32(l, 3));
-    out[slot] = 1.0f;
-}
-
-/* ---- kernels of other modules, so that the core + backend can be run
- * end to end here: the conformance suite's module "conf" and the
- * benchmark's "cudabench" (1-D: thread i of the grid is i = block*dim+t). ---- */
-
-#define GRID_LOOP(l, i) for (uint64_t i = 0; i < threads_of(l); i++)
-#define GATE_OR_RETURN(l)                                                       \
-    const mox_gate *g = (const mox_gate *)(const void *)(l)->args[0];           \
-    if (gate_enter(g))                                                          \
-        return
-
-static float arg_f32(const sim_launch *l, int i)
-{
-    float v;
-    memcpy(&v, l->args[i], sizeof v);
-    return v;
-}
-
-static void c_scale(const sim_launch *l)
-{
-    GATE_OR_RETURN(l);
-    const float *in = arg_ptr(l, 1);
-    float *out = arg_ptr(l, 2);
-    float f = arg_f32(l, 3);
-    uint32_t n = arg_u32(l, 4);
-    GRID_LOOP(l, i) if (i < n) out[i] = in[i] * f;
-}
-
-static void c_add(const sim_launch *l)
-{
-    GATE_OR_RETURN(l);
-    const float *a = arg_ptr(l, 1), *b = arg_ptr(l, 2);
-    float *out = arg_ptr(l, 3);
-    uint32_t n = arg_u32(l, 4);
-    GRID_LOOP(l, i) if (i < n) out[i] = a[i] + b[i];
-}
-
-static void c_step(const sim_launch *l)
-{
-    GATE_OR_RETURN(l);
-    float *buf = arg_ptr(l, 1);
-    uint32_t n = arg_u32(l, 2);
-    GRID_LOOP(l, i) if (i < n) buf[i] = buf[i] * 2.0f + 1.0f;
-}
-
-static void c_fill(const sim_launch *l)
-{
-    GATE_OR_RETURN(l);
-    float *out = arg_ptr(l, 1);
-    float v = arg_f32(l, 2);
-    uint32_t n = arg_u32(l, 3);
-    GRID_LOOP(l, i) if (i < n) out[i] = v;
-}
-
-static void c_fail_if_negative(const sim_launch *l)
-{
-    GATE_OR_RETURN(l);
-    const float *in = arg_ptr(l, 1);
-    float *out = arg_ptr(l, 2);
-    uint32_t n = arg_u32(l, 3);
-    GRID_LOOP(l, i)
-    {
-        if (i >= n)
-            continue;
-        if (in[i] < 0.0f)
-            gate_fail(g, (uint32_t)(-in[i]));
-        else
-            out[i] = in[i] + 1.0f;
-    }
-}
-
-static void c_slow_copy(const sim_launch *l)
-{
-    GATE_OR_RETURN(l);
-    const float *in = arg_ptr(l, 1);
-    float *out = arg_ptr(l, 2);
-    uint32_t n = arg_u32(l, 3);
-    uint32_t spins = arg_u32(l, 4);
-    usleep(spins / 50u < 200000u ? spins / 50u : 200000u);
-    GRID_LOOP(l, i) if (i < n) out[i] = in[i];
-}
-
-static void c_count(const sim_launch *l)
-{
-    GATE_OR_RETURN(l);
-    uint32_t *counter = arg_ptr(l, 1);
-    uint32_t n = arg_u32(l, 2);
-    GRID_LOOP(l, i) if (i < n) __atomic_fetch_add(&counter[0], 1u, __ATOMIC_RELAXED);
-}
-
-static void c_iota(const sim_launch *l)
-{
-    GATE_OR_RETURN(l);
-    uint32_t *out = arg_ptr(l, 1);
-    uint32_t n = arg_u32(l, 2);
-    GRID_LOOP(l, i) if (i < n) out[i] = (uint32_t)i;
-}
-
-static void c_fixed64(const sim_launch *l)
-{
-    GATE_OR_RETURN(l);
-    float *out = arg_ptr(l, 1);
-    uint32_t n = arg_u32(l, 2);
-    GRID_LOOP(l, i) if (i < n) out[i] = (float)l->block[0];
-}
-
-static void b_scale_256(const sim_launch *l)
-{
-    GATE_OR_RETURN(l);
-    const float *in = arg_ptr(l, 1);
-    float *out = arg_ptr(l, 2);
-    uint32_t n = arg_u32(l, 3);
-    GRID_LOOP(l, i) if (i < n) out[i] = in[i] * 4.0f + 3.0f;
-}
-
-static void b_finish_256(const sim_launch *l)
-{
-    GATE_OR_RETURN(l);
-    const float *in = arg_ptr(l, 1);
-    float *out = arg_ptr(l, 2);
-    uint32_t n = arg_u32(l, 3);
-    GRID_LOOP(l, i) if (i < n) out[i] = in[i] + 1.0f;
-}
-
-static void b_busy(const sim_launch *l)
-{
-    GATE_OR_RETURN(l);
-    float *out = arg_ptr(l, 1);
-    uint32_t slot = arg_u32(l, 2);
-    usleep(arg_u32(l, 3) / 1000u);
-    out[slot] = 1.0f;
-}
-
-#define GATE_SIZE ((uint32_t)sizeof(mox_gate))
-static struct CUfunc_st g_funcs[] = {
-    /* tests/cuda/kernels.cu */
-    {"mox_entry_bt_scale", 4, {GATE_SIZE, 8, 8, 4}, k_scale},
-    {"mox_entry_bt_finish", 4, {GATE_SIZE, 8, 8, 4}, k_finish},
-    {"mox_entry_bt_maybe_fail", 4, {GATE_SIZE, 8, 4, 4}, k_maybe_fail},
-    {"mox_entry_bt_fault", 3, {GATE_SIZE, 8, 4}, k_fault},
-    {"mox_entry_bt_spin", 4, {GATE_SIZE, 8, 4, 4}, k_spin},
-    /* tests/conformance/kernels/conf.c */
-    {"mox_entry_scale", 5, {GATE_SIZE, 8, 8, 4, 4}, c_scale},
-    {"mox_entry_add", 5, {GATE_SIZE, 8, 8, 8, 4}, c_add},
-    {"mox_entry_step", 3, {GATE_SIZE, 8, 4}, c_step},
-    {"mox_entry_fill", 4, {GATE_SIZE, 8, 4, 4}, c_fill},
-    {"mox_entry_fail_if_negative", 4, {GATE_SIZE, 8, 8, 4}, c_fail_if_negative},
-    {"mox_entry_slow_copy", 5, {GATE_SIZE, 8, 8, 4, 4}, c_slow_copy},
-    {"mox_entry_count", 3, {GATE_SIZE, 8, 4}, c_count},
-    {"mox_entry_iota", 3, {GATE_SIZE, 8, 4}, c_iota},
-    {"mox_entry_fixed64", 3, {GATE_SIZE, 8, 4}, c_fixed64},
-    /* bench/kernels/cuda_bench.c */
-    {"mox_entry_scale_256", 4, {GATE_SIZE, 8, 8, 4}, b_scale_256},
-    {"mox_entry_finish_256", 4, {GATE_SIZE, 8, 8, 4}, b_finish_256},
-    {"mox_entry_busy", 4, {GATE_SIZE, 8, 4, 4}, b_busy},
-};
-
 static bool valid_func(CUfunction f)
 {
-    for (size_t i = 0; i < sizeof g_funcs / sizeof g_funcs[0]; i++)
-        if (f == &g_funcs[i])
+    for (size_t i = 0; i < sim_func_count; i++)
+        if (f == &sim_funcs[i])
             return true;
     return false;
 }
@@ -782,9 +500,9 @@ EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
 CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
 {
     (void)m;
-    for (size_t i = 0; i < sizeof g_funcs / sizeof g_funcs[0]; i++) {
-        if (strcmp(g_funcs[i].name, name) == 0) {
-            *f = &g_funcs[i];
+    for (size_t i = 0; i < sim_func_count; i++) {
+        if (strcmp(sim_funcs[i].name, name) == 0) {
+            *f = &sim_funcs[i];
             return CUDA_SUCCESS;
         }
     }

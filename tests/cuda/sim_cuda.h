@@ -1,0 +1,33 @@
+/* tests/cuda/sim_cuda.h - shared between the simulated driver's API
+ * (sim_cuda.c) and its kernels (sim_kernels.c). */
+#ifndef MOX_TESTS_SIM_CUDA_H
+#define MOX_TESTS_SIM_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuda/cuda_api.h"
+
+/* One launch: geometry and copies of the kernel's parameters. */
+typedef struct sim_launch {
+    uint32_t grid[3], block[3];
+    _Alignas(16) unsigned char args[8][32]; /* args[0] is the gate */
+} sim_launch;
+
+typedef void (*sim_kernel_fn)(const sim_launch *l);
+
+struct CUfunc_st {
+    const char *name;
+    uint32_t nargs;
+    uint32_t size[8];
+    sim_kernel_fn fn;
+};
+
+/* The kernels the simulated driver knows (sim_kernels.c). */
+extern struct CUfunc_st sim_funcs[];
+extern const size_t sim_func_count;
+
+/* Makes every later driver call fail with `r` (a sticky fault). */
+void sim_set_sticky(CUresult r);
+
+#endif
