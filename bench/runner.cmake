@@ -165,3 +165,29 @@ add_test(NAME bench-cuda-smoke
   COMMAND mox_bench --smoke --suite quality --json ${CMAKE_CURRENT_BINARY_DIR}/bench-cuda-smoke.json)
 set_tests_properties(bench-cuda-smoke PROPERTIES
   LABELS "bench;cuda" ENVIRONMENT MOX_BACKEND=cuda TIMEOUT 300 SKIP_RETURN_CODE 77)
+
+# The quality suite's host side on a machine without a GPU: a stand-in
+# driver (runner_fakecuda.c) computes the kernels in C. Needs the fatbins
+# (nvcc) since the suite loads and verifies them exactly as on a GPU.
+if(MOX_NVCC)
+  add_library(mox_bench_fakecuda SHARED runner_fakecuda.c)
+  target_include_directories(mox_bench_fakecuda PRIVATE ${PROJECT_SOURCE_DIR}/src
+    ${PROJECT_SOURCE_DIR}/include ${MOX_BENCH_EXAMPLES}/particle-update/kernels)
+  target_compile_options(mox_bench_fakecuda PRIVATE -ffp-contract=off)
+  target_link_libraries(mox_bench_fakecuda PRIVATE m)
+  mox_target_warnings(mox_bench_fakecuda)
+  add_test(NAME bench-quality-fake
+    COMMAND mox_bench --smoke --suite quality --json ${CMAKE_CURRENT_BINARY_DIR}/bench-quality-fake.json)
+  set_tests_properties(bench-quality-fake PROPERTIES
+    LABELS bench TIMEOUT 120
+    ENVIRONMENT "MOX_CUDA_LIBRARY=$<TARGET_FILE:mox_bench_fakecuda>")
+endif()
+if(TARGET mox_bench_fakecuda)
+  # The same run with the generated vec_add broken must report the mismatch.
+  add_test(NAME bench-quality-fake-detects
+    COMMAND mox_bench --smoke --suite quality --filter quality/vec-add)
+  set_tests_properties(bench-quality-fake-detects PROPERTIES
+    LABELS bench TIMEOUT 60
+    ENVIRONMENT "MOX_CUDA_LIBRARY=$<TARGET_FILE:mox_bench_fakecuda>;MOX_FAKECUDA_BREAK=vec_add"
+    PASS_REGULAR_EXPRESSION "quality/vec-add/gen: verification \\(round 0")
+endif()
