@@ -226,7 +226,11 @@ void mox__cuda_dev_close(mox__cuda_dev *dev)
         api->cuStreamDestroy(dev->copy_stream);
     if (dev->ctx) {
         api->cuDevicePrimaryCtxRelease(dev->device);
-        api->cuCtxSetCurrent(NULL); /* no dangling current context on this thread */
+        /* A faulted context must not stay current on this thread (the next
+         * open's calls would fail on it). A healthy one stays: the
+         * application may use the same primary context itself. */
+        if (atomic_load(&dev->lost))
+            api->cuCtxSetCurrent(NULL);
     }
     pthread_cond_destroy(&dev->work_cv);
     pthread_mutex_destroy(&dev->upload_lock);

@@ -37,6 +37,9 @@ static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
 static CUresult g_sticky;      /* set by a faulting kernel: every call fails */
 static int g_ctx_refs;
 static struct CUctx_st { int dummy; } g_ctx;
+/* Like the driver: most calls need a current context on the calling thread
+ * (or its stream's worker); CUDA_ERROR_INVALID_CONTEXT otherwise. */
+static _Thread_local CUcontext t_current;
 
 void sim_set_sticky(CUresult r)
 {
@@ -217,10 +220,17 @@ static void enqueue(CUstream s, op *o)
         pthread_mutex_unlock(&g_lock);                                          \
         if (st_)                                                                \
             return st_;                                                         \
+        if (!t_current)                                                         \
+            return CUDA_ERROR_INVALID_CONTEXT;                                  \
     } while (0)
 
 static CUresult submit(CUstream s, op *o)
 {
+    if (!t_current) {
+        free(o->nodes);
+        free(o);
+        return CUDA_ERROR_INVALID_CONTEXT;
+    }
     pthread_mutex_lock(&g_lock);
     if (g_sticky) {
         CUresult r = g_sticky;
@@ -353,7 +363,10 @@ CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 EXPORT CUresult cuCtxSetCurrent(CUcontext ctx);
 CUresult cuCtxSetCurrent(CUcontext ctx)
 {
-    return ctx == &g_ctx || ctx == NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+    if (ctx != &g_ctx && ctx != NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    t_current = ctx;
+    return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes);
