@@ -120,12 +120,7 @@ mox_status mox_device_open_with(const mox_device_options *options, mox_device **
     dev->prepare_delay_ms = delay;
     atomic_init(&dev->health, MOX_OK);
     atomic_init(&dev->submissions, 0);
-    dev->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (dev->event_fd < 0) {
-        int e = errno;
-        mox__free(dev);
-        return mox__raise(MOX_ERR_BACKEND, "eventfd failed: %s", strerror(e));
-    }
+    atomic_init(&dev->event_fd, -1); /* created on first request */
     mox__mutex_init(&dev->lock);
     mox__mutex_init(&dev->worker_lock);
     pthread_cond_init(&dev->worker_cond, NULL);
@@ -143,7 +138,6 @@ fail:
     pthread_cond_destroy(&dev->worker_cond);
     mox__mutex_destroy(&dev->worker_lock);
     mox__mutex_destroy(&dev->lock);
-    close(dev->event_fd);
     mox__free(dev);
     return st;
 }
@@ -163,7 +157,9 @@ static void destroy(mox_device *dev)
     pthread_cond_destroy(&dev->worker_cond);
     mox__mutex_destroy(&dev->worker_lock);
     mox__mutex_destroy(&dev->lock);
-    close(dev->event_fd);
+    int fd = atomic_load(&dev->event_fd);
+    if (fd >= 0)
+        close(fd);
     mox__free(dev);
 }
 
@@ -211,7 +207,28 @@ uint32_t mox_device_max_threads_per_block(const mox_device *d)
 }
 uint64_t mox_device_max_buffer_bytes(const mox_device *d) { return d ? d->info.max_buffer_bytes : 0; }
 uint32_t mox_device_warp_size(const mox_device *d) { return d ? d->info.warp_size : 0; }
-int mox_device_event_fd(mox_device *d) { return d ? d->event_fd : -1; }
+int mox_device_event_fd(mox_device *d)
+{
+    if (!d)
+        return -1;
+    int fd = atomic_load(&d->event_fd);
+    if (fd >= 0)
+        return fd;
+    /* Created on first request, so devices nobody watches pay no write per
+     * completion. Readable at once: whatever happened before the caller
+     * had the fd, they should poll their ops. */
+    int made = eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (made < 0) {
+        mox__raise(MOX_ERR_BACKEND, "eventfd failed: %s", strerror(errno));
+        return -1;
+    }
+    int expected = -1;
+    if (!atomic_compare_exchange_strong(&d->event_fd, &expected, made)) {
+        close(made);
+        return expected;
+    }
+    return made;
+}
 
 uint64_t mox_device_submission_count(const mox_device *d)
 {
@@ -227,8 +244,11 @@ mox_status mox_device_health(const mox_device *d)
 
 void mox__device_notify(mox_device *device)
 {
+    int fd = atomic_load_explicit(&device->event_fd, memory_order_acquire);
+    if (fd < 0)
+        return;
     uint64_t one = 1;
     /* EAGAIN (counter saturated) still leaves the fd readable. */
-    ssize_t n = write(device->event_fd, &one, sizeof one);
+    ssize_t n = write(fd, &one, sizeof one);
     (void)n;
 }

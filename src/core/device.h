@@ -35,7 +35,7 @@ struct mox_device {
     mox_backend kind;
     mox__backend *backend;
     mox__backend_info info;
-    int event_fd;
+    _Atomic int event_fd;      /* -1 until mox_device_event_fd is first called */
 
     /* The submission lock: capacity, trackers, module table and the wait
      * lists below. Held while handing a batch to the backend so that the

@@ -108,7 +108,7 @@ void mox__parker_init(mox__parker *parker)
 {
     pthread_mutex_init(&parker->m, NULL);
     pthread_cond_init(&parker->c, NULL);
-    parker->notified = false;
+    atomic_init(&parker->state, 0);
 }
 
 void mox__parker_destroy(mox__parker *parker)
@@ -117,20 +117,39 @@ void mox__parker_destroy(mox__parker *parker)
     pthread_mutex_destroy(&parker->m);
 }
 
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
 void mox__parker_park(mox__parker *parker)
 {
+    enum { SPINS = 1000 };
+    for (int i = 0; i < SPINS; i++) {
+        if (atomic_load_explicit(&parker->state, memory_order_relaxed) == 1 &&
+            atomic_exchange_explicit(&parker->state, 0, memory_order_acquire) == 1)
+            return;
+        cpu_relax();
+    }
     pthread_mutex_lock(&parker->m);
-    while (!parker->notified)
-        pthread_cond_wait(&parker->c, &parker->m);
-    parker->notified = false;
+    int expected = 0;
+    if (atomic_compare_exchange_strong(&parker->state, &expected, 2)) {
+        while (atomic_load(&parker->state) == 2)
+            pthread_cond_wait(&parker->c, &parker->m);
+    }
+    atomic_store(&parker->state, 0); /* consume the notification */
     pthread_mutex_unlock(&parker->m);
 }
 
 void mox__parker_unpark(void *p)
 {
     mox__parker *parker = p;
-    pthread_mutex_lock(&parker->m);
-    parker->notified = true;
-    pthread_cond_signal(&parker->c);
-    pthread_mutex_unlock(&parker->m);
+    if (atomic_exchange(&parker->state, 1) == 2) {
+        /* It sleeps (or is about to): the mutex orders us after its wait. */
+        pthread_mutex_lock(&parker->m);
+        pthread_cond_signal(&parker->c);
+        pthread_mutex_unlock(&parker->m);
+    }
 }

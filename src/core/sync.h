@@ -78,11 +78,14 @@ void mox__wait_list_remove(mox__waker_cell *cell); /* no-op if not listed */
  * held on entry and on return, but released while wakers run. */
 void mox__wait_list_wake_all(mox__wait_list *list, mox__mutex *lock);
 
-/* Blocking waits: a per-thread parker whose waker unparks it. */
+/* Blocking waits: a parker whose waker unparks it. It spins briefly before
+ * sleeping (a completion that arrives within a few microseconds costs no
+ * futex round trip), and unpark only takes the mutex when the parker
+ * really sleeps. */
 typedef struct mox__parker {
     pthread_mutex_t m;
     pthread_cond_t c;
-    bool notified;
+    _Atomic int state; /* 0 empty, 1 notified, 2 sleeping */
 } mox__parker;
 
 void mox__parker_init(mox__parker *parker);

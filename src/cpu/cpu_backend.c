@@ -104,6 +104,8 @@ static void start_sub(cpu_sub *cs)
     }
 }
 
+static void launch_sub(cpu_backend *be, cpu_sub *cs);
+
 static void finish_sub(cpu_sub *cs)
 {
     cpu_backend *be = cs->be;
@@ -133,7 +135,7 @@ static void finish_sub(cpu_sub *cs)
     while (runnable) {
         cpu_sub *b = runnable;
         runnable = b->next;
-        mox__pool_push(be->pool, &b->start_job);
+        launch_sub(be, b); /* on this worker: no inline completion unless gated */
     }
 }
 

@@ -15,10 +15,18 @@ struct mox__pool {
     pthread_cond_t cond;
     mox__pool_job *head, *tail;
     uint32_t idle;
+    _Atomic uint32_t queued; /* jobs in the queue, for spinning workers */
     bool stop;
     uint32_t nthreads;
     pthread_t *threads;
 };
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
 
 static void *worker_main(void *p)
 {
@@ -26,6 +34,15 @@ static void *worker_main(void *p)
     mox__thread_mark_runtime();
     pthread_mutex_lock(&pool->lock);
     for (;;) {
+        if (!pool->head && !pool->stop) {
+            /* Dependent dispatches often follow within microseconds: spin
+             * a little before sleeping (a sleeping worker costs a futex
+             * round trip to wake). */
+            pthread_mutex_unlock(&pool->lock);
+            for (int i = 0; i < 1000 && !atomic_load_explicit(&pool->queued, memory_order_relaxed); i++)
+                cpu_relax();
+            pthread_mutex_lock(&pool->lock);
+        }
         while (!pool->head && !pool->stop) {
             pool->idle++;
             pthread_cond_wait(&pool->cond, &pool->lock);
@@ -38,6 +55,7 @@ static void *worker_main(void *p)
         uint64_t count = job->total - first < job->chunk ? job->total - first : job->chunk;
         job->next += count;
         if (job->next >= job->total) {
+            atomic_fetch_sub_explicit(&pool->queued, 1, memory_order_relaxed);
             pool->head = job->next_ready;
             if (!pool->head)
                 pool->tail = NULL;
@@ -129,6 +147,7 @@ void mox__pool_push(mox__pool *pool, mox__pool_job *job)
     else
         pool->head = job;
     pool->tail = job;
+    atomic_fetch_add_explicit(&pool->queued, 1, memory_order_relaxed);
     if (pool->idle)
         pthread_cond_signal(&pool->cond);
     pthread_mutex_unlock(&pool->lock);
