@@ -41,7 +41,7 @@
  * stream already has `defer_depth` launches queued (MOX_CUDA_DEFER_DEPTH,
  * default below; 0 turns coalescing off); at most MERGE_SUBS submissions
  * (MERGE_NODES dispatches) go into one launch. */
-#define MOX__CUDA_DEFER_DEPTH 1u
+#define MOX__CUDA_DEFER_DEPTH 2u
 #define MOX__CUDA_MERGE_SUBS 16u
 #define MOX__CUDA_MERGE_NODES 256u
 

@@ -6,12 +6,13 @@
  * other streams become cuStreamWaitEvent on their launch's event.
  *
  * Coalescing: while a stream already has `defer_depth` launches queued
- * (default 1: one running), new submissions for it wait in a pending list
- * (the GPU has work anyway); when the stream's launch completes, or the list
- * reaches MOX__CUDA_MERGE_SUBS, the list goes out as ONE launch: one graph
- * holding every submission's dispatches, with edges for the waits between
- * them, one event. Back-to-back submissions thus cost one graph launch, not
- * one each; a submission to an idle stream goes out at once.
+ * (default 2: one running, one waiting behind it, so the GPU never idles on
+ * the completion thread), new submissions for it wait in a pending list;
+ * when one of the stream's launches completes, or the list reaches
+ * MOX__CUDA_MERGE_SUBS, the list goes out as ONE launch: one graph holding
+ * every submission's dispatches, with edges for the waits between them, one
+ * event. Back-to-back submissions thus cost one graph launch, not one each;
+ * a submission to an idle stream goes out at once.
  *
  * Gates on dispatches of earlier launches become dependencies on their
  * status slots (the device checks them when the dispatch starts); a reader

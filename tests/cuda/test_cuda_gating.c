@@ -162,7 +162,7 @@ static void later_batch_is_gated_by_a_running_failure(void **state)
     put(a, 0.0f);
     put(b, -1.0f);
     fx_sub w, r, late;
-    slow_writer(&w, 9, 40u * 1000u * 1000u); /* ~20 ms, then fails */
+    slow_writer(&w, 9, 200u * 1000u * 1000u); /* ~100 ms, then fails */
     fx_submit(&F, &w);
     reader(&r, &w);
     fx_submit(&F, &r);
@@ -190,6 +190,15 @@ static void later_batch_is_gated_by_a_running_failure(void **state)
 static void reader_deferred_behind_a_running_failure_is_gated(void **state)
 {
     (void)state;
+    /* Defer behind one running launch, so the reader waits in the pending
+     * list and goes out once the writer's outcome is known. */
+    pthread_mutex_lock(&F.dev->lock);
+    uint32_t depth = F.dev->defer_depth;
+    bool coalesce = F.dev->coalesce;
+    F.dev->defer_depth = 1;
+    F.dev->coalesce = true;
+    pthread_mutex_unlock(&F.dev->lock);
+    unsigned long long live0 = stat(&F.dev->stats.live_gates);
     put(a, 0.0f);
     put(b, -1.0f);
     fx_sub w, r;
@@ -203,6 +212,12 @@ static void reader_deferred_behind_a_running_failure_is_gated(void **state)
     assert_int_equal(fx_state(&r, 0), MOX_DISPATCH_GATED);
     assert_int_equal(fx_state(&r, 1), MOX_DISPATCH_GATED);
     assert_true(get(b) == -1.0f);
+    /* It was not launched while the writer ran: no live gate. */
+    assert_int_equal(stat(&F.dev->stats.live_gates), live0);
+    pthread_mutex_lock(&F.dev->lock);
+    F.dev->defer_depth = depth;
+    F.dev->coalesce = coalesce;
+    pthread_mutex_unlock(&F.dev->lock);
 }
 
 static void gate_inside_a_coalesced_launch(void **state)

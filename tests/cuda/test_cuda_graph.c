@@ -2,9 +2,9 @@
  * only, through the backend's vtable): results are right; a repeated shape
  * re-uses its instantiated graph (counted through the backend's counters)
  * and only nodes whose arguments changed get new parameters (a single
- * dispatch too, as a one-node graph); pipelined
- * submissions are coalesced into shared launches and add instances only up
- * to what is in flight; independent dispatches all run; transfers in
+ * dispatch too, as a one-node graph); submissions that arrive together are
+ * coalesced into shared launches and add instances only up to what is in
+ * flight; independent dispatches all run; transfers in
  * submissions copy through staging; held submissions start on release.
  * Exits 77 without a GPU. */
 #include <setjmp.h>
@@ -127,18 +127,25 @@ static void repeated_shape_reuses_the_graph(void **state)
 static void pipelined_submissions_coalesce(void **state)
 {
     (void)state;
-    enum { DEPTH = 48 };
+    /* Held back (deterministic, unlike racing the GPU), 48 chained
+     * submissions go out as launches of MOX__CUDA_MERGE_SUBS submissions:
+     * 3 per round, one plan, instances re-used across rounds. */
+    enum { DEPTH = 48, ROUNDS = 3 };
     fx_sub *s = calloc(DEPTH, sizeof *s);
     assert_non_null(s);
     unsigned long long inst0 = stat(&F.dev->stats.instantiations);
     unsigned long long groups0 = stat(&F.dev->stats.groups);
-    for (int round = 0; round < 3; round++) {
+    unsigned long long co0 = stat(&F.dev->stats.coalesced);
+    unsigned long long plans0 = stat(&F.dev->stats.plans);
+    for (int round = 0; round < ROUNDS; round++) {
+        F.backend->vt->set_hold(F.backend, true);
         for (int k = 0; k < DEPTH; k++) {
             two_stage(&s[k], N, N);
             if (k)
                 fx_after(&s[k], &s[k - 1]); /* same buffers: the core orders them */
             fx_submit(&F, &s[k]);
         }
+        F.backend->vt->set_hold(F.backend, false);
         for (int k = 0; k < DEPTH; k++) {
             fx_wait(&s[k]);
             if (s[k].status != MOX_OK)
@@ -148,12 +155,11 @@ static void pipelined_submissions_coalesce(void **state)
         }
         check_out(N);
     }
-    /* Submitted faster than they run: most share launches. */
-    unsigned long long groups = stat(&F.dev->stats.groups) - groups0;
-    print_message("pipelined: %d submissions in %llu launches, %llu instantiations\n", 3 * DEPTH,
-                  groups, stat(&F.dev->stats.instantiations) - inst0);
-    assert_true(groups < 3 * DEPTH);
-    assert_true(stat(&F.dev->stats.coalesced) > 0);
+    unsigned long long per_round = DEPTH / MOX__CUDA_MERGE_SUBS;
+    assert_int_equal(stat(&F.dev->stats.groups) - groups0, ROUNDS * per_round);
+    assert_int_equal(stat(&F.dev->stats.coalesced) - co0, ROUNDS * DEPTH);
+    assert_true(stat(&F.dev->stats.plans) - plans0 <= 1);
+    assert_true(stat(&F.dev->stats.instantiations) - inst0 <= per_round);
     free(s);
 }
 
