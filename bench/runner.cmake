@@ -159,6 +159,10 @@ if(MOX_BENCH_PYTHON)
             ${CMAKE_CURRENT_BINARY_DIR}/bench-cpu-smoke.json)
   set_tests_properties(bench-plot-smoke PROPERTIES
     LABELS bench TIMEOUT 60 FIXTURES_REQUIRED bench_smoke_json SKIP_RETURN_CODE 77)
+  # The peers' CPU side (inputs, chained float32 results, summaries).
+  add_test(NAME bench-peers-selftest
+    COMMAND ${MOX_BENCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/peers/common.py --self-test)
+  set_tests_properties(bench-peers-selftest PROPERTIES LABELS bench TIMEOUT 60 SKIP_RETURN_CODE 77)
 endif()
 
 add_test(NAME bench-cuda-smoke

@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages mox needs to build and test, if missing.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libclang-14-dev clang-14 libjansson-dev libssl-dev
-      libcmocka-dev libuv1-dev gnuplot-nox)
+      libcmocka-dev libuv1-dev gnuplot-nox python3-numpy)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
