@@ -193,6 +193,36 @@ static void bindings_must_match_the_artifact_abi(void **state)
     bad_hash.abi_sha256 = "0000000000000000000000000000000000000000000000000000000000000000";
     assert_int_equal(run_with(&bad_hash, "does not match its abi_sha256"), MOX_ERR_ABI_MISMATCH);
 
+    /* Descriptors that contradict themselves fail every launch. */
+    static mox_module_desc broken[4];
+    static const char *names[16];
+    static char bad_json_hex[65];
+    static const char bad_json[] = "{\"version\":1}";
+    assert_true(mox_sha256_hex(bad_json, strlen(bad_json), bad_json_hex));
+    for (int i = 0; i < 4; i++)
+        broken[i] = conf_module;
+    broken[0].kernel_count = conf_module.kernel_count - 1;
+    for (uint32_t k = 0; k < conf_module.kernel_count && k < 16; k++)
+        names[k] = conf_module.kernel_names[k];
+    names[0] = "renamed";
+    broken[1].kernel_names = names;
+    broken[2].abi_json = bad_json;
+    broken[2].abi_sha256 = bad_json_hex;
+    broken[3].abi_json = NULL;
+    const char *texts[4] = {"descriptor lists", "is not ABI kernel", "invalid embedded ABI",
+                            "descriptor has no ABI"};
+    for (int i = 0; i < 4; i++) {
+        mox_device *dev = conf_open();
+        mox_op *op = mox_launch_generated(dev, &broken[i], 0, conf_cfg(1), NULL, 0);
+        assert_int_equal(mox_op_wait(op), MOX_ERR_ABI_MISMATCH);
+        const char *msg = mox_error_message(mox_result_error(mox_op_result(op)));
+        if (!strstr(msg, texts[i]))
+            fail_msg("'%s' lacks '%s'", msg, texts[i]);
+        mox_op_drop(op);
+        assert_int_equal(mox_module_prepare(dev, &broken[i]), MOX_ERR_ABI_MISMATCH);
+        mox_device_release(dev);
+    }
+
     /* An artifact of another module. */
     static mox_module_desc renamed;
     renamed = conf_module;
