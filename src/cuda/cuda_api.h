@@ -118,71 +118,71 @@ typedef struct CUDA_KERNEL_NODE_PARAMS_v1 {
 /* The symbol table: X(field, symbol, return type, (parameters)).
  * Error-name functions come first so that a failure to load anything after
  * them can still be described. */
-#define MOX__CUDA_SYMBOLS(X)                                                                    \
-    X(cuGetErrorName, cuGetErrorName, CUresult, (CUresult error, const char **str))         \
-    X(cuGetErrorString, cuGetErrorString, CUresult, (CUresult error, const char **str))     \
-    X(cuInit, cuInit, CUresult, (unsigned int flags))                                        \
-    X(cuDriverGetVersion, cuDriverGetVersion, CUresult, (int *version))                      \
-    X(cuDeviceGetCount, cuDeviceGetCount, CUresult, (int *count))                            \
-    X(cuDeviceGet, cuDeviceGet, CUresult, (CUdevice * device, int ordinal))                  \
-    X(cuDeviceGetName, cuDeviceGetName, CUresult, (char *name, int len, CUdevice dev))       \
-    X(cuDeviceGetAttribute, cuDeviceGetAttribute, CUresult, (int *pi, int attrib, CUdevice dev)) \
-    X(cuDeviceTotalMem, cuDeviceTotalMem_v2, CUresult, (size_t * bytes, CUdevice dev))       \
+#define MOX__CUDA_SYMBOLS(X)                                                                       \
+    X(cuGetErrorName, cuGetErrorName, CUresult, (CUresult error, const char **str))                \
+    X(cuGetErrorString, cuGetErrorString, CUresult, (CUresult error, const char **str))            \
+    X(cuInit, cuInit, CUresult, (unsigned int flags))                                              \
+    X(cuDriverGetVersion, cuDriverGetVersion, CUresult, (int *version))                            \
+    X(cuDeviceGetCount, cuDeviceGetCount, CUresult, (int *count))                                  \
+    X(cuDeviceGet, cuDeviceGet, CUresult, (CUdevice * device, int ordinal))                        \
+    X(cuDeviceGetName, cuDeviceGetName, CUresult, (char *name, int len, CUdevice dev))             \
+    X(cuDeviceGetAttribute, cuDeviceGetAttribute, CUresult, (int *pi, int attrib, CUdevice dev))   \
+    X(cuDeviceTotalMem, cuDeviceTotalMem_v2, CUresult, (size_t * bytes, CUdevice dev))             \
     X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, CUresult, (CUcontext * ctx, CUdevice dev)) \
-    X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, CUresult, (CUdevice dev))     \
-    X(cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset_v2, CUresult, (CUdevice dev))     \
-    X(cuCtxSetCurrent, cuCtxSetCurrent, CUresult, (CUcontext ctx))                           \
-    X(cuCtxSynchronize, cuCtxSynchronize, CUresult, (void))                                   \
-    X(cuMemAlloc, cuMemAlloc_v2, CUresult, (CUdeviceptr * dptr, size_t bytes))               \
-    X(cuMemFree, cuMemFree_v2, CUresult, (CUdeviceptr dptr))                                 \
-    X(cuMemAllocAsync, cuMemAllocAsync, CUresult,                                              \
-      (CUdeviceptr * dptr, size_t bytes, CUstream stream))                                 \
-    X(cuMemHostAlloc, cuMemHostAlloc, CUresult, (void **pp, size_t bytes, unsigned int flags)) \
-    X(cuMemFreeHost, cuMemFreeHost, CUresult, (void *p))                                      \
-    X(cuMemHostGetDevicePointer, cuMemHostGetDevicePointer_v2, CUresult,                     \
-      (CUdeviceptr * dptr, void *p, unsigned int flags))                                        \
-    X(cuMemcpyHtoD, cuMemcpyHtoD_v2, CUresult, (CUdeviceptr dst, const void *src, size_t n)) \
-    X(cuMemcpyDtoH, cuMemcpyDtoH_v2, CUresult, (void *dst, CUdeviceptr src, size_t n))       \
-    X(cuMemcpyHtoDAsync, cuMemcpyHtoDAsync_v2, CUresult,                                      \
-      (CUdeviceptr dst, const void *src, size_t n, CUstream stream))                           \
-    X(cuMemcpyDtoHAsync, cuMemcpyDtoHAsync_v2, CUresult,                                      \
-      (void *dst, CUdeviceptr src, size_t n, CUstream stream))                                 \
-    X(cuMemcpyDtoDAsync, cuMemcpyDtoDAsync_v2, CUresult,                                      \
-      (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream))                           \
-    X(cuMemsetD8Async, cuMemsetD8Async, CUresult,                                             \
-      (CUdeviceptr dst, unsigned char value, size_t n, CUstream stream))                       \
-    X(cuMemsetD32Async, cuMemsetD32Async, CUresult,                                           \
-      (CUdeviceptr dst, unsigned int value, size_t n, CUstream stream))                        \
-    X(cuModuleLoadData, cuModuleLoadData, CUresult, (CUmodule * module, const void *image))  \
-    X(cuModuleUnload, cuModuleUnload, CUresult, (CUmodule module))                           \
-    X(cuModuleGetFunction, cuModuleGetFunction, CUresult,                                    \
-      (CUfunction * fn, CUmodule module, const char *name))                                    \
-    X(cuFuncGetAttribute, cuFuncGetAttribute, CUresult, (int *pi, int attrib, CUfunction fn)) \
-    X(cuStreamCreate, cuStreamCreate, CUresult, (CUstream * stream, unsigned int flags))     \
-    X(cuStreamDestroy, cuStreamDestroy_v2, CUresult, (CUstream stream))                      \
-    X(cuStreamWaitEvent, cuStreamWaitEvent, CUresult,                                         \
-      (CUstream stream, CUevent event, unsigned int flags))                                    \
-    X(cuStreamSynchronize, cuStreamSynchronize, CUresult, (CUstream stream))                 \
-    X(cuEventCreate, cuEventCreate, CUresult, (CUevent * event, unsigned int flags))         \
-    X(cuEventDestroy, cuEventDestroy_v2, CUresult, (CUevent event))                          \
-    X(cuEventRecord, cuEventRecord, CUresult, (CUevent event, CUstream stream))              \
-    X(cuEventQuery, cuEventQuery, CUresult, (CUevent event))                                 \
-    X(cuEventSynchronize, cuEventSynchronize, CUresult, (CUevent event))                     \
-    X(cuEventElapsedTime, cuEventElapsedTime, CUresult, (float *ms, CUevent start, CUevent end)) \
-    X(cuLaunchKernel, cuLaunchKernel, CUresult,                                               \
-      (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,       \
-       unsigned int by, unsigned int bz, unsigned int shared, CUstream stream, void **params,  \
-       void **extra))                                                                           \
-    X(cuGraphCreate, cuGraphCreate, CUresult, (CUgraph * graph, unsigned int flags))         \
-    X(cuGraphDestroy, cuGraphDestroy, CUresult, (CUgraph graph))                             \
-    X(cuGraphAddKernelNode, cuGraphAddKernelNode, CUresult,                                   \
-      (CUgraphNode * node, CUgraph graph, const CUgraphNode *deps, size_t ndeps,               \
-       const CUDA_KERNEL_NODE_PARAMS_v1 *params))                                              \
-    X(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags, CUresult,                     \
-      (CUgraphExec * exec, CUgraph graph, unsigned long long flags))                           \
-    X(cuGraphExecKernelNodeSetParams, cuGraphExecKernelNodeSetParams, CUresult,              \
-      (CUgraphExec exec, CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS_v1 *params))          \
-    X(cuGraphLaunch, cuGraphLaunch, CUresult, (CUgraphExec exec, CUstream stream))           \
+    X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, CUresult, (CUdevice dev))           \
+    X(cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset_v2, CUresult, (CUdevice dev))               \
+    X(cuCtxSetCurrent, cuCtxSetCurrent, CUresult, (CUcontext ctx))                                 \
+    X(cuCtxSynchronize, cuCtxSynchronize, CUresult, (void))                                        \
+    X(cuMemAlloc, cuMemAlloc_v2, CUresult, (CUdeviceptr * dptr, size_t bytes))                     \
+    X(cuMemFree, cuMemFree_v2, CUresult, (CUdeviceptr dptr))                                       \
+    X(cuMemAllocAsync, cuMemAllocAsync, CUresult,                                                  \
+      (CUdeviceptr * dptr, size_t bytes, CUstream stream))                                         \
+    X(cuMemHostAlloc, cuMemHostAlloc, CUresult, (void **pp, size_t bytes, unsigned int flags))     \
+    X(cuMemFreeHost, cuMemFreeHost, CUresult, (void *p))                                           \
+    X(cuMemHostGetDevicePointer, cuMemHostGetDevicePointer_v2, CUresult,                           \
+      (CUdeviceptr * dptr, void *p, unsigned int flags))                                           \
+    X(cuMemcpyHtoD, cuMemcpyHtoD_v2, CUresult, (CUdeviceptr dst, const void *src, size_t n))       \
+    X(cuMemcpyDtoH, cuMemcpyDtoH_v2, CUresult, (void *dst, CUdeviceptr src, size_t n))             \
+    X(cuMemcpyHtoDAsync, cuMemcpyHtoDAsync_v2, CUresult,                                           \
+      (CUdeviceptr dst, const void *src, size_t n, CUstream stream))                               \
+    X(cuMemcpyDtoHAsync, cuMemcpyDtoHAsync_v2, CUresult,                                           \
+      (void *dst, CUdeviceptr src, size_t n, CUstream stream))                                     \
+    X(cuMemcpyDtoDAsync, cuMemcpyDtoDAsync_v2, CUresult,                                           \
+      (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream))                               \
+    X(cuMemsetD8Async, cuMemsetD8Async, CUresult,                                                  \
+      (CUdeviceptr dst, unsigned char value, size_t n, CUstream stream))                           \
+    X(cuMemsetD32Async, cuMemsetD32Async, CUresult,                                                \
+      (CUdeviceptr dst, unsigned int value, size_t n, CUstream stream))                            \
+    X(cuModuleLoadData, cuModuleLoadData, CUresult, (CUmodule * module, const void *image))        \
+    X(cuModuleUnload, cuModuleUnload, CUresult, (CUmodule module))                                 \
+    X(cuModuleGetFunction, cuModuleGetFunction, CUresult,                                          \
+      (CUfunction * fn, CUmodule module, const char *name))                                        \
+    X(cuFuncGetAttribute, cuFuncGetAttribute, CUresult, (int *pi, int attrib, CUfunction fn))      \
+    X(cuStreamCreate, cuStreamCreate, CUresult, (CUstream * stream, unsigned int flags))           \
+    X(cuStreamDestroy, cuStreamDestroy_v2, CUresult, (CUstream stream))                            \
+    X(cuStreamWaitEvent, cuStreamWaitEvent, CUresult,                                              \
+      (CUstream stream, CUevent event, unsigned int flags))                                        \
+    X(cuStreamSynchronize, cuStreamSynchronize, CUresult, (CUstream stream))                       \
+    X(cuEventCreate, cuEventCreate, CUresult, (CUevent * event, unsigned int flags))               \
+    X(cuEventDestroy, cuEventDestroy_v2, CUresult, (CUevent event))                                \
+    X(cuEventRecord, cuEventRecord, CUresult, (CUevent event, CUstream stream))                    \
+    X(cuEventQuery, cuEventQuery, CUresult, (CUevent event))                                       \
+    X(cuEventSynchronize, cuEventSynchronize, CUresult, (CUevent event))                           \
+    X(cuEventElapsedTime, cuEventElapsedTime, CUresult, (float *ms, CUevent start, CUevent end))   \
+    X(cuLaunchKernel, cuLaunchKernel, CUresult,                                                    \
+      (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,           \
+       unsigned int by, unsigned int bz, unsigned int shared, CUstream stream, void **params,      \
+       void **extra))                                                                              \
+    X(cuGraphCreate, cuGraphCreate, CUresult, (CUgraph * graph, unsigned int flags))               \
+    X(cuGraphDestroy, cuGraphDestroy, CUresult, (CUgraph graph))                                   \
+    X(cuGraphAddKernelNode, cuGraphAddKernelNode, CUresult,                                        \
+      (CUgraphNode * node, CUgraph graph, const CUgraphNode *deps, size_t ndeps,                   \
+       const CUDA_KERNEL_NODE_PARAMS_v1 *params))                                                  \
+    X(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags, CUresult,                          \
+      (CUgraphExec * exec, CUgraph graph, unsigned long long flags))                               \
+    X(cuGraphExecKernelNodeSetParams, cuGraphExecKernelNodeSetParams, CUresult,                    \
+      (CUgraphExec exec, CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS_v1 *params))              \
+    X(cuGraphLaunch, cuGraphLaunch, CUresult, (CUgraphExec exec, CUstream stream))                 \
     X(cuGraphExecDestroy, cuGraphExecDestroy, CUresult, (CUgraphExec exec))
 
 typedef struct mox__cuda_api {
