@@ -194,6 +194,8 @@ static void bad_handles_give_failed_ops(void **state)
                   "device is NULL");
     expect_failed(mox_launch_generated(dev, NULL, 0, conf_cfg(4), NULL, 0),
                   MOX_ERR_INVALID_ARGUMENT, NULL, "module is NULL");
+    expect_failed(mox_launch_generated(dev, &conf_module, 0, conf_cfg(4), NULL, 3),
+                  MOX_ERR_INVALID_ARGUMENT, NULL, "args is NULL");
     expect_failed(mox_launch_generated(dev, &conf_module, 999, conf_cfg(4), NULL, 0),
                   MOX_ERR_KERNEL_NOT_FOUND, NULL, "no kernel 999");
     mox_buffer_release(f);

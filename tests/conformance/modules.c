@@ -94,6 +94,8 @@ static void set_artifact_dir_before_first_use(void **state)
     assert_int_equal(mox_module_set_artifact_dir(&copy, "/x"), MOX_ERR_STATE);
     assert_non_null(strstr(mox_error_last_message(), "already loaded"));
     assert_int_equal(mox_module_set_artifact_dir(NULL, "/x"), MOX_ERR_INVALID_ARGUMENT);
+    assert_int_equal(mox_module_prepare(NULL, &copy), MOX_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(mox_error_last_message(), "device is NULL"));
     assert_int_equal(mox_module_set_artifact_dir(&copy, ""), MOX_ERR_INVALID_ARGUMENT);
 }
 

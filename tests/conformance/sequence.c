@@ -235,6 +235,10 @@ static void explicit_form_errors(void **state)
     mox_batch_discard(NULL);
     assert_int_equal(mox_batch_push(NULL, conf_fill(dev, conf_cfg(8), a, 9.0f, 8)), MOX_ERR_INVALID_ARGUMENT);
     assert_int_equal(mox_batch_begin(NULL, &b), MOX_ERR_INVALID_ARGUMENT);
+    assert_int_equal(mox_batch_begin(dev, NULL), MOX_ERR_INVALID_ARGUMENT);
+    assert_int_equal(mox_batch_end(NULL, &op), MOX_ERR_INVALID_ARGUMENT);
+    assert_int_equal(mox_batch_begin(dev, &b), MOX_OK);
+    assert_int_equal(mox_batch_end(b, NULL), MOX_ERR_INVALID_ARGUMENT); /* discards b */
     assert_int_equal(mox_device_submission_count(dev), subs);
     assert_true(conf_read1(a, 0) == 0.0f || conf_read1(a, 0) == 1.0f);
 
