@@ -558,11 +558,15 @@ CUresult cuStreamDestroy_v2(CUstream s)
     pthread_cond_broadcast(&g_cv);
     pthread_mutex_unlock(&g_lock);
     pthread_join(s->thread, NULL);
+    pthread_mutex_lock(&g_lock);
     for (op *o = s->head, *n; o; o = n) {
         n = o->next;
+        if (o->kind == OP_GRAPH)
+            exec_done(o->exec); /* never ran (the context faulted) */
         free(o->nodes);
         free(o);
     }
+    pthread_mutex_unlock(&g_lock);
     free(s);
     return CUDA_SUCCESS;
 }
@@ -700,7 +704,8 @@ struct CUgraphExec_st {
     CUgraph from;
     sim_node *nodes;
     size_t count;
-    int inflight; /* launches queued or running (g_lock) */
+    int inflight;   /* launches queued or running (g_lock) */
+    bool destroyed; /* freed by the last launch to finish, as CUDA defers it */
 };
 
 EXPORT CUresult cuGraphCreate(CUgraph *g, unsigned int flags);
@@ -798,7 +803,10 @@ CUresult cuGraphExecKernelNodeSetParams(CUgraphExec e, CUgraphNode node,
 
 static void exec_done(struct CUgraphExec_st *e)
 {
-    e->inflight--;
+    if (--e->inflight == 0 && e->destroyed) {
+        free(e->nodes);
+        free(e);
+    }
 }
 
 EXPORT CUresult cuGraphLaunch(CUgraphExec e, CUstream s);
@@ -843,7 +851,13 @@ CUresult cuGraphLaunch(CUgraphExec e, CUstream s)
 EXPORT CUresult cuGraphExecDestroy(CUgraphExec e);
 CUresult cuGraphExecDestroy(CUgraphExec e)
 {
-    free(e->nodes);
-    free(e);
+    pthread_mutex_lock(&g_lock);
+    bool busy = e->inflight > 0;
+    e->destroyed = true;
+    pthread_mutex_unlock(&g_lock);
+    if (!busy) {
+        free(e->nodes);
+        free(e);
+    }
     return CUDA_SUCCESS;
 }
