@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # scripts/gpu-check.sh - the CUDA checks, run on the GPU machine from the
 # repository root with a build folder built elsewhere and carried along:
-#   ctest -L cuda, the pipeline example on MOX_BACKEND=cuda,
-#   compute-sanitizer memcheck and racecheck over the conformance suite,
-#   the CUDA benchmarks.
+#   ctest -L cuda, the pipeline example on MOX_BACKEND=cuda, the CUDA
+#   benchmarks, compute-sanitizer memcheck and racecheck over the
+#   conformance suite (slowest, last).
 # Results go to $OUT (the caller copies them to bench/results/):
 #   summary.txt, ctest-cuda.txt, sanitizer.txt, cuda_overhead.txt,
 #   cuda_overhead.json, examples.txt.
 #
 # Usage: scripts/gpu-check.sh [build-dir] [steps]
 #   build-dir  default build-cuda (configured with -DMOX_BUILD_BENCH=ON)
-#   steps      comma list of: ctest,examples,sanitize,bench (default all)
+#   steps      comma list of: ctest,examples,bench,sanitize (default all)
 # Prepare the build folder where it was built:
 #   scripts/gpu-check.sh --prepare [build-dir]
 # copies the shared libraries the GPU image lacks (cmocka, libuv) into
@@ -33,7 +33,7 @@ if [ "${1:-}" = "--prepare" ]; then
 fi
 
 build=${1:-build-cuda}
-steps=${2:-ctest,examples,sanitize,bench}
+steps=${2:-ctest,examples,bench,sanitize}
 root=$PWD
 OUT=${OUT:-$root/gpu-check-out}
 mkdir -p "$OUT"
@@ -111,6 +111,17 @@ if has_step examples; then
     done
 fi
 
+if has_step bench; then
+    if [ -x "$bdir/bench/cuda_overhead" ]; then
+        (cd "$bdir/bench" && MOX_CUDA_STATS=1 timeout 150 ./cuda_overhead "$OUT/cuda_overhead.json") >"$OUT/cuda_overhead.txt" 2>&1
+        rc=$?
+        note "bench cuda_overhead: rc=$rc"
+        [ $rc -eq 0 ] || status=1
+    else
+        note "bench cuda_overhead: not built"
+    fi
+fi
+
 if has_step sanitize; then
     if command -v compute-sanitizer >/dev/null; then
         # Every (tool, program) pair at once: they are independent processes,
@@ -123,7 +134,7 @@ if has_step sanitize; then
             done
         done | xargs -P "${GPU_CHECK_JOBS:-12}" -L 1 sh -c '
             log="$0/$1-$(basename "$2").log"
-            MOX_BACKEND=cuda timeout 150 compute-sanitizer --tool "$1" --error-exitcode 99 \
+            MOX_BACKEND=cuda timeout "${GPU_CHECK_SANITIZE_TIMEOUT:-120}" compute-sanitizer --tool "$1" --error-exitcode 99 \
                 --print-limit 20 "$2" >"$log" 2>&1
             echo "== rc=$?" >>"$log"' "$logs"
         : >"$OUT/sanitizer.txt"
@@ -140,17 +151,6 @@ if has_step sanitize; then
         rm -rf "$logs"
     else
         note "compute-sanitizer: not on this machine"
-    fi
-fi
-
-if has_step bench; then
-    if [ -x "$bdir/bench/cuda_overhead" ]; then
-        (cd "$bdir/bench" && timeout 240 ./cuda_overhead "$OUT/cuda_overhead.json") >"$OUT/cuda_overhead.txt" 2>&1
-        rc=$?
-        note "bench cuda_overhead: rc=$rc"
-        [ $rc -eq 0 ] || status=1
-    else
-        note "bench cuda_overhead: not built"
     fi
 fi
 
