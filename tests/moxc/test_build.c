@@ -472,6 +472,39 @@ static void test_fingerprint_inputs(void **state)
     free(src);
 }
 
+/* The dialect headers reach the CUDA and CPU translation units in modes the
+ * front end never parses: editing one must still change the fingerprint. */
+static void test_fingerprint_dialect_headers(void **state)
+{
+    fixture *f = *state;
+    char *inc = file_in(f->dir, "include");
+    char *mox_dir = file_in(inc, "mox");
+    assert_int_equal(mkdir(inc, 0755), 0);
+    assert_int_equal(mkdir(mox_dir, 0755), 0);
+    static const char *const headers[] = {"kernel.h", "kernel_abi.h", "kernel_cpu.h",
+                                          "kernel_cuda.h", "types.h", "export.h"};
+    for (size_t i = 0; i < sizeof headers / sizeof *headers; ++i) {
+        char *from = moxc_path_join(MOX_INCLUDE_DIR "/mox", headers[i]);
+        char *to = file_in(mox_dir, headers[i]);
+        char *text = read_text(from);
+        write_text(to, text);
+        free(text);
+        free(to);
+        free(from);
+    }
+    const char *args[] = {"--no-cuda", "--mox-include", inc, NULL};
+    char *base = build_ok(f, args, NULL, "Built");
+    char *cuda_h = file_in(mox_dir, "kernel_cuda.h");
+    append(cuda_h, "/* edited */\n");
+    char *edited = build_ok(f, args, NULL, "Built");
+    assert_string_not_equal(edited, base);
+    free(edited);
+    free(cuda_h);
+    free(base);
+    free(mox_dir);
+    free(inc);
+}
+
 static void set_old_mtime(const char *path)
 {
     struct timespec times[2] = {{946684800, 0}, {946684800, 0}}; /* 2000-01-01 */
@@ -532,7 +565,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_cpu_only_build),      T(test_cuda_build),      T(test_cached_second_build),
         T(test_recovers_every_file), T(test_abandoned_stages), T(test_concurrent_builds), T(test_waits_for_lock),
-        T(test_fingerprint_inputs),  T(test_bindings_copy_keeps_unchanged), T(test_depfile),
+        T(test_fingerprint_inputs),  T(test_fingerprint_dialect_headers),  T(test_bindings_copy_keeps_unchanged), T(test_depfile),
     };
     return cmocka_run_group_tests_name("moxc_build", tests, NULL, NULL);
 }

@@ -256,6 +256,10 @@ static bool write_depfile(const moxc_plan *plan, const char *path, const char *t
         moxc_buf_put(&b, " \\\n  ");
         put_dep_path(&b, plan->module->dependencies[i]);
     }
+    for (size_t i = 0; i < plan->dialect_headers.count; ++i) {
+        moxc_buf_put(&b, " \\\n  ");
+        put_dep_path(&b, plan->dialect_headers.items[i]);
+    }
     moxc_buf_put(&b, "\n");
     size_t len = b.len;
     char *text = moxc_buf_finish(&b);

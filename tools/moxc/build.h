@@ -110,6 +110,9 @@ typedef struct moxc_plan {
     const moxc_options *opts;
     char *name;
     char *mox_include;           /* absolute */
+    moxc_strv dialect_headers;   /* headers in <mox_include>/mox, sorted: generated code
+                                    includes them in modes (CUDA, CPU) the front
+                                    end never parses, so they are inputs too */
     moxc_strv include_dirs;      /* absolute, in order */
     moxc_module *module;
     moxc_source_text *texts;     /* one per module->edits */

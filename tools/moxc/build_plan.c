@@ -3,6 +3,8 @@
  * compute the fingerprint: SHA-256 over a canonical description of every
  * input, so that the artifact directory <out-dir>/<fingerprint> changes
  * exactly when something that could change the artifact does. */
+#include <dirent.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,37 @@ static bool abs_list(const moxc_strv *in, moxc_strv *out)
     return true;
 }
 
+static int name_compare(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Lists the dialect headers under <mox_include>/mox, sorted by name. */
+static bool list_dialect_headers(moxc_plan *plan, FILE *diag)
+{
+    char dir_path[PATH_MAX];
+    snprintf(dir_path, sizeof dir_path, "%s/mox", plan->mox_include);
+    DIR *dir = opendir(dir_path);
+    if (!dir) {
+        fprintf(diag, "moxc: cannot open the mox include directory %s\n", dir_path);
+        return false;
+    }
+    bool ok = true;
+    struct dirent *e;
+    while (ok && (e = readdir(dir))) {
+        size_t n = strlen(e->d_name);
+        if (n > 2 && strcmp(e->d_name + n - 2, ".h") == 0)
+            ok = moxc_strv_pushf(&plan->dialect_headers, "%s/%s", dir_path, e->d_name);
+    }
+    closedir(dir);
+    if (!ok) {
+        fprintf(diag, "moxc: out of memory\n");
+        return false;
+    }
+    qsort(plan->dialect_headers.items, plan->dialect_headers.count, sizeof(char *), name_compare);
+    return true;
+}
+
 bool moxc_plan_parse(const moxc_options *o, moxc_plan *plan, FILE *diag)
 {
     *plan = (moxc_plan){.opts = o};
@@ -54,6 +87,8 @@ bool moxc_plan_parse(const moxc_options *o, moxc_plan *plan, FILE *diag)
         .mox_include_dir = plan->mox_include,
         .diagnostics = diag,
     };
+    if (!list_dialect_headers(plan, diag))
+        goto done;
     if (!moxc_parse(&po, &plan->module)) {
         fprintf(diag, "moxc: module %s has errors\n", plan->name);
         goto done;
@@ -222,6 +257,9 @@ bool moxc_plan_fingerprint(moxc_plan *plan, FILE *diag)
     field(&b, "module", plan->name);
     field(&b, "abi-sha256", plan->abi_sha256);
     field(&b, "mox-include", plan->mox_include);
+    moxc_buf_printf(&b, "dialect-header-count %zu\n", plan->dialect_headers.count);
+    for (size_t i = 0; i < plan->dialect_headers.count && ok; ++i)
+        ok = field_file(&b, "dialect-header", plan->dialect_headers.items[i], diag);
     moxc_buf_printf(&b, "source-count %zu\n", plan->module->edit_count);
     for (size_t i = 0; i < plan->module->edit_count && ok; ++i)
         ok = field_file(&b, "source", plan->module->edits[i].path, diag);
@@ -266,6 +304,7 @@ void moxc_plan_free(moxc_plan *plan)
         moxc_module_free(plan->module);
     free(plan->name);
     free(plan->mox_include);
+    moxc_strv_free(&plan->dialect_headers);
     free(plan->abi_json);
     moxc_strv_free(&plan->include_dirs);
     moxc_strv_free(&plan->archs);
