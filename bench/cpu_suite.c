@@ -455,5 +455,8 @@ void bench_suite_cpu(bench_report *r)
         for (uint32_t i = 0; i < nc; i++)
             run_pair(r, &w, counts[i], params, bytes, flops);
         work_free(&w);
+        /* A run stopped by a time limit keeps the workloads it finished. */
+        if (r->config.json_path)
+            bench_write_json(r, r->config.json_path);
     }
 }

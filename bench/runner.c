@@ -128,12 +128,22 @@ int main(int argc, char **argv)
             bench_case_fail(&r, c, "no usable CUDA device for the kernel-quality suite");
         }
     }
+    /* The JSON is rewritten after every suite: a run stopped by a time
+     * limit keeps what it finished. */
+    if (r.config.json_path)
+        bench_write_json(&r, r.config.json_path);
+    if (has_suite(suites, "overhead")) {
+        bench_suite_overhead(&r);
+        if (r.config.json_path)
+            bench_write_json(&r, r.config.json_path);
+    }
+    if (has_suite(suites, "pipeline")) {
+        bench_suite_pipeline(&r);
+        if (r.config.json_path)
+            bench_write_json(&r, r.config.json_path);
+    }
     if (has_suite(suites, "cpu"))
         bench_suite_cpu(&r);
-    if (has_suite(suites, "overhead"))
-        bench_suite_overhead(&r);
-    if (has_suite(suites, "pipeline"))
-        bench_suite_pipeline(&r);
 
     bench_write_markdown(&r, stdout);
     int rc = r.failures ? 1 : 0;

@@ -6,8 +6,9 @@
 #   1. mox_bench (kernel quality, runtime overhead, pipeline) on MOX_BACKEND=cuda
 #   2. the peers: bench/peers/pipeline_torch.py and pipeline_cupy.py
 #   3. bench/cuda_overhead (the CUDA engineer's: mox vs raw streams/graphs)
-#   4. bench/peers/merge.py: one JSON with everything, the peers' ratios
-#   5. bench/plot.py: PNG charts
+#   4. mox_bench --suite cpu: the CPU backend vs plain C on this machine's cores
+#   5. bench/peers/merge.py: one JSON with everything, the peers' ratios
+#   6. bench/plot.py: PNG charts
 # Results in $OUT (at most 8 files, as the device tool returns them), named
 # for bench/results/: <date>-h200.json, <date>-h200.md (tables),
 # <date>-h200-plots.tar.gz, <date>-h200-quality-ratio.png,
@@ -15,8 +16,10 @@
 #
 # Usage: scripts/bench-gpu.sh [build-dir] [steps]
 #   build-dir  default build-cuda (any build of this tree with nvcc found)
-#   steps      comma list of: runner,peers,overhead,merge,plots (default all)
-# MOX_BENCH_ARGS adds arguments to mox_bench (e.g. "--samples 30").
+#   steps      comma list of: runner,peers,overhead,cpu,merge,plots (default all)
+# MOX_BENCH_ARGS adds arguments to mox_bench (e.g. "--samples 30"),
+# MOX_BENCH_ARGS_CPU to its CPU-suite run (default "--samples 10 --warmup 1":
+# five thread counts on 16 cores must fit the time left).
 # Before carrying, where the build folder was built:
 #   scripts/bench-gpu.sh --prepare [build-dir]
 # builds mox_bench, cuda_overhead and the reference kernels and copies
@@ -43,7 +46,7 @@ if [ "${1:-}" = "--prepare" ]; then
 fi
 
 build=${1:-build-cuda}
-steps=${2:-runner,peers,overhead,merge,plots}
+steps=${2:-runner,peers,overhead,cpu,merge,plots}
 root=$PWD
 OUT=${OUT:-$root/bench-gpu-out}
 mkdir -p "$OUT"
@@ -152,12 +155,20 @@ if has_step overhead; then
     fi
 fi
 
+if has_step cpu && [ -x "$runner" ]; then
+    # A process of its own: if it runs out of time, the GPU results stand.
+    run_step "mox_bench cpu suite" 150 env MOX_BACKEND=cpu "$runner" --suite cpu ${MOX_BENCH_ARGS_CPU:---samples 10 --warmup 1} \
+        --json "$work/cpu.json" --md "$work/cpu.md" || status=1
+    [ -f "$work/cpu.md" ] && { echo "## CPU backend vs plain C ($(nproc) cores)"; echo; cat "$work/cpu.md"; echo; } >>"$md"
+fi
+
 final=$OUT/$tag.json
 if has_step merge && [ -f "$work/mox_bench.json" ]; then
     peers=()
     for f in "$work"/peer-*.json; do [ -f "$f" ] && peers+=(--peer "$f"); done
     co=()
     [ -f "$work/cuda_overhead.json" ] && co=(--cuda-overhead "$work/cuda_overhead.json")
+    [ -f "$work/cpu.json" ] && co+=(--extra "$work/cpu.json")
     if run_step "merge" 30 python3 "$root/bench/peers/merge.py" --runner "$work/mox_bench.json" \
         "${peers[@]}" "${co[@]}" --out "$work/merged.json" && mv "$work/merged.json" "$final"; then
         { echo "## peers (ratio = peer median / mox median; > 1: mox is faster)"; echo;

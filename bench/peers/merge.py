@@ -5,8 +5,11 @@ peer / mox of each pipeline case's median wall time (> 1: mox is faster),
 and prints the comparison as a markdown table.
 
     python3 bench/peers/merge.py --runner mox.json [--peer cupy.json ...]
-                                 [--cuda-overhead cuda_overhead.json] --out merged.json
+                                 [--cuda-overhead cuda_overhead.json] [--extra cpu.json ...]
+                                 --out merged.json
 
+--extra appends the cases of another mox_bench run of the same build (the
+CPU suite, run as its own process) and records its facts under extra_runs.
 A peer case is compared with the mox case of the same name only when both
 ran the same n and number of dispatches.
 """
@@ -41,6 +44,7 @@ def main():
     ap.add_argument("--runner", required=True)
     ap.add_argument("--peer", action="append", default=[])
     ap.add_argument("--cuda-overhead")
+    ap.add_argument("--extra", action="append", default=[])
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     doc = load(args.runner)
@@ -68,6 +72,14 @@ def main():
                 entry["ratio_peer_over_mox"] = c["stats"]["median"] / m[2]
             peers.append(entry)
             rows.append(entry)
+    doc.setdefault("extra_runs", [])
+    for path in args.extra:
+        extra = load(path)
+        if extra is None:
+            doc["extra_runs"].append({"file": path, "error": "unreadable"})
+            continue
+        doc["cases"].extend(extra.get("cases", []))
+        doc["extra_runs"].append({k: extra.get(k) for k in ("host", "device", "config", "build")})
     doc["peers"] = peers
     doc["peers_skipped"] = skipped
     if args.cuda_overhead:
