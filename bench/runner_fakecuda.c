@@ -166,10 +166,16 @@ static void k_matmul_f16(void **p, unsigned gx, unsigned gy, unsigned bx, unsign
     matmul_any(p, gx, gy, bx, by, 1);
 }
 
+static void k_spin(void **p, unsigned gx, unsigned gy, unsigned bx, unsigned by)
+{
+    expect(gx == 1 && gy == 1 && bx == 1 && by == 1 && *(const unsigned long long *)p[0] > 0, "spin");
+}
+
 static const struct {
     const char *name;
     fake_kernel run;
 } g_kernels[] = {
+    {"spin", k_spin},
     {"vec_add", k_vec_add},       {"reduce", k_reduce},
     {"histogram", k_histogram},   {"block_scan", k_block_scan},
     {"add_offsets", k_add_offsets}, {"particle_update", k_particle_update},

@@ -298,12 +298,20 @@ static void copy_bandwidth(gpu_ctx *g)
         bench_kv_num(&r->device, "copy_gbps", c->bytes / (s.median * 1e-6) / 1e9);
 }
 
+/* About 100 us at the H200's 1.98 GHz: longer than the host needs to
+ * enqueue a workload's launches (scan has 7). */
+#define SPIN_CYCLES 200000ull
+
 static bool timed_run(gpu_ctx *g, gpu_workload *w, int variant, uint32_t set, double *us)
 {
     float ms = 0;
     if (w->reset && !w->reset(g, w->state, set))
         return false;
-    bool ok = gpu_check(g, g->cu->cuEventRecord(g->start, NULL), "cuEventRecord") &&
+    unsigned long long cycles = SPIN_CYCLES;
+    void *spin_params[] = {&cycles};
+    bool ok = gpu_check(g, g->cu->cuLaunchKernel(g->spin, 1, 1, 1, 1, 1, 1, 0, NULL, spin_params, NULL),
+                        "cuLaunchKernel (ref_spin)") &&
+              gpu_check(g, g->cu->cuEventRecord(g->start, NULL), "cuEventRecord") &&
               w->launch(g, w->state, variant, set) &&
               gpu_check(g, g->cu->cuEventRecord(g->stop, NULL), "cuEventRecord") &&
               gpu_check(g, g->cu->cuEventSynchronize(g->stop), "cuEventSynchronize") &&
@@ -438,6 +446,13 @@ bool bench_suite_quality(bench_report *r)
     if (ok)
         copy_bandwidth(&g);
     ok = ok && load_generated(&g) && load_references(&g);
+    for (size_t i = 0; ok && i < g.ref_count && !g.spin; i++)
+        if (g.cu->cuModuleGetFunction(&g.spin, g.ref[i], "ref_spin") != CUDA_SUCCESS)
+            g.spin = NULL;
+    if (ok && !g.spin) {
+        snprintf(g.err, sizeof g.err, "no ref_spin kernel in the reference fatbins");
+        ok = false;
+    }
     if (!ok) {
         bench_case *c = bench_case_add(r, "quality", "setup", "-", "us");
         bench_case_fail(r, c, "%s", g.err);

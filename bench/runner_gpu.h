@@ -29,6 +29,7 @@ typedef struct gpu_ctx {
     CUmodule ref[GPU_MAX_REF_MODULES];
     size_t ref_count;
     CUevent start, stop;
+    CUfunction spin;         /* ref_spin: queues the timed launches behind it */
     CUdeviceptr gate_status; /* all-OK status words for GPU_GATED */
     CUdeviceptr gate_deps;   /* {0}: every gated dispatch depends on dispatch 0 */
     bool dead;               /* a sticky fault: nothing more can run */
