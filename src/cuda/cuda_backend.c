@@ -111,7 +111,7 @@ mox_status mox__cuda_backend_open(const mox__backend_config *config, mox__backen
     info->features = MOX_FEAT_ATOMICS | MOX_FEAT_WARP_OPS;
     info->module_file = MOX_FILE_FATBIN;
     info->submission_state_size = sizeof(mox__cuda_sub);
-    info->dispatch_state_size = 0;
+    info->dispatch_state_size = sizeof(mox__cuda_dstate);
     *out = &dev->base;
     return MOX_OK;
 }

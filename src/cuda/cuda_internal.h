@@ -109,6 +109,22 @@ static inline mox__cuda_sub *mox__cuda_sub_of(const mox__submission *pub)
     return (mox__cuda_sub *)pub->be;
 }
 
+/* ---- per-dispatch state: lives in d->be ---- */
+
+/* Whether a dispatch can end anything but OK: its kernel can call mox_fail,
+ * or it is gated on one that can. Only such dispatches are gate
+ * dependencies of others, so a batch of kernels that never fail runs with
+ * no gate reads at all (each read costs every warp of the grid a dependent
+ * load before it starts: ~9% of a 2^28-element streaming kernel). */
+typedef struct mox__cuda_dstate {
+    uint32_t may_fail;
+} mox__cuda_dstate;
+
+static inline bool mox__cuda_may_fail(const mox__dispatch *d)
+{
+    return d->be && ((const mox__cuda_dstate *)d->be)->may_fail;
+}
+
 /* ---- launches (cuda_submit.c) ---- */
 
 /* A download: the device copies into pinned staging, completion copies
@@ -248,6 +264,7 @@ typedef struct mox__cuda_stats {
     atomic_ullong resets;
     atomic_ullong status_reads;    /* completions that read status words */
     atomic_ullong live_gates;      /* gates read from the slots of running launches */
+    atomic_ullong gate_deps;       /* dependency words launched gates read */
 } mox__cuda_stats;
 
 typedef enum mox__cuda_launch_mode {

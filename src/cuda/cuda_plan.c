@@ -509,6 +509,8 @@ mox_status mox__cuda_inst_launch(mox__cuda_dev *dev, mox__cuda_inst *inst,
     *inst->host_flag = 0;
 
     uint32_t total = deps_total(b);
+    if (total)
+        atomic_fetch_add(&dev->stats.gate_deps, total);
     uint32_t stack_deps[512];
     uint32_t *want = total <= 512 ? stack_deps : malloc(total * 4u);
     if (!want)

@@ -183,10 +183,16 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b, C
             ln->edge_off = b->edges.n;
             ln->gdep_off = b->gdeps.n;
             ln->ext_off = b->ext.n;
+            bool may_fail = d->kind == MOX__CMD_KERNEL && (d->kernel_features & MOX_KFEAT_FAIL);
             for (uint32_t k = 0; k < d->pred_count; k++) {
                 uint32_t from = me->offset + pub->preds[d->pred_first + k];
-                if (!push(&b->edges, from) || !push(&b->gdeps, from))
+                if (!push(&b->edges, from))
                     goto oom;
+                if (d->kind != MOX__CMD_KERNEL || !mox__cuda_may_fail(b->desc.nodes[from].d))
+                    continue;
+                if (!push(&b->gdeps, from))
+                    goto oom;
+                may_fail = true;
             }
             /* A source of this submission starts after the sinks of every
              * submission of this launch it waits for. */
@@ -202,13 +208,24 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b, C
                 }
             }
             for (uint32_t k = 0; d->kind == MOX__CMD_KERNEL && k < d->gate_count; k++) {
+                const mox__gate *gate = &pub->gates[d->gate_first + k];
+                const mox__cuda_sub *gs = mox__cuda_sub_of(gate->sub);
+                /* A gate on a dispatch that cannot fail, still in flight or
+                 * finished OK, can never close. */
+                bool settled_ok = gs->done && gate->sub->dispatches[gate->dispatch]->state == MOX_DISPATCH_OK;
+                bool live = !gs->done && gs->group && (gs->group->launched || gs->group == g);
+                if (settled_ok || (live && !mox__cuda_may_fail(gate->sub->dispatches[gate->dispatch])))
+                    continue;
                 bool intra;
                 uint32_t slot;
-                if (!gate_slot(dev, g, &pub->gates[d->gate_first + k], &intra, &slot))
+                if (!gate_slot(dev, g, gate, &intra, &slot))
                     goto oom;
                 if (!push(intra ? &b->gdeps : &b->ext, slot))
                     goto oom;
+                may_fail = true;
             }
+            if (d->be)
+                ((mox__cuda_dstate *)d->be)->may_fail = may_fail;
             ln->edge_cnt = b->edges.n - ln->edge_off;
             ln->gdep_cnt = b->gdeps.n - ln->gdep_off;
             ln->ext_cnt = b->ext.n - ln->ext_off;

@@ -80,8 +80,9 @@ void fx_open(fx *f)
         fprintf(stderr, "fixture: opening the backend: %s\n", mox_error_message(err));
         abort();
     }
-    if (f->info.submission_state_size > sizeof(((fx_sub *)0)->be))
-        die("submission state larger than the fixture's");
+    if (f->info.submission_state_size > sizeof(((fx_sub *)0)->be) ||
+        f->info.dispatch_state_size > sizeof(((fx_sub *)0)->dbe[0]))
+        die("submission or dispatch state larger than the fixture's");
     f->dev = (mox__cuda_dev *)f->backend;
     f->api = f->dev->api;
     size_t size = 0;
@@ -169,6 +170,7 @@ uint32_t fx_kernel(fx_sub *s, fx *f, uint32_t kernel, uint32_t grid, uint32_t bl
     d->kernel = kernel;
     d->kernel_name = test_kernels[kernel].name;
     d->kernel_features = test_kernels[kernel].features;
+    d->be = s->dbe[i];
     d->config = mox_launch_config_make(mox_dim3_make(grid, 1, 1), mox_dim3_make(block, 1, 1));
     d->params = s->params[i];
     d->pred_first = s->npreds;

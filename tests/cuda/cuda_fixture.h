@@ -40,6 +40,7 @@ typedef struct fx_sub {
     mox__submission pub;               /* first: the completion hook casts back */
     _Alignas(64) unsigned char be[sizeof(mox__cuda_sub)];
     mox__dispatch disp[FX_MAX_D];
+    _Alignas(64) unsigned char dbe[FX_MAX_D][64]; /* each dispatch's d->be */
     mox__dispatch *dptr[FX_MAX_D];
     void *params[FX_MAX_D][8];
     _Alignas(16) uint64_t store[FX_MAX_D][8];

@@ -144,6 +144,40 @@ static void clean_batch_needs_one_host_load(void **state)
     assert_int_equal(stat(&F.dev->stats.resets), resets0 + 1);
 }
 
+/* Kernels that cannot call mox_fail never close a gate: a chain of them
+ * launches with no dependency words (no gate reads on the device), while
+ * a chain behind a kernel that can fail reads one. */
+static void gates_only_follow_kernels_that_can_fail(void **state)
+{
+    (void)state;
+    put(a, 1.0f);
+    fx_sub s;
+    fx_sub_init(&s);
+    fx_kernel(&s, &F, FX_FINISH, 1, 64);
+    fx_ptr(&s, a);
+    fx_ptr(&s, b);
+    fx_u32(&s, 1);
+    fx_kernel(&s, &F, FX_FINISH, 1, 64);
+    fx_ptr(&s, b);
+    fx_ptr(&s, c);
+    fx_u32(&s, 1);
+    fx_pred(&s, 0);
+    unsigned long long deps0 = stat(&F.dev->stats.gate_deps);
+    fx_submit(&F, &s);
+    fx_wait(&s);
+    assert_int_equal(s.status, MOX_OK);
+    assert_int_equal(fx_state(&s, 1), MOX_DISPATCH_OK);
+    assert_int_equal(stat(&F.dev->stats.gate_deps), deps0);
+
+    fx_sub t;
+    fail_batch(&t, 0, 0); /* maybe_fail (does not fail) -> finish, and an independent finish */
+    fx_submit(&F, &t);
+    fx_wait(&t);
+    assert_int_equal(t.status, MOX_OK);
+    assert_int_equal(fx_state(&t, 1), MOX_DISPATCH_OK);
+    assert_int_equal(stat(&F.dev->stats.gate_deps), deps0 + 1);
+}
+
 static void set_coalesce(bool on)
 {
     pthread_mutex_lock(&F.dev->lock);
@@ -287,6 +321,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(failure_gates_dependents_in_the_batch),
         cmocka_unit_test(clean_batch_needs_one_host_load),
+        cmocka_unit_test(gates_only_follow_kernels_that_can_fail),
         cmocka_unit_test(later_batch_is_gated_by_a_running_failure),
         cmocka_unit_test(reader_deferred_behind_a_running_failure_is_gated),
         cmocka_unit_test(gate_inside_a_coalesced_launch),
