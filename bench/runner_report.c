@@ -170,11 +170,12 @@ static void json_kvs(FILE *f, const char *name, const bench_kvs *kvs)
  * the throughput ratio baseline_median / median (> 1: faster). */
 typedef struct derived {
     double gbps, gflops, per_item, ratio;
+    double ceiling; /* share of the device's ceiling: copy bandwidth, or the no-FMA FP32 peak */
 } derived;
 
 static derived derive(const bench_report *r, const bench_case *c, const bench_stats *s)
 {
-    derived d = {NAN, NAN, NAN, NAN};
+    derived d = {NAN, NAN, NAN, NAN, NAN};
     bool time_unit = strcmp(c->unit, "us") == 0 || strcmp(c->unit, "ms") == 0;
     double seconds = s->median * (strcmp(c->unit, "ms") == 0 ? 1e-3 : 1e-6);
     if (time_unit && seconds > 0 && c->bytes > 0)
@@ -183,6 +184,17 @@ static derived derive(const bench_report *r, const bench_case *c, const bench_st
         d.gflops = c->flops / seconds / 1e9;
     if (c->per > 1)
         d.per_item = s->median / c->per;
+    /* The kernels are built without contraction, so a multiply-add is two
+     * instructions: the no-FMA peak is their arithmetic ceiling. Only
+     * device-side (GPU) cases are held to the device's ceilings. */
+    bool gpu_case = strcmp(c->suite, "quality") == 0 || strcmp(c->suite, "device") == 0;
+    double copy = bench_kv_get_num(&r->device, "copy_gbps", 0);
+    double peak = bench_kv_get_num(&r->device, "fp32_peak_nofma_gflops", 0);
+    if (gpu_case && c->flops > 0 && c->bytes > 0 && peak > 0 && isfinite(d.gflops) &&
+        c->flops / c->bytes > peak / (copy > 0 ? copy : 1))
+        d.ceiling = d.gflops / peak; /* arithmetic-bound: more flops per byte than the machine balance */
+    else if (gpu_case && copy > 0 && isfinite(d.gbps))
+        d.ceiling = d.gbps / copy;
     const bench_case *b = bench_case_baseline(r, c);
     bench_stats bs;
     if (b && bench_stats_of(b, &bs) && s->median > 0)
@@ -267,6 +279,8 @@ int bench_write_json(const bench_report *r, const char *path)
         json_num(f, d.per_item);
         fputs(", \"ratio_vs_baseline\": ", f);
         json_num(f, d.ratio);
+        fputs(", \"ceiling_fraction\": ", f);
+        json_num(f, d.ceiling);
         fprintf(f, "}}%s\n", i + 1 < r->count ? "," : "");
     }
     fputs("  ]\n}\n", f);
@@ -291,9 +305,9 @@ static void md_num(FILE *f, double v, const char *fmt)
 void bench_write_markdown(const bench_report *r, FILE *f)
 {
     fputs("| suite | case | variant | params | thr | median | p10 | p90 | unit | per item | GB/s | "
-          "GFLOP/s | vs baseline | verified |\n",
+          "GFLOP/s | of ceiling | vs baseline | verified |\n",
           f);
-    fputs("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", f);
+    fputs("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", f);
     for (size_t i = 0; i < r->count; i++) {
         const bench_case *c = r->cases[i];
         bench_stats s;
@@ -320,6 +334,11 @@ void bench_write_markdown(const bench_report *r, FILE *f)
         md_num(f, d.gbps, "%.1f");
         fputs(" | ", f);
         md_num(f, d.gflops, "%.1f");
+        fputs(" | ", f);
+        if (isfinite(d.ceiling))
+            fprintf(f, "%.0f%%", 100.0 * d.ceiling);
+        else
+            fputs("-", f);
         fputs(" | ", f);
         if (isfinite(d.ratio))
             fprintf(f, "%.3f x %s", d.ratio, c->baseline);
