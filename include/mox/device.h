@@ -55,7 +55,9 @@ MOX_API uint32_t mox_device_warp_size(const mox_device *device);
 
 /* A file descriptor that becomes readable whenever an operation of this
  * device may have progressed (an eventfd). Event loops watch it, read it to
- * clear it, then poll their ops. Owned by the device; do not close. */
+ * clear it, then poll their ops. Owned by the device; do not close.
+ * Created on the first call (readable at once); -1 if it cannot be created
+ * (mox_error_last says why). */
 MOX_API int mox_device_event_fd(mox_device *device);
 
 /* Number of batches submitted to the backend so far (a counter for tests

@@ -31,8 +31,9 @@ MOX_API mox_status mox_batch_begin(mox_device *device, mox_batch **out);
  * Codes: the launch's own error, MOX_ERR_DEVICE_MISMATCH, MOX_ERR_INVALID_ARGUMENT
  * (not a launch op, or already submitted), MOX_ERR_STATE (batch poisoned or ended). */
 MOX_API mox_status mox_batch_push(mox_batch *batch, mox_op *launch);
-/* Ends recording; *out is the batch op (fails with the first recording error
- * if the batch was poisoned). Frees the batch. */
+/* Ends recording; *out is the batch op. If the batch was poisoned, returns
+ * the first recording error and sets *out to NULL (nothing will run). Frees
+ * the batch either way. */
 MOX_API mox_status mox_batch_end(mox_batch *batch, mox_op **out);
 /* Throws the recording away; nothing runs. discard(NULL) is a no-op. */
 MOX_API void mox_batch_discard(mox_batch *batch);
