@@ -48,20 +48,6 @@ void *mox__realloc(void *ptr, size_t size)
     return realloc(ptr, size ? size : 1);
 }
 
-void *mox__zalloc_aligned(size_t size)
-{
-    if (should_fail())
-        return NULL;
-    size_t rounded = (size + 63u) & ~(size_t)63u;
-    if (rounded < size)
-        return NULL;
-    void *p = NULL;
-    if (posix_memalign(&p, 64, rounded ? rounded : 64) != 0)
-        return NULL;
-    memset(p, 0, rounded ? rounded : 64);
-    return p;
-}
-
 void mox__free(void *ptr) { free(ptr); }
 
 char *mox__str_dup(const char *text)

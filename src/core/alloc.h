@@ -8,8 +8,6 @@
 void *mox__malloc(size_t size);
 void *mox__calloc(size_t count, size_t size);
 void *mox__realloc(void *ptr, size_t size);
-/* 64-byte aligned, zero-filled; free with mox__free. */
-void *mox__zalloc_aligned(size_t size);
 void mox__free(void *ptr);
 char *mox__str_dup(const char *text);
 

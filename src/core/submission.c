@@ -4,6 +4,7 @@
  * for small batches. Submission and completion are in scheduler.c. */
 #include "submission.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -19,9 +20,12 @@ static mox__dispatch *dispatch_alloc_raw(mox_device *device, uint32_t arg_count,
     size_t off_params = align_up(off_args + arg_count * sizeof(mox__karg), 16);
     size_t off_addr = off_params + arg_count * sizeof(void *);
     size_t off_values = align_up(off_addr + arg_count * sizeof(void *), 16);
-    size_t off_be = align_up(off_values + value_bytes, 64);
-    size_t total = off_be + align_up(device->info.dispatch_state_size, 64);
-    unsigned char *p = mox__zalloc_aligned(total);
+    size_t off_be = align_up(off_values + value_bytes, 16);
+    /* calloc (cheaper than an aligned allocation); the backend's scratch
+     * area is aligned to 64 inside the block. */
+    size_t be_size = device->info.dispatch_state_size;
+    size_t total = off_be + (be_size ? be_size + 63 : 0);
+    unsigned char *p = mox__calloc(1, total);
     if (!p)
         return NULL;
     mox__dispatch *d = (mox__dispatch *)p;
@@ -31,7 +35,7 @@ static mox__dispatch *dispatch_alloc_raw(mox_device *device, uint32_t arg_count,
     *addr_out = (void **)(p + off_addr);
     if (values)
         *values = p + off_values;
-    d->be = device->info.dispatch_state_size ? p + off_be : NULL;
+    d->be = be_size ? (void *)(((uintptr_t)(p + off_be) + 63u) & ~(uintptr_t)63u) : NULL;
     d->storage = p;
     return d;
 }
@@ -85,13 +89,13 @@ void mox__dispatch_free(mox__dispatch *d)
 
 mox__sub *mox__sub_create(mox_device *device)
 {
-    size_t be = align_up(device->info.submission_state_size, 64);
-    size_t head = align_up(sizeof(mox__sub), 64);
-    unsigned char *p = mox__zalloc_aligned(head + be);
+    size_t be = device->info.submission_state_size;
+    size_t head = align_up(sizeof(mox__sub), 16);
+    unsigned char *p = mox__calloc(1, head + (be ? be + 63 : 0));
     if (!p)
         return NULL;
     mox__sub *s = (mox__sub *)p;
-    s->pub.be = be ? p + head : NULL;
+    s->pub.be = be ? (void *)(((uintptr_t)(p + head) + 63u) & ~(uintptr_t)63u) : NULL;
     atomic_init(&s->refs, 1);
     atomic_init(&s->done, false);
     mox__mutex_init(&s->lock);
