@@ -28,9 +28,13 @@ static inline void cpu_relax(void)
 #endif
 }
 
+/* The pool whose worker the calling thread is, if any. */
+static _Thread_local mox__pool *current_pool;
+
 static void *worker_main(void *p)
 {
     mox__pool *pool = p;
+    current_pool = pool;
     mox__thread_mark_runtime();
     pthread_mutex_lock(&pool->lock);
     for (;;) {
@@ -59,8 +63,10 @@ static void *worker_main(void *p)
             pool->head = job->next_ready;
             if (!pool->head)
                 pool->tail = NULL;
-        } else if (pool->idle) {
-            /* More chunks: let an idle worker take the next one. */
+        }
+        if (pool->head && pool->idle) {
+            /* More work queued (chunks of this job or other jobs): let an
+             * idle worker take it. */
             pthread_cond_signal(&pool->cond);
         }
         pthread_mutex_unlock(&pool->lock);
@@ -148,7 +154,11 @@ void mox__pool_push(mox__pool *pool, mox__pool_job *job)
         pool->head = job;
     pool->tail = job;
     atomic_fetch_add_explicit(&pool->queued, 1, memory_order_relaxed);
-    if (pool->idle)
+    /* A worker pushing (a successor, a waiting submission) comes back for
+     * the job itself right after, and wakes helpers then if there is more:
+     * waking a sleeper here would only add a futex call to the critical
+     * path. Other threads (submitters) wake one. */
+    if (pool->idle && current_pool != pool)
         pthread_cond_signal(&pool->cond);
     pthread_mutex_unlock(&pool->lock);
 }
