@@ -54,19 +54,36 @@ void mox__tracker_prune(mox__tracker *t)
 
 void mox__tracker_deps(mox__tracker *t, bool writes, mox__tracker_visit add, void *ctx)
 {
-    mox__tracker_prune(t);
+    if (t->writer.sub && finished(t->writer.sub)) {
+        mox__sub_unref(t->writer.sub);
+        t->writer.sub = NULL;
+    }
     if (t->writer.sub)
         add(ctx, t->writer.sub);
     if (writes) {
+        /* A reader only looks at the writer (O(1)); a writer visits the
+         * readers anyway, and prunes them on the way. */
         mox__access *r = readers(t);
-        for (uint32_t i = 0; i < t->reader_count; i++)
-            add(ctx, r[i].sub);
+        uint32_t kept = 0;
+        for (uint32_t i = 0; i < t->reader_count; i++) {
+            if (finished(r[i].sub)) {
+                mox__sub_unref(r[i].sub);
+            } else {
+                add(ctx, r[i].sub);
+                r[kept++] = r[i];
+            }
+        }
+        t->reader_count = kept;
     }
 }
 
 bool mox__tracker_reserve(mox__tracker *t)
 {
     uint32_t cap = t->reader_cap ? t->reader_cap : MOX__TRACKER_INLINE;
+    if (t->reader_count < cap)
+        return true;
+    /* Full: drop finished readers first (amortised O(1) per read). */
+    mox__tracker_prune(t);
     if (t->reader_count < cap)
         return true;
     uint32_t ncap = cap * 2;

@@ -24,15 +24,29 @@
 
 typedef struct cpu_backend cpu_backend;
 
-typedef struct cpu_sub {
+typedef struct cpu_sub cpu_sub;
+
+/* "waiter waits for the submission whose dependents list holds me". */
+typedef struct wait_node {
+    cpu_sub *waiter;
+    struct wait_node *next;
+} wait_node;
+
+#define INLINE_WAITS 4
+
+struct cpu_sub {
     cpu_backend *be;
     mox__submission *sub;
     _Atomic uint32_t dispatches_left;
-    uint32_t waits_left;       /* be->lock */
-    bool finished;             /* be->lock: every dispatch has its final state */
-    struct cpu_sub *next;      /* blocked or held list; be->lock */
+    /* all under be->lock */
+    uint32_t waits_left;
+    bool finished;             /* every dispatch has its final state */
+    bool scanned;              /* too many waits for nodes: on the blocked list */
+    wait_node *dependents;     /* waiters registered on this submission */
+    wait_node nodes[INLINE_WAITS];
+    cpu_sub *next;             /* blocked or held list */
     mox__pool_job start_job;   /* starts the roots on a worker */
-} cpu_sub;
+};
 
 typedef struct cpu_disp {
     mox__pool_job job;         /* first: the pool hands this back */
@@ -48,7 +62,7 @@ struct cpu_backend {
     mox__backend base;
     mox__pool *pool;
     pthread_mutex_t lock;
-    cpu_sub *blocked;          /* waiting for earlier submissions */
+    cpu_sub *blocked;          /* waiting for more than INLINE_WAITS earlier submissions */
     cpu_sub *held_head, *held_tail;
     bool hold;
 };
@@ -113,6 +127,16 @@ static void finish_sub(cpu_sub *cs)
     cpu_sub *runnable = NULL;
     pthread_mutex_lock(&be->lock);
     cs->finished = true;
+    /* Waiters registered on us: O(their number), no scan. */
+    for (wait_node *n = cs->dependents; n; n = n->next) {
+        cpu_sub *b = n->waiter;
+        if (--b->waits_left == 0) {
+            b->next = runnable;
+            runnable = b;
+        }
+    }
+    cs->dependents = NULL;
+    /* The rare submissions with many waits are found by scanning. */
     for (cpu_sub **p = &be->blocked; *p;) {
         cpu_sub *b = *p;
         for (uint32_t w = 0; w < b->sub->wait_count; w++)
@@ -278,13 +302,25 @@ static bool admit_locked(cpu_backend *be, cpu_sub *cs)
 {
     mox__submission *s = cs->sub;
     cs->waits_left = 0;
-    for (uint32_t w = 0; w < s->wait_count; w++)
-        if (!sub_state(s->waits[w])->finished)
-            cs->waits_left++;
+    cs->scanned = s->wait_count > INLINE_WAITS;
+    for (uint32_t w = 0; w < s->wait_count; w++) {
+        cpu_sub *earlier = sub_state(s->waits[w]);
+        if (earlier->finished)
+            continue;
+        cs->waits_left++;
+        if (!cs->scanned) {
+            wait_node *n = &cs->nodes[w];
+            n->waiter = cs;
+            n->next = earlier->dependents;
+            earlier->dependents = n;
+        }
+    }
     if (cs->waits_left == 0)
         return true;
-    cs->next = be->blocked;
-    be->blocked = cs;
+    if (cs->scanned) {
+        cs->next = be->blocked;
+        be->blocked = cs;
+    }
     return false;
 }
 

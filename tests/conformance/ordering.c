@@ -3,6 +3,7 @@
  * separate submissions are ordered by their buffer accesses. */
 #include <stdlib.h>
 
+#include "core/testing.h"
 #include "support.h"
 
 static mox_device *dev;
@@ -136,6 +137,41 @@ static void batches_and_launches_interleave(void **state)
         mox_buffer_release(bufs[i]);
 }
 
+/* A writer after many unfinished readers waits for all of them (more
+ * earlier submissions than a backend may track inline). */
+static void writer_after_many_readers(void **state)
+{
+    (void)state;
+    assert_int_equal(mox_module_prepare(dev, &conf_module), MOX_OK);
+    enum { R = 9 };
+    const uint32_t n = 3000;
+    mox_buffer *x = conf_ramp(dev, n, 5.0f, 1.0f);
+    mox_buffer *outs[R];
+    mox_op *ops[R];
+    assert_int_equal(mox__testing_hold(dev, true), MOX_OK);
+    for (int r = 0; r < R; r++) {
+        outs[r] = conf_zeros(dev, n);
+        ops[r] = submit_now(conf_slow_copy(dev, conf_cfg(n), x, outs[r], n, 100));
+    }
+    mox_op *w = submit_now(conf_fill(dev, conf_cfg(n), x, 0.0f, n));
+    mox_op *after = submit_now(conf_scale(dev, conf_cfg(n), x, outs[0], 1.0f, n)); /* after w */
+    assert_int_equal(mox__testing_hold(dev, false), MOX_OK);
+    for (int r = 1; r < R; r++) {
+        assert_int_equal(conf_run(ops[r]), MOX_OK);
+        float *v = conf_read(outs[r]);
+        for (uint32_t i = 0; i < n; i++)
+            assert_true(v[i] == (float)i + 5.0f);
+        free(v);
+        mox_buffer_release(outs[r]);
+    }
+    mox_op_drop(ops[0]);
+    assert_int_equal(conf_run(w), MOX_OK);
+    assert_int_equal(conf_run(after), MOX_OK);
+    assert_true(conf_read1(outs[0], n - 1) == 0.0f);
+    mox_buffer_release(outs[0]);
+    mox_buffer_release(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -143,6 +179,7 @@ int main(void)
         cmocka_unit_test(op_retains_its_buffers),
         cmocka_unit_test(ordered_across_submissions),
         cmocka_unit_test(batches_and_launches_interleave),
+        cmocka_unit_test(writer_after_many_readers),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
