@@ -162,10 +162,20 @@ out:
     return st;
 }
 
-static void sleep_ms(uint32_t ms)
+/* The debug delay; cut short when the device is being destroyed, so that
+ * a release never waits for it. worker_lock held. */
+static void delay_locked(mox_device *dev, uint32_t ms)
 {
-    struct timespec ts = {ms / 1000u, (long)(ms % 1000u) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += ms / 1000u;
+    until.tv_nsec += (long)(ms % 1000u) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    while (!dev->worker_stop &&
+           pthread_cond_timedwait(&dev->worker_cond, &dev->worker_lock.m, &until) != ETIMEDOUT) {
     }
 }
 
@@ -182,10 +192,13 @@ static void *worker_main(void *p)
         dev->queue_head = dm->queue_next;
         if (!dev->queue_head)
             dev->queue_tail = NULL;
+        if (dev->prepare_delay_ms) {
+            delay_locked(dev, dev->prepare_delay_ms);
+            if (dev->worker_stop)
+                break; /* nobody waits: the device is going away */
+        }
         mox__unlock(&dev->worker_lock);
 
-        if (dev->prepare_delay_ms)
-            sleep_ms(dev->prepare_delay_ms);
         void *handle = NULL;
         mox_error *err = NULL;
         mox_status st = mox__module_load(dev, dm->info, &handle, &err);
