@@ -219,6 +219,9 @@ void mox__cuda_dev_close(mox__cuda_dev *dev)
     if (dev->pool)
         api->cuMemFree(dev->pool);
     free(dev->slot_used);
+    free(dev->scratch_nodes);
+    for (uint32_t i = 0; i < 3; i++)
+        free(dev->scratch_u32[i].v);
     for (uint32_t i = 0; i < MOX__CUDA_STREAMS; i++)
         if (dev->streams[i])
             api->cuStreamDestroy(dev->streams[i]);

@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include <mox/kernel_abi.h>
 #include <mox/module.h>
@@ -183,6 +184,26 @@ typedef struct mox__cuda_ldesc {
     bool has_transfer;
 } mox__cuda_ldesc;
 
+/* A growable array for building a launch (cuda_submit.c). */
+typedef struct u32vec {
+    uint32_t *v;
+    uint32_t n, cap;
+} u32vec;
+
+static inline bool mox__cuda_u32_push(u32vec *a, uint32_t x)
+{
+    if (a->n == a->cap) {
+        uint32_t cap = a->cap ? 2u * a->cap : 16u;
+        uint32_t *n = realloc(a->v, cap * sizeof *n);
+        if (!n)
+            return false;
+        a->v = n;
+        a->cap = cap;
+    }
+    a->v[a->n++] = x;
+    return true;
+}
+
 void mox__cuda_submit(mox__cuda_dev *dev, mox__submission *pub);
 void mox__cuda_set_hold(mox__cuda_dev *dev, bool hold);
 /* Launches the pending submissions of `stream`. Caller holds dev->lock. */
@@ -333,6 +354,11 @@ struct mox__cuda_dev {
     mox__cuda_plan **plans;          /* hash buckets */
     uint32_t plan_cap, plan_count;
     uint64_t plan_clock;
+    /* Scratch for describing a launch (cuda_submit.c): kept between
+     * launches, so building one allocates nothing once grown. */
+    mox__cuda_lnode *scratch_nodes;
+    uint32_t scratch_nodes_cap;
+    u32vec scratch_u32[3];           /* edges, gate deps, external gate slots */
 
     pthread_mutex_t upload_lock;     /* the synchronous upload staging */
     void *upload_stage[2];

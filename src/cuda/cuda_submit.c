@@ -25,25 +25,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- growable scratch arrays for building a launch ---- */
-
-typedef struct u32vec {
-    uint32_t *v;
-    uint32_t n, cap;
-} u32vec;
-
-static bool push(u32vec *a, uint32_t x)
+/* Zeroed blocks per launch (counts are small): malloc + memset, as glibc's
+ * calloc bypasses the per-thread cache (src/core/alloc.c); the asm hides p's
+ * origin, or GCC fuses the pair back into calloc. */
+static void *zalloc(size_t count, size_t size)
 {
-    if (a->n == a->cap) {
-        uint32_t cap = a->cap ? 2u * a->cap : 16u;
-        uint32_t *n = realloc(a->v, cap * sizeof *n);
-        if (!n)
-            return false;
-        a->v = n;
-        a->cap = cap;
-    }
-    a->v[a->n++] = x;
-    return true;
+    void *p = malloc(count * size);
+    __asm__("" : "+r"(p));
+    if (p)
+        memset(p, 0, count * size);
+    return p;
 }
 
 static bool has_transfer(const mox__submission *pub)
@@ -56,10 +47,10 @@ static bool has_transfer(const mox__submission *pub)
 
 static mox__cuda_group *group_new(uint32_t nsubs)
 {
-    mox__cuda_group *g = calloc(1, sizeof *g);
+    mox__cuda_group *g = zalloc(1, sizeof *g);
     if (!g)
         return NULL;
-    g->subs = nsubs <= 1 ? g->subs_inline : calloc(nsubs, sizeof *g->subs);
+    g->subs = nsubs <= 1 ? g->subs_inline : zalloc(nsubs, sizeof *g->subs);
     if (!g->subs) {
         free(g);
         return NULL;
@@ -163,9 +154,17 @@ typedef struct build {
 static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b, CUstream stream)
 {
     b->desc.count = g->count;
-    b->desc.nodes = calloc(g->count ? g->count : 1, sizeof *b->desc.nodes);
-    if (!b->desc.nodes)
-        return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory building a launch");
+    if (g->count > dev->scratch_nodes_cap) {
+        uint32_t cap = g->count + dev->scratch_nodes_cap;
+        mox__cuda_lnode *n = realloc(dev->scratch_nodes, (size_t)cap * sizeof *n);
+        if (!n)
+            return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory building a launch");
+        dev->scratch_nodes = n;
+        dev->scratch_nodes_cap = cap;
+    }
+    b->desc.nodes = dev->scratch_nodes;
+    if (g->count)
+        memset(b->desc.nodes, 0, (size_t)g->count * sizeof *b->desc.nodes);
     uint32_t at = 0;
     for (uint32_t s = 0; s < g->nsubs; s++) {
         mox__submission *pub = g->subs[s];
@@ -186,11 +185,11 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b, C
             bool may_fail = d->kind == MOX__CMD_KERNEL && (d->kernel_features & MOX_KFEAT_FAIL);
             for (uint32_t k = 0; k < d->pred_count; k++) {
                 uint32_t from = me->offset + pub->preds[d->pred_first + k];
-                if (!push(&b->edges, from))
+                if (!mox__cuda_u32_push(&b->edges, from))
                     goto oom;
                 if (d->kind != MOX__CMD_KERNEL || !mox__cuda_may_fail(b->desc.nodes[from].d))
                     continue;
-                if (!push(&b->gdeps, from))
+                if (!mox__cuda_u32_push(&b->gdeps, from))
                     goto oom;
                 may_fail = true;
             }
@@ -203,7 +202,7 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b, C
                         continue;
                     const mox__submission *wp = pub->waits[w];
                     for (uint32_t j = 0; j < wp->count; j++)
-                        if (wp->dispatches[j]->succ_count == 0 && !push(&b->edges, ws->offset + j))
+                        if (wp->dispatches[j]->succ_count == 0 && !mox__cuda_u32_push(&b->edges, ws->offset + j))
                             goto oom;
                 }
             }
@@ -220,7 +219,7 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b, C
                 uint32_t slot;
                 if (!gate_slot(dev, g, gate, &intra, &slot))
                     goto oom;
-                if (!push(intra ? &b->gdeps : &b->ext, slot))
+                if (!mox__cuda_u32_push(intra ? &b->gdeps : &b->ext, slot))
                     goto oom;
                 may_fail = true;
             }
@@ -312,6 +311,10 @@ static void launch_group(mox__cuda_dev *dev, mox__submission *const *subs, uint3
     CUstream cs = dev->streams[stream];
     build b;
     memset(&b, 0, sizeof b);
+    /* The device's scratch arrays (dev->lock is held), given back below. */
+    u32vec *vecs[3] = {&b.edges, &b.gdeps, &b.ext};
+    for (uint32_t i = 0; i < 3; i++)
+        *vecs[i] = (u32vec){dev->scratch_u32[i].v, 0, dev->scratch_u32[i].cap};
     mox_status st = mox__cuda_dev_enter(dev);
     if (st == MOX_OK)
         st = build_desc(dev, g, &b, cs);
@@ -336,10 +339,8 @@ static void launch_group(mox__cuda_dev *dev, mox__submission *const *subs, uint3
             g->inst = NULL;
         }
     }
-    free(b.desc.nodes);
-    free(b.edges.v);
-    free(b.gdeps.v);
-    free(b.ext.v);
+    for (uint32_t i = 0; i < 3; i++)
+        dev->scratch_u32[i] = *vecs[i];
     atomic_fetch_add(&dev->stats.groups, 1);
     if (st == MOX_OK) {
         g->launched = true;
