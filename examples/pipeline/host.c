@@ -12,6 +12,7 @@
 
 #include <mox/mox.h>
 
+#include "example.h"
 #include "stages.h"
 
 /* ---- a tiny executor: park the thread until the op's waker unparks it ---- */
@@ -82,9 +83,8 @@ static int fail(const char *what, mox_status st)
 
 static int fail_op(const char *what, mox_op *op)
 {
-    const mox_result *r = mox_op_result(op);
-    fprintf(stderr, "pipeline: %s: %s: %s\n", what, mox_status_name(mox_result_status(r)),
-            mox_error_message(mox_result_error(r)));
+    fprintf(stderr, "pipeline: %s: %s: %s\n", what,
+            mox_status_name(mox_result_status(mox_op_result(op))), ex_op_message(op));
     return 1;
 }
 
@@ -116,27 +116,24 @@ static int verify(mox_buffer *output, const float *values, uint32_t n, float sca
 
 static int run_case(mox_device *device, uint32_t block, uint32_t n)
 {
-    float *values = malloc((n ? n : 1) * sizeof *values);
-    if (!values)
-        return fail("malloc", MOX_ERR_OUT_OF_MEMORY);
+    float *values = ex_xmalloc((size_t)n * sizeof *values);
     for (uint32_t i = 0; i < n; i++)
         values[i] = (float)(i % 1024) * 0.25f;
-    stages_batch s = {device, block, n, NULL, NULL, NULL};
+    stages_batch s = {device,
+                      block,
+                      n,
+                      ex_buffer_from(device, &mox_type_f32, n, values),
+                      ex_buffer_new(device, &mox_type_f32, n),
+                      ex_buffer_new(device, &mox_type_f32, n)};
     int rc = 1;
     mox_status st;
-    if ((st = mox_buffer_create_from(device, &mox_type_f32, n, values, &s.input)) != MOX_OK ||
-        (st = mox_buffer_create(device, &mox_type_f32, n, &s.intermediate)) != MOX_OK ||
-        (st = mox_buffer_create(device, &mox_type_f32, n, &s.output)) != MOX_OK) {
-        rc = fail("buffer", st);
-        goto out;
-    }
     float scale = block == 128 ? 2.0f : 4.0f;
     for (int pass = 0; pass < 2; pass++) {
         bool use_poll = pass == 0;
         if (pass == 1 && n) {
             /* Start the second pass from zeros so it proves itself. */
-            float *zeros = calloc(n, sizeof *zeros);
-            st = zeros ? mox_buffer_write(s.output, 0, n, zeros) : MOX_ERR_OUT_OF_MEMORY;
+            float *zeros = ex_xcalloc(n, sizeof *zeros);
+            st = mox_buffer_write(s.output, 0, n, zeros);
             free(zeros);
             if (st != MOX_OK) {
                 rc = fail("reset", st);
@@ -172,17 +169,10 @@ static int extra_checks(mox_device *device)
     float values[1000];
     for (uint32_t i = 0; i < n; i++)
         values[i] = (float)i;
-    mox_buffer *in = NULL, *out = NULL;
-    mox_status st;
-    if ((st = mox_buffer_create_from(device, &mox_type_f32, n, values, &in)) != MOX_OK ||
-        (st = mox_buffer_create(device, &mox_type_f32, n, &out)) != MOX_OK) {
-        mox_buffer_release(in);
-        return fail("buffer", st);
-    }
+    mox_buffer *in = ex_buffer_from(device, &mox_type_f32, n, values);
+    mox_buffer *out = ex_buffer_new(device, &mox_type_f32, n);
     int rc = 0;
-    mox_launch_config c128, c256;
-    mox_launch_config_for_elements(128, n, &c128);
-    mox_launch_config_for_elements(256, n, &c256);
+    mox_launch_config c128 = ex_launch_config(128, n), c256 = ex_launch_config(256, n);
     mox_op *op = stages_scale_128(device, c128, in, out, n);
     uint64_t before = mox_device_submission_count(device);
     /* Poll until it is submitted (the module may still be preparing). */
@@ -210,14 +200,8 @@ static int extra_checks(mox_device *device)
 
 int main(void)
 {
-    mox_device *device = NULL;
-    mox_status st = mox_device_open(&device);
-    if (st == MOX_ERR_DEVICE_UNAVAILABLE) {
-        fprintf(stderr, "pipeline: skipped: %s\n", mox_error_last_message());
-        return 77;
-    }
-    if (st != MOX_OK)
-        return fail("mox_device_open", st);
+    ex_init("pipeline");
+    mox_device *device = ex_open_device();
     static const uint32_t blocks[] = {128, 256};
     static const uint32_t sizes[] = {0, 1, 255, 256, 257, 1000003};
     int rc = 0;
