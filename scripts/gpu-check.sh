@@ -10,7 +10,7 @@
 #
 # Usage: scripts/gpu-check.sh [build-dir] [steps]
 #   build-dir  default build-cuda (configured with -DMOX_BUILD_BENCH=ON)
-#   steps      comma list of: ctest,examples,bench,sanitize (default all)
+#   steps      comma list of: ctest,examples,bench,fatbins,sanitize (default all)
 # Prepare the build folder where it was built:
 #   scripts/gpu-check.sh --prepare [build-dir]
 # copies the shared libraries the GPU image lacks (cmocka, libuv) into
@@ -33,7 +33,7 @@ if [ "${1:-}" = "--prepare" ]; then
 fi
 
 build=${1:-build-cuda}
-steps=${2:-ctest,examples,bench,sanitize}
+steps=${2:-ctest,examples,bench,fatbins,sanitize}
 root=$PWD
 OUT=${OUT:-$root/gpu-check-out}
 mkdir -p "$OUT"
@@ -119,6 +119,23 @@ if has_step bench; then
         [ $rc -eq 0 ] || status=1
     else
         note "bench cuda_overhead: not built"
+    fi
+fi
+
+if has_step fatbins; then
+    # What moxc put in each artifact's fatbin: sm_90 SASS and PTX.
+    : >"$OUT/fatbins.txt"
+    if command -v cuobjdump >/dev/null; then
+        for f in "$bdir"/mox-artifacts/*/kernels.fatbin; do
+            [ -f "$f" ] || continue
+            module=$(sed -n 's/^ *"module": *"\([^"]*\)".*/\1/p' "$(dirname "$f")/manifest.json" | head -1)
+            { echo "== $module $(basename "$(dirname "$f")")"; cuobjdump --list-elf --list-ptx "$f" 2>&1; } >>"$OUT/fatbins.txt"
+        done
+        elf=$(grep -c 'ELF file.*sm_90' "$OUT/fatbins.txt")
+        ptx=$(grep -c 'PTX file' "$OUT/fatbins.txt")
+        note "fatbins: $(grep -c '^== ' "$OUT/fatbins.txt") artifacts, $elf sm_90 entries, $ptx PTX entries"
+    else
+        note "cuobjdump: not on this machine"
     fi
 fi
 
