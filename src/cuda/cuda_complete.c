@@ -8,8 +8,9 @@
  * cuEventSynchronize on the oldest one's blocking-sync event (the driver
  * wakes it when that launch is done, and on that stream it is done first);
  * otherwise in a timed condition wait with growing timeouts, which a new
- * launch also ends. With nothing in flight it waits on the condition
- * variable and uses no CPU. Never cuLaunchHostFunc: host functions may not
+ * launch also ends. With nothing in flight it looks for new work a little
+ * longer (IDLE_SPIN_US), then waits on the condition variable and uses no
+ * CPU. Never cuLaunchHostFunc: host functions may not
  * call CUDA and add 20-40 us. Completions go to the core from here, with no
  * backend lock held.
  */
@@ -21,6 +22,10 @@
 #include <time.h>
 
 #define SNAPSHOT 64
+/* How long the thread keeps looking for new work after its last completion
+ * before it sleeps on the condition variable (at most; bounded by the spin
+ * window too): an idle device uses no CPU once this passes. */
+#define IDLE_SPIN_US 50u
 
 static uint64_t now_ns(void)
 {
@@ -48,6 +53,7 @@ void mox__cuda_completion_push(mox__cuda_dev *dev, mox__cuda_group *g)
         dev->inflight_head = g;
     dev->inflight_tail = g;
     dev->inflight++;
+    atomic_fetch_add_explicit(&dev->pushes, 1, memory_order_relaxed);
     if (dev->waiting)
         pthread_cond_signal(&dev->work_cv);
 }
@@ -76,12 +82,29 @@ static void *completion_main(void *arg)
     CUresult res[SNAPSHOT];
     uint64_t spin_start = now_ns();
     uint32_t backoff_us = 20;
+    uint64_t idle_spin_ns = 1000ull * (dev->spin_us < IDLE_SPIN_US ? dev->spin_us : IDLE_SPIN_US);
 
     pthread_mutex_lock(&dev->lock);
     for (;;) {
         if (!dev->inflight_head) {
             if (dev->stopping)
                 break;
+            if (now_ns() - spin_start < idle_spin_ns) {
+                /* Just completed something: a launch + wait loop submits
+                 * again within microseconds. Spinning here means that
+                 * launch needs no condition signal (a futex syscall on the
+                 * submitting thread) and no wake-up of this thread before
+                 * its first query: most of the round trip over a raw spin
+                 * wait. The lock stays free meanwhile (new work shows as a
+                 * change of `pushes`). */
+                uint32_t seen = atomic_load_explicit(&dev->pushes, memory_order_relaxed);
+                pthread_mutex_unlock(&dev->lock);
+                while (atomic_load_explicit(&dev->pushes, memory_order_relaxed) == seen &&
+                       now_ns() - spin_start < idle_spin_ns)
+                    cpu_relax();
+                pthread_mutex_lock(&dev->lock);
+                continue;
+            }
             dev->waiting = true;
             pthread_cond_wait(&dev->work_cv, &dev->lock);
             dev->waiting = false;

@@ -369,6 +369,8 @@ struct mox__cuda_dev {
     uint32_t inflight;
     pthread_cond_t work_cv;
     bool waiting;                    /* completion thread is in work_cv */
+    _Atomic uint32_t pushes;         /* groups handed to the completion thread; read
+                                        without the lock while it spins idle */
     pthread_t thread;
     bool thread_started;
     bool stopping;
