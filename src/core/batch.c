@@ -9,9 +9,10 @@
 #include "op.h"
 
 struct mox_batch {
-    mox_device *device;        /* retained */
+    mox_device *device;        /* retained (borrowed by a sequence's batch) */
     mox__sub *sub;
     mox_error *poison;         /* first recording error */
+    bool on_stack;             /* mox_sequence's: not allocated, device borrowed */
 };
 
 mox_status mox_batch_begin(mox_device *device, mox_batch **out)
@@ -90,6 +91,8 @@ void mox_batch_discard(mox_batch *b)
         return;
     mox__sub_unref(b->sub); /* frees the dispatches: nothing runs */
     mox_error_release(b->poison);
+    if (b->on_stack)
+        return;
     mox__device_unref(b->device);
     mox__free(b);
 }
@@ -110,7 +113,7 @@ mox_status mox_batch_end(mox_batch *b, mox_op **out)
     mox_op *op;
     if (b->sub->count == 0) {
         /* Nothing to run: resolves at once, submits nothing. */
-        op = mox__op_ready(mox__result_ok());
+        op = mox__op_ready(mox__result_ok_shared());
         mox__sub_unref(b->sub);
     } else {
         op = mox__op_submit(b->device, b->sub);
@@ -126,9 +129,13 @@ mox_op *mox_sequence(mox_device *device, mox_record_fn record, void *ctx)
     if (!device || !record)
         return mox__op_failed(mox__error_new(MOX_ERR_INVALID_ARGUMENT, "mox_sequence: %s is NULL",
                                              device ? "record" : "device"));
-    mox_batch *b;
-    if (mox_batch_begin(device, &b) != MOX_OK)
-        return mox__op_failed(mox_error_last());
+    /* The batch lives only while record() runs, so it sits on the stack
+     * and borrows the caller's device reference: one allocation and a
+     * reference count pair less per sequence. */
+    mox_batch stack = {device, mox__sub_create(device), NULL, true};
+    if (!stack.sub)
+        return mox__op_failed(mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory beginning a batch"));
+    mox_batch *b = &stack;
     mox_status st = record(ctx, b);
     if (st != MOX_OK || b->poison) {
         mox_error *e;

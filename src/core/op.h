@@ -25,6 +25,9 @@ struct mox_result {
  * memory, the immortal out-of-memory result). */
 const mox_result *mox__result_error(mox_error *error); /* takes over error */
 const mox_result *mox__result_ok(void);
+/* The one immortal OK result without a value (batches): no allocation per
+ * batch. Never mutate it; mox__result_ok gives a fresh one that may be. */
+const mox_result *mox__result_ok_shared(void);
 const mox_result *mox__result_oom(void);
 /* OK, yielding `count` buffers; takes over the references in `buffers`. */
 const mox_result *mox__result_args(mox_buffer **buffers, size_t count);

@@ -332,7 +332,7 @@ static const mox_result *build_result(mox__sub *s, mox_error *device_error)
         }
         return mox__result_args(bufs, d->arg_count);
     }
-    return mox__result_ok();
+    return mox__result_ok_shared();
 }
 
 void mox__submission_complete(mox__submission *pub, mox_status status, mox_error *error)
