@@ -80,6 +80,7 @@ static void *completion_main(void *arg)
     api->cuCtxSetCurrent(dev->ctx);
     mox__cuda_group *snap[SNAPSHOT];
     CUresult res[SNAPSHOT];
+    uint32_t npreds[SNAPSHOT];
     uint64_t spin_start = now_ns();
     uint32_t backoff_us = 20;
     uint64_t idle_spin_ns = 1000ull * (dev->spin_us < IDLE_SPIN_US ? dev->spin_us : IDLE_SPIN_US);
@@ -117,6 +118,7 @@ static void *completion_main(void *arg)
         uint32_t n = 0;
         bool one_stream = true;
         for (mox__cuda_group *g = dev->inflight_head; g && n < SNAPSHOT; g = g->next) {
+            npreds[n] = g->npred;
             snap[n++] = g;
             if (g->stream != dev->inflight_head->stream)
                 one_stream = false;
@@ -126,10 +128,17 @@ static void *completion_main(void *arg)
         uint32_t finished = 0;
         for (uint32_t i = 0; i < n; i++) {
             /* npred only drops on this thread; a group's predecessors come
-             * before it in the list, so one pass sees them finish first. */
-            pthread_mutex_lock(&dev->lock);
-            uint32_t npred = snap[i]->npred;
-            pthread_mutex_unlock(&dev->lock);
+             * before it in the list, so one pass sees them finish first.
+             * The snapshot's count serves until something finished in this
+             * pass: taking the lock per group per round (every microsecond
+             * while spinning) made the submitting thread, which needs the
+             * same lock, collide with it and sleep in the kernel. */
+            uint32_t npred = npreds[i];
+            if (npred && finished) {
+                pthread_mutex_lock(&dev->lock);
+                npred = snap[i]->npred;
+                pthread_mutex_unlock(&dev->lock);
+            }
             if (npred)
                 continue;
             res[i] = snap[i]->launched ? api->cuEventQuery(snap[i]->event) : CUDA_SUCCESS;
