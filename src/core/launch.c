@@ -96,7 +96,7 @@ static mox_op *check_args(mox_device *dev, const mox__kernel_check *k, const mox
                                     "kernel '%s' argument '%s' must be a %s buffer, got %s access",
                                     kn, p->name, access_name(p->access), access_name(a->access));
             const char *sig = a->buffer->type->signature;
-            if (strcmp(sig, p->signature) != 0)
+            if (a->buffer->type != p->builtin && strcmp(sig, p->signature) != 0)
                 return launch_error(MOX_ERR_ABI_MISMATCH, kn,
                                     "kernel '%s' argument '%s' must be a buffer of %s, got a "
                                     "buffer of %s",
@@ -111,7 +111,8 @@ static mox_op *check_args(mox_device *dev, const mox__kernel_check *k, const mox
                 return launch_error(MOX_ERR_INVALID_ARGUMENT, kn,
                                     "kernel '%s' argument '%s': the value or its type is NULL", kn,
                                     p->name);
-            if (strcmp(a->type->signature, p->signature) != 0 || a->type->size != p->size)
+            if ((a->type != p->builtin && strcmp(a->type->signature, p->signature) != 0) ||
+                a->type->size != p->size)
                 return launch_error(MOX_ERR_ABI_MISMATCH, kn,
                                     "kernel '%s' argument '%s' must be a value of %s, got %s", kn,
                                     p->name, p->signature, a->type->signature);

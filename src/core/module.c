@@ -47,6 +47,19 @@ static void free_info(mox__modinfo *info)
     mox__free(info);
 }
 
+/* Built-in element types by signature: most launch arguments use them, and
+ * a pointer comparison then replaces a strcmp per argument. */
+static const mox_type *builtin_type(const char *signature)
+{
+    static const mox_type *const all[] = {&mox_type_f32, &mox_type_f16, &mox_type_u32,
+                                          &mox_type_i32, &mox_type_u16, &mox_type_i16,
+                                          &mox_type_u8,  &mox_type_i8};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (strcmp(all[i]->signature, signature) == 0)
+            return all[i];
+    return NULL;
+}
+
 static mox_error *build_checks(mox__modinfo *info)
 {
     const mox_abi *abi = info->abi;
@@ -78,6 +91,7 @@ static mox_error *build_checks(mox__modinfo *info)
             pc->signature = mox_abi_layout_signature(ap->layout);
             if (!pc->signature)
                 return mox__error_oom();
+            pc->builtin = builtin_type(pc->signature);
         }
     }
     return NULL;

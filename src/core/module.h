@@ -16,6 +16,8 @@ typedef struct mox__param_check {
     mox_arg_kind kind;
     mox_access access;
     char *signature;           /* element (buffer) or value layout signature */
+    const mox_type *builtin;   /* the built-in type with that signature, or NULL:
+                                  launches compare the pointer before strcmp */
     uint32_t size;             /* value bytes (values) / element bytes */
 } mox__param_check;
 
