@@ -2,7 +2,12 @@
  * verified against the manifest by the core; loading them through a
  * memfd (dlopen of /proc/self/fd/N) means the artifact path is never opened
  * again, so a file swapped after verification cannot be what runs. The
- * module's entry table is then checked against the ABI. */
+ * module's entry table is then checked against the ABI.
+ *
+ * The descriptor stays open while the library is loaded: the dynamic loader
+ * finds an already loaded object by its name first, so if descriptor N were
+ * closed and reused by the next module, dlopen("/proc/self/fd/N") would hand
+ * back the previous module's code. */
 #include "cpu_backend_module.h"
 
 #include <dlfcn.h>
@@ -34,6 +39,23 @@ static bool write_all(int fd, const unsigned char *p, size_t n)
     return true;
 }
 
+/* Unloads the library, then frees its name (the descriptor) only if the
+ * loader really dropped it: a library that stays mapped keeps its name, so
+ * its descriptor is kept (never reused) rather than risk a later module
+ * resolving to it. */
+static void release_code(void *dl, int fd)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    dlclose(dl);
+    void *still = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (still) {
+        dlclose(still);
+        return;
+    }
+    close(fd);
+}
+
 mox_status mox__cpu_module_load(const mox__module_image *img, mox__cpu_module **out,
                                 mox_error **error)
 {
@@ -53,9 +75,8 @@ mox_status mox__cpu_module_load(const mox__module_image *img, mox__cpu_module **
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    /* The mapping keeps the code; the descriptor is no longer needed. */
-    close(fd);
     if (!dl) {
+        close(fd);
         const char *why = dlerror();
         return fail(error, MOX_ERR_MODULE_LOAD,
                     mox__error_new(MOX_ERR_MODULE_LOAD,
@@ -111,12 +132,13 @@ mox_status mox__cpu_module_load(const mox__module_image *img, mox__cpu_module **
             e = mox__error_new(st, "out of memory loading module '%s'", img->name);
         } else {
             m->dl = dl;
+            m->fd = fd;
             m->entry = entry;
             *out = m;
             return MOX_OK;
         }
     }
-    dlclose(dl);
+    release_code(dl, fd);
     return fail(error, st, e);
 }
 
@@ -124,6 +146,6 @@ void mox__cpu_module_unload(mox__cpu_module *m)
 {
     if (!m)
         return;
-    dlclose(m->dl);
+    release_code(m->dl, m->fd);
     free(m);
 }

@@ -6,6 +6,7 @@
 
 typedef struct mox__cpu_module {
     void *dl;
+    int fd; /* the memfd behind dl's name /proc/self/fd/<fd>; see unload */
     const mox_cpu_module_entry *entry;
 } mox__cpu_module;
 

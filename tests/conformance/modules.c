@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "artifact/sha256.h"
+#include "conf2.h" /* a second module */
 #include "support.h"
 
 static char tmp[256];
@@ -80,6 +81,34 @@ static void prepare_and_env_override(void **state)
     setenv("MOX_ARTIFACT_CONF", copy_artifact("copy"), 1);
     assert_int_equal(run_with(&conf_module, NULL), MOX_OK);
     unsetenv("MOX_ARTIFACT_CONF");
+}
+
+/* Two modules prepared one after the other on one device each run their
+ * own code (the CPU backend loads code by a per-load name; a reused name
+ * once handed the second module the first one's code). */
+static void two_modules_run_their_own_code(void **state)
+{
+    (void)state;
+    mox_device *dev = conf_open();
+    assert_int_equal(mox_module_prepare(dev, &conf_module), MOX_OK);
+    assert_int_equal(mox_module_prepare(dev, &conf2_module), MOX_OK);
+    mox_buffer *in = conf_ramp(dev, 8, 1.0f, 1.0f);
+    mox_buffer *a = conf_zeros(dev, 8), *b = conf_zeros(dev, 8);
+    mox_op *op1 = conf2_tenfold(dev, conf_cfg(8), in, a, 8);
+    mox_op *op2 = conf_scale(dev, conf_cfg(8), in, b, 3.0f, 8);
+    assert_int_equal(mox_op_wait(op1), MOX_OK);
+    assert_int_equal(mox_op_wait(op2), MOX_OK);
+    for (size_t i = 0; i < 8; i++) {
+        float x = 1.0f + (float)i;
+        assert_true(conf_read1(a, i) == x * 10.0f + 1.0f);
+        assert_true(conf_read1(b, i) == x * 3.0f);
+    }
+    mox_op_drop(op1);
+    mox_op_drop(op2);
+    mox_buffer_release(in);
+    mox_buffer_release(a);
+    mox_buffer_release(b);
+    mox_device_release(dev);
 }
 
 static void set_artifact_dir_before_first_use(void **state)
@@ -237,6 +266,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(prepare_and_env_override),
+        cmocka_unit_test(two_modules_run_their_own_code),
         cmocka_unit_test(set_artifact_dir_before_first_use),
         cmocka_unit_test(artifact_root_fallback),
         cmocka_unit_test(tampered_artifacts_are_rejected),
