@@ -182,10 +182,10 @@ MOX__FN(uint32_t) mox_warp_inclusive_sum_u32(uint32_t v) {
     }
     return v;
 }
+/* Integer sums wrap, so inclusive - own value is the exclusive sum exactly:
+ * one shuffle fewer than taking the left neighbour's inclusive sum. */
 MOX__FN(uint32_t) mox_warp_exclusive_sum_u32(uint32_t v) {
-    mox__warp_geo g = mox__warp();
-    uint32_t t = __shfl_up_sync(g.mask, mox_warp_inclusive_sum_u32(v), 1u);
-    return g.lane == 0 ? 0u : t;
+    return mox_warp_inclusive_sum_u32(v) - v;
 }
 MOX__FN(int32_t) mox_warp_inclusive_sum_i32(int32_t v) { return (int32_t)mox_warp_inclusive_sum_u32((uint32_t)v); }
 MOX__FN(int32_t) mox_warp_exclusive_sum_i32(int32_t v) { return (int32_t)mox_warp_exclusive_sum_u32((uint32_t)v); }

@@ -155,9 +155,10 @@ static void *completion_main(void *arg)
             spin_start = now_ns();
             backoff_us = 20;
         } else if (now_ns() - spin_start < (uint64_t)dev->spin_us * 1000u) {
-            /* At most one query round per microsecond: each query takes
-             * driver locks that the submitting threads need too. */
-            uint64_t until = now_ns() + 1000u;
+            /* At most one query round per poll_ns (default 1 us): each
+             * query takes driver locks that the submitting threads need
+             * too; a shorter pace answers a lone waiter sooner. */
+            uint64_t until = now_ns() + dev->poll_ns;
             while (now_ns() < until)
                 cpu_relax();
         } else if (one_stream && snap[0]->launched) {

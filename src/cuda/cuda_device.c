@@ -69,6 +69,10 @@ mox_status mox__cuda_dev_open(int ordinal, mox__cuda_dev **out)
     const char *spin = getenv("MOX_CUDA_SPIN_US");
     if (spin && spin[0])
         dev->spin_us = (uint32_t)strtoul(spin, NULL, 10);
+    dev->poll_ns = 1000;
+    const char *poll = getenv("MOX_CUDA_POLL_NS");
+    if (poll && poll[0])
+        dev->poll_ns = (uint32_t)strtoul(poll, NULL, 10);
     const char *co = getenv("MOX_CUDA_COALESCE");
     dev->coalesce = !(co && strcmp(co, "0") == 0);
     const char *dd = getenv("MOX_CUDA_DEFER_DEPTH");

@@ -377,6 +377,7 @@ struct mox__cuda_dev {
     atomic_bool lost;
     char lost_message[320];
     uint32_t spin_us;
+    uint32_t poll_ns;         /* least time between two query rounds while spinning */
 
     mox__cuda_stats stats;
 };
