@@ -97,6 +97,10 @@ void mox_abi_layout_free(mox_abi_layout *layout);
 bool mox_abi_layout_equal(const mox_abi_layout *a, const mox_abi_layout *b);
 void mox_abi_free(mox_abi *abi); /* frees contents and abi itself */
 
+/* True for C11 and C++ keywords and the alternative operator spellings:
+ * names that cannot appear in both the C bindings and the CUDA TU. */
+bool mox_abi_is_reserved_name(const char *name);
+
 const char *mox_scalar_name(mox_scalar s);          /* "f32" ... */
 bool mox_scalar_from_name(const char *name, mox_scalar *out);
 uint32_t mox_scalar_size(mox_scalar s);

@@ -70,10 +70,15 @@ bool mox__is_identifier(const char *text)
         if (!alpha && !(digit && p != text))
             return false;
     }
+    return !mox_abi_is_reserved_name(text);
+}
+
+bool mox_abi_is_reserved_name(const char *name)
+{
     for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
-        if (strcmp(text, reserved[i]) == 0)
-            return false;
-    return true;
+        if (strcmp(name, reserved[i]) == 0)
+            return true;
+    return false;
 }
 
 bool mox__json_error(const json_error_t *jerr, const char *what, mox_artifact_error *err)

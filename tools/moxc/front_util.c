@@ -418,28 +418,8 @@ bool moxc__is_const_object(CXType t) {
 }
 
 /* The ABI's names must also be usable in the C bindings and the C++ CUDA
- * translation unit; this is the same list src/artifact's validator uses
- * (C11 and C++ keywords plus the alternative operator spellings), checked
- * here so the error can point at the declaration. */
-static const char *const reserved_names[] = {
-    "_Alignas", "_Alignof", "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary",
-    "_Noreturn", "_Static_assert", "_Thread_local", "alignas", "alignof", "and", "and_eq",
-    "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch", "char", "char16_t",
-    "char32_t", "char8_t", "class", "co_await", "co_return", "co_yield", "compl", "concept",
-    "const", "const_cast", "consteval", "constexpr", "constinit", "continue", "decltype",
-    "default", "delete", "do", "double", "dynamic_cast", "else", "enum", "explicit", "export",
-    "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int", "long",
-    "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr", "operator", "or",
-    "or_eq", "private", "protected", "public", "register", "reinterpret_cast", "requires",
-    "restrict", "return", "short", "signed", "sizeof", "static", "static_assert",
-    "static_cast", "struct", "switch", "template", "this", "thread_local", "throw", "true",
-    "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual", "void",
-    "volatile", "wchar_t", "while", "xor", "xor_eq",
-};
-
+ * translation unit: the artifact validator's list, checked here so the error
+ * can point at the declaration. */
 bool moxc__is_reserved_name(const char *name) {
-    for (size_t i = 0; i < sizeof reserved_names / sizeof reserved_names[0]; i++)
-        if (strcmp(name, reserved_names[i]) == 0)
-            return true;
-    return false;
+    return mox_abi_is_reserved_name(name);
 }
