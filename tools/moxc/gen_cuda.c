@@ -76,6 +76,16 @@ static void put_entry(moxc_buf *b, const moxc_module *module, size_t index)
         put_entry_param(b, module, &k->params[i], info && info->params ? &info->params[i] : NULL, i);
     }
     moxc_buf_put(b, ")\n{\n");
+    if (k->has_required_block) {
+        /* The runtime launches this entry with its required block only
+         * (launch validation): telling the compiler lets it fold the thread
+         * geometry the dialect derives (linear index, warp masks). */
+        static const char axis[3] = {'x', 'y', 'z'};
+        for (int a = 0; a < 3; ++a)
+            moxc_buf_printf(b, "    __builtin_assume(blockDim.%c == %uu);\n", axis[a], k->required_block[a]);
+        for (int a = 0; a < 3; ++a)
+            moxc_buf_printf(b, "    __builtin_assume(threadIdx.%c < %uu);\n", axis[a], k->required_block[a]);
+    }
     moxc_buf_put(b, "    if (mox__gate_enter(&mox__gate))\n        return;\n");
     /* mox_fail, possibly deep in a helper, cannot see the parameter: it
      * finds the gate in block-shared memory (mox/kernel_cuda.h). */

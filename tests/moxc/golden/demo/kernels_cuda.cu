@@ -68,6 +68,12 @@ void noop(void)
 
 extern "C" __global__ void __launch_bounds__(256) mox_entry_scale(mox_gate mox__gate, const float *mox__p0, float *mox__p1, uint32_t mox__p2)
 {
+    __builtin_assume(blockDim.x == 256u);
+    __builtin_assume(blockDim.y == 1u);
+    __builtin_assume(blockDim.z == 1u);
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
     if (mox__gate_enter(&mox__gate))
         return;
     scale(mox__p0, mox__p1, mox__p2);
@@ -85,6 +91,12 @@ extern "C" __global__ void mox_entry_integrate(mox_gate mox__gate, Particle *mox
 
 extern "C" __global__ void __launch_bounds__(256) mox_entry_tile(mox_gate mox__gate, const float *mox__p0, float *mox__p1, int8_t mox__p2)
 {
+    __builtin_assume(blockDim.x == 16u);
+    __builtin_assume(blockDim.y == 16u);
+    __builtin_assume(blockDim.z == 1u);
+    __builtin_assume(threadIdx.x < 16u);
+    __builtin_assume(threadIdx.y < 16u);
+    __builtin_assume(threadIdx.z < 1u);
     if (mox__gate_enter(&mox__gate))
         return;
     tile(mox__p0, mox__p1, mox__p2);
