@@ -1,5 +1,6 @@
 /* tests/cuda/sim_cuda.h - shared between the simulated driver's API
- * (sim_cuda.c) and its kernels (sim_kernels.c). */
+ * (sim_cuda.c and the files of sim_driver.h) and its kernels
+ * (sim_kernels.c). */
 #ifndef MOX_TESTS_SIM_CUDA_H
 #define MOX_TESTS_SIM_CUDA_H
 

@@ -1,0 +1,303 @@
+/* tests/cuda/sim_device.c - the simulated driver's device, context, memory
+ * (allocations, synchronous and stream-ordered copies and sets) and module
+ * entry points, and its error names. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_driver.h"
+
+static int g_ctx_refs;
+static struct CUctx_st { int dummy; } g_ctx;
+
+/* ---- the API ---- */
+
+EXPORT CUresult cuGetErrorName(CUresult error, const char **str);
+CUresult cuGetErrorName(CUresult error, const char **str)
+{
+    switch (error) {
+    case CUDA_SUCCESS: *str = "CUDA_SUCCESS"; return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_VALUE: *str = "CUDA_ERROR_INVALID_VALUE"; return CUDA_SUCCESS;
+    case CUDA_ERROR_OUT_OF_MEMORY: *str = "CUDA_ERROR_OUT_OF_MEMORY"; return CUDA_SUCCESS;
+    case CUDA_ERROR_NOT_FOUND: *str = "CUDA_ERROR_NOT_FOUND"; return CUDA_SUCCESS;
+    case CUDA_ERROR_NOT_READY: *str = "CUDA_ERROR_NOT_READY"; return CUDA_SUCCESS;
+    case CUDA_ERROR_ILLEGAL_ADDRESS: *str = "CUDA_ERROR_ILLEGAL_ADDRESS"; return CUDA_SUCCESS;
+    case CUDA_ERROR_NO_DEVICE: *str = "CUDA_ERROR_NO_DEVICE"; return CUDA_SUCCESS;
+    default: *str = NULL; return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+
+EXPORT CUresult cuGetErrorString(CUresult error, const char **str);
+CUresult cuGetErrorString(CUresult error, const char **str)
+{
+    *str = error == CUDA_ERROR_ILLEGAL_ADDRESS ? "an illegal memory access was encountered"
+                                               : "simulated driver error";
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuInit(unsigned int flags);
+CUresult cuInit(unsigned int flags) { return flags ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS; }
+
+EXPORT CUresult cuDriverGetVersion(int *v);
+CUresult cuDriverGetVersion(int *v) { *v = 13000; return CUDA_SUCCESS; }
+
+EXPORT CUresult cuDeviceGetCount(int *count);
+CUresult cuDeviceGetCount(int *count) { *count = 1; return CUDA_SUCCESS; }
+
+EXPORT CUresult cuDeviceGet(CUdevice *d, int ordinal);
+CUresult cuDeviceGet(CUdevice *d, int ordinal)
+{
+    if (ordinal != 0)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *d = 0;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev);
+CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+    (void)dev;
+    snprintf(name, (size_t)len, "Simulated CUDA device");
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceGetAttribute(int *pi, int attrib, CUdevice dev);
+CUresult cuDeviceGetAttribute(int *pi, int attrib, CUdevice dev)
+{
+    (void)dev;
+    switch (attrib) {
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: *pi = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: *pi = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: *pi = 64; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *pi = 2147483647; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: *pi = 65535; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *pi = 65535; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *pi = 49152; break;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *pi = 32; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *pi = 4; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *pi = 9; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *pi = 0; break;
+    default: *pi = 1; break;
+    }
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev);
+CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+    (void)dev;
+    *bytes = (size_t)1 << 32;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev);
+CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
+{
+    (void)dev;
+    pthread_mutex_lock(&g_lock);
+    /* As seen on an H200 (driver 580): a faulted primary context survives
+     * its last release and retain fails until cuDevicePrimaryCtxReset. */
+    CUresult r = g_sticky;
+    if (r == CUDA_SUCCESS)
+        g_ctx_refs++;
+    pthread_mutex_unlock(&g_lock);
+    *ctx = r == CUDA_SUCCESS ? &g_ctx : NULL;
+    return r;
+}
+
+EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev);
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+    (void)dev;
+    pthread_mutex_lock(&g_lock);
+    g_ctx_refs--;
+    pthread_mutex_unlock(&g_lock);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev);
+CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+    (void)dev;
+    pthread_mutex_lock(&g_lock);
+    g_sticky = CUDA_SUCCESS;
+    pthread_mutex_unlock(&g_lock);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxSetCurrent(CUcontext ctx);
+CUresult cuCtxSetCurrent(CUcontext ctx)
+{
+    if (ctx != &g_ctx && ctx != NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    t_current = ctx;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes);
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)
+{
+    STICKY();
+    void *m = malloc(bytes ? bytes : 1);
+    if (!m)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    memset(m, 0xa5, bytes); /* device memory is not zeroed */
+    *p = (CUdeviceptr)(uintptr_t)m;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemAllocAsync(CUdeviceptr *p, size_t bytes, CUstream s);
+CUresult cuMemAllocAsync(CUdeviceptr *p, size_t bytes, CUstream s)
+{
+    (void)s;
+    return cuMemAlloc_v2(p, bytes);
+}
+
+EXPORT CUresult cuMemFree_v2(CUdeviceptr p);
+CUresult cuMemFree_v2(CUdeviceptr p)
+{
+    /* After a fault the call fails, but the memory goes with the context. */
+    free((void *)(uintptr_t)p);
+    STICKY();
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags);
+CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags)
+{
+    (void)flags;
+    STICKY();
+    *pp = malloc(bytes ? bytes : 1);
+    return *pp ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+EXPORT CUresult cuMemFreeHost(void *p);
+CUresult cuMemFreeHost(void *p)
+{
+    free(p);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned int flags);
+CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned int flags)
+{
+    (void)flags;
+    *d = (CUdeviceptr)(uintptr_t)p;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n);
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
+{
+    STICKY();
+    memcpy((void *)(uintptr_t)dst, src, n);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n);
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
+{
+    STICKY();
+    /* Like the legacy stream: no ordering with non-blocking streams. Copy
+     * under the lock so TSan sees the simulated device's writes ordered. */
+    pthread_mutex_lock(&g_lock);
+    memcpy(dst, (const void *)(uintptr_t)src, n);
+    pthread_mutex_unlock(&g_lock);
+    return CUDA_SUCCESS;
+}
+
+static CUresult copy_async(void *dst, const void *src, size_t n, CUstream s)
+{
+    op *o = sim_op_new(OP_COPY);
+    o->dst = dst;
+    o->src = src;
+    o->n = n;
+    return sim_submit(s, o);
+}
+
+EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s);
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s)
+{
+    return copy_async((void *)(uintptr_t)dst, src, n, s);
+}
+
+EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s);
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
+{
+    return copy_async(dst, (const void *)(uintptr_t)src, n, s);
+}
+
+EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s);
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+{
+    return copy_async((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n, s);
+}
+
+EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, CUstream s);
+CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, CUstream s)
+{
+    op *o = sim_op_new(OP_SET8);
+    o->dst = (void *)(uintptr_t)dst;
+    o->value = v;
+    o->n = n;
+    return sim_submit(s, o);
+}
+
+EXPORT CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int v, size_t n, CUstream s);
+CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int v, size_t n, CUstream s)
+{
+    op *o = sim_op_new(OP_SET32);
+    o->dst = (void *)(uintptr_t)dst;
+    o->value = v;
+    o->n = n;
+    return sim_submit(s, o);
+}
+
+struct CUmod_st {
+    int dummy;
+};
+
+EXPORT CUresult cuModuleLoadData(CUmodule *m, const void *image);
+CUresult cuModuleLoadData(CUmodule *m, const void *image)
+{
+    STICKY();
+    if (!image)
+        return CUDA_ERROR_INVALID_VALUE;
+    *m = calloc(1, sizeof **m);
+    return *m ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+EXPORT CUresult cuModuleUnload(CUmodule m);
+CUresult cuModuleUnload(CUmodule m)
+{
+    free(m);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name);
+CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
+{
+    (void)m;
+    for (size_t i = 0; i < sim_func_count; i++) {
+        if (strcmp(sim_funcs[i].name, name) == 0) {
+            *f = &sim_funcs[i];
+            return CUDA_SUCCESS;
+        }
+    }
+    return CUDA_ERROR_NOT_FOUND;
+}
+
+EXPORT CUresult cuFuncGetAttribute(int *pi, int attrib, CUfunction f);
+CUresult cuFuncGetAttribute(int *pi, int attrib, CUfunction f)
+{
+    if (!sim_valid_func(f))
+        return CUDA_ERROR_INVALID_HANDLE;
+    *pi = attrib == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024 : 0;
+    return CUDA_SUCCESS;
+}
+

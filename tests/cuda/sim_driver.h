@@ -1,0 +1,91 @@
+/* tests/cuda/sim_driver.h - internal to the simulated driver's API files
+ * (sim_cuda.c, sim_device.c, sim_stream.c, sim_graph.c): the global state,
+ * the operations queued on a stream and the functions that queue them. The
+ * kernels (sim_kernels.c) only need sim_cuda.h. */
+#ifndef MOX_TESTS_SIM_DRIVER_H
+#define MOX_TESTS_SIM_DRIVER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuda/cuda_api.h"
+#include "sim_cuda.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* ---- global state: one device, one context; one lock for everything ---- */
+
+extern pthread_mutex_t g_lock;
+extern pthread_cond_t g_cv;
+extern CUresult g_sticky; /* set by a faulting kernel: every call fails */
+/* Like the driver: most calls need a current context on the calling thread
+ * (or its stream's worker); CUDA_ERROR_INVALID_CONTEXT otherwise. */
+extern _Thread_local CUcontext t_current;
+
+/* ---- streams, events, operations ---- */
+
+struct CUevent_st {
+    uint64_t recorded, completed; /* generations */
+};
+
+typedef enum op_kind { OP_KERNEL, OP_COPY, OP_SET8, OP_SET32, OP_RECORD, OP_WAIT, OP_GRAPH } op_kind;
+
+struct CUgraphExec_st;
+
+typedef struct op {
+    struct op *next;
+    op_kind kind;
+    CUfunction fn;
+    sim_launch launch;
+    void *dst;
+    const void *src;
+    size_t n;
+    uint32_t value;
+    CUevent event;
+    uint64_t gen;
+    struct sim_node *nodes; /* OP_GRAPH: a snapshot */
+    size_t node_count;
+    struct CUgraphExec_st *exec;
+} op;
+
+struct CUstream_st {
+    pthread_t thread;
+    op *head, *tail;
+    bool busy, stop;
+};
+
+typedef struct sim_node {
+    CUfunction fn;
+    sim_launch launch;
+} sim_node;
+
+bool sim_valid_func(CUfunction f);
+/* Checks a launch's geometry and copies its parameters into `out`. */
+CUresult sim_make_launch(CUfunction f, const unsigned int *grid, const unsigned int *block,
+                         void **params, sim_launch *out);
+op *sim_op_new(op_kind k);
+/* A stream's worker thread (arg: the CUstream). */
+void *sim_stream_main(void *arg);
+/* Caller holds g_lock. */
+void sim_enqueue(CUstream s, op *o);
+/* Queues `o` on `s`, or frees it and fails without a current context or
+ * after a sticky fault. */
+CUresult sim_submit(CUstream s, op *o);
+/* Caller holds g_lock. */
+void sim_exec_done(struct CUgraphExec_st *e);
+
+/* Every entry point starts here: a sticky fault fails everything. */
+#define STICKY()                                                                \
+    do {                                                                        \
+        pthread_mutex_lock(&g_lock);                                            \
+        CUresult st_ = g_sticky;                                                \
+        pthread_mutex_unlock(&g_lock);                                          \
+        if (st_)                                                                \
+            return st_;                                                         \
+        if (!t_current)                                                         \
+            return CUDA_ERROR_INVALID_CONTEXT;                                  \
+    } while (0)
+
+#endif
