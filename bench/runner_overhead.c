@@ -42,31 +42,7 @@ static void dispatch_sequences(bench_report *r, mox_device *dev, uint32_t k)
              "mean time of one sequence of %u dependent launches (construct, submit, wait, drop)", k);
     c->per = k;
     uint32_t reps = r->config.smoke ? 4 : (k >= 64 ? 20 : 200 / k + 20);
-    rt_chain chain;
-    char err[256];
-    if (!rt_chain_create(&chain, dev, TINY_N, k, 800 + k, err, sizeof err)) {
-        bench_case_fail(r, c, "%s", err);
-        return;
-    }
-    bool ok = true;
-    for (uint32_t w = 0; ok && w < r->config.warmup; w++)
-        ok = rt_chain_run(&chain, err, sizeof err) == MOX_OK;
-    for (uint32_t s = 0; ok && s < r->config.samples; s++) {
-        uint64_t t0 = bench_now_ns();
-        for (uint32_t i = 0; ok && i < reps; i++)
-            ok = rt_chain_run(&chain, err, sizeof err) == MOX_OK;
-        if (ok)
-            bench_case_sample(c, (double)(bench_now_ns() - t0) / 1e3 / reps);
-    }
-    if (ok && !rt_chain_verify(&chain, err, sizeof err)) {
-        c->verified = 0;
-        ok = false;
-    } else if (ok) {
-        c->verified = 1;
-    }
-    if (!ok)
-        bench_case_fail(r, c, "%s", err);
-    rt_chain_destroy(&chain);
+    rt_chain_measure(r, c, dev, TINY_N, k, 800 + k, reps);
 }
 
 /* ---- dependency inference: launches with K buffer arguments ---- */

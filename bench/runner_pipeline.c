@@ -25,29 +25,7 @@ static void pipeline_case(bench_report *r, mox_device *dev, const char *name, ui
     c->bytes = 8.0 * (double)n * count;
     c->flops = 2.0 * (double)n * count;
     c->per = count;
-    rt_chain chain;
-    char err[256];
-    if (!rt_chain_create(&chain, dev, n, count, 1300 + count, err, sizeof err)) {
-        bench_case_fail(r, c, "%s", err);
-        return;
-    }
-    bool ok = true;
-    for (uint32_t w = 0; ok && w < r->config.warmup; w++)
-        ok = rt_chain_run(&chain, err, sizeof err) == MOX_OK;
-    for (uint32_t s = 0; ok && s < r->config.samples; s++) {
-        uint64_t t0 = bench_now_ns();
-        for (uint32_t i = 0; ok && i < reps; i++)
-            ok = rt_chain_run(&chain, err, sizeof err) == MOX_OK;
-        if (ok)
-            bench_case_sample(c, (double)(bench_now_ns() - t0) / 1e3 / reps);
-    }
-    if (ok) {
-        ok = rt_chain_verify(&chain, err, sizeof err);
-        c->verified = ok;
-    }
-    if (!ok)
-        bench_case_fail(r, c, "%s", err);
-    rt_chain_destroy(&chain);
+    rt_chain_measure(r, c, dev, n, count, 1300 + count, reps);
 }
 
 void bench_suite_pipeline(bench_report *r)

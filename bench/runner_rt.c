@@ -145,3 +145,31 @@ mox_status rt_chain_run(rt_chain *c, char *err, size_t err_len)
     mox_op_drop(op);
     return st;
 }
+
+void rt_chain_measure(bench_report *r, bench_case *c, mox_device *dev, uint32_t n, uint32_t count,
+                      uint64_t seed, uint32_t reps)
+{
+    rt_chain chain;
+    char err[256];
+    if (!rt_chain_create(&chain, dev, n, count, seed, err, sizeof err)) {
+        bench_case_fail(r, c, "%s", err);
+        return;
+    }
+    bool ok = true;
+    for (uint32_t w = 0; ok && w < r->config.warmup; w++)
+        ok = rt_chain_run(&chain, err, sizeof err) == MOX_OK;
+    for (uint32_t s = 0; ok && s < r->config.samples; s++) {
+        uint64_t t0 = bench_now_ns();
+        for (uint32_t i = 0; ok && i < reps; i++)
+            ok = rt_chain_run(&chain, err, sizeof err) == MOX_OK;
+        if (ok)
+            bench_case_sample(c, (double)(bench_now_ns() - t0) / 1e3 / reps);
+    }
+    if (ok) {
+        ok = rt_chain_verify(&chain, err, sizeof err);
+        c->verified = ok;
+    }
+    if (!ok)
+        bench_case_fail(r, c, "%s", err);
+    rt_chain_destroy(&chain);
+}

@@ -35,6 +35,12 @@ mox_buffer *rt_chain_output(const rt_chain *c);
 bool rt_chain_verify(const rt_chain *c, char *err, size_t err_len);
 /* Runs the chain's sequence once and waits. */
 mox_status rt_chain_run(rt_chain *c, char *err, size_t err_len);
+/* Measures case `c` with a fresh chain of `count` launches over n floats:
+ * warm-up runs, then per sample the mean wall time (us) of `reps` runs,
+ * then the output checked against the CPU (c->verified). A failure is
+ * recorded in the case. */
+void rt_chain_measure(bench_report *r, bench_case *c, mox_device *dev, uint32_t n, uint32_t count,
+                      uint64_t seed, uint32_t reps);
 
 /* A waker that does nothing (ops polled once, never waited on). */
 mox_waker rt_no_waker(void);
