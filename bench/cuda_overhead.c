@@ -62,6 +62,24 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Three timings (after one warm-up) of `seqs` raw two-stage sequences on
+ * r's stream, by events: microseconds per sequence. */
+static void raw_two_stage_us(raw *r, uint32_t n, int seqs, stage_args *s1, stage_args *s2,
+                             double out[3])
+{
+    for (int k = -1; k < 3; k++) {
+        CHECK_CU(cu->cuEventRecord(r->t0, r->stream));
+        for (int i = 0; i < seqs; i++) {
+            raw_launch(r->scale, n, r->stream, s1);
+            raw_launch(r->finish, n, r->stream, s2);
+        }
+        CHECK_CU(cu->cuEventRecord(r->t1, r->stream));
+        float ms = raw_elapsed_ms(r);
+        if (k >= 0)
+            out[k] = ms * 1e3 / seqs;
+    }
+}
+
 static double median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, cmp_double);
@@ -419,17 +437,7 @@ int main(int argc, char **argv)
     stage_args_init(&b1, bin, btmp, big);
     stage_args_init(&b2, btmp, bout, big);
     double raw_c[3];
-    for (int k = -1; k < 3; k++) {
-        CHECK_CU(cu->cuEventRecord(r.t0, r.stream));
-        for (int i = 0; i < BIG_SEQ; i++) {
-            raw_launch(r.scale, big, r.stream, &b1);
-            raw_launch(r.finish, big, r.stream, &b2);
-        }
-        CHECK_CU(cu->cuEventRecord(r.t1, r.stream));
-        float ms = raw_elapsed_ms(&r);
-        if (k >= 0)
-            raw_c[k] = ms * 1e3 / BIG_SEQ;
-    }
+    raw_two_stage_us(&r, big, BIG_SEQ, &b1, &b2, raw_c);
     /* The same with the gate on (one dependency per dispatch, as mox's
      * pipelined sequences have): the cost of the device-side check. */
     CUdeviceptr gate_words;
@@ -441,17 +449,7 @@ int main(int argc, char **argv)
     b2.gate.self = 2;
     b1.gate.dep_count = b2.gate.dep_count = 1;
     double raw_cg[3];
-    for (int k = -1; k < 3; k++) {
-        CHECK_CU(cu->cuEventRecord(r.t0, r.stream));
-        for (int i = 0; i < BIG_SEQ; i++) {
-            raw_launch(r.scale, big, r.stream, &b1);
-            raw_launch(r.finish, big, r.stream, &b2);
-        }
-        CHECK_CU(cu->cuEventRecord(r.t1, r.stream));
-        float ms = raw_elapsed_ms(&r);
-        if (k >= 0)
-            raw_cg[k] = ms * 1e3 / BIG_SEQ;
-    }
+    raw_two_stage_us(&r, big, BIG_SEQ, &b1, &b2, raw_cg);
     CHECK_CU(cu->cuMemFree(gate_words));
     CHECK_CU(cu->cuMemFree(bin));
     CHECK_CU(cu->cuMemFree(btmp));
