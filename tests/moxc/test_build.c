@@ -206,9 +206,10 @@ static void test_cpu_only_build(void **state)
 static void test_cuda_build(void **state)
 {
     fixture *f = *state;
-    if (!*MOX_NVCC_PATH)
+    const char *nvcc = test_nvcc();
+    if (!nvcc)
         skip();
-    const char *extra[] = {"--nvcc", MOX_NVCC_PATH, "--cuda-arch", "sm_90", "--cuda-arch", "sm_80", "--cuda-arch",
+    const char *extra[] = {"--nvcc", nvcc, "--cuda-arch", "sm_90", "--cuda-arch", "sm_80", "--cuda-arch",
                            "sm_90", NULL};
     char *artifact = build_ok(f, extra, NULL, "Built");
     assert_true(exists(artifact, "kernels.fatbin"));
@@ -229,7 +230,7 @@ static void test_cuda_build(void **state)
     /* Same inputs: cached; another arch set: another artifact. */
     char *again = build_ok(f, extra, NULL, "Cached");
     assert_string_equal(again, artifact);
-    const char *only90[] = {"--nvcc", MOX_NVCC_PATH, NULL};
+    const char *only90[] = {"--nvcc", nvcc, NULL};
     char *other = build_ok(f, only90, NULL, "Built");
     assert_string_not_equal(other, artifact);
     free(other);

@@ -158,7 +158,8 @@ static void test_compiler_failures(void **state)
 static void test_nvcc_error_location(void **state)
 {
     (void)state;
-    if (!*MOX_NVCC_PATH)
+    const char *nvcc = test_nvcc();
+    if (!nvcc)
         skip();
     char *dir = test_mkdtemp("cli-nvcc");
     char *src = moxc_path_join(dir, "cxx.c");
@@ -166,7 +167,7 @@ static void test_nvcc_error_location(void **state)
                     "    float *alias = (void *)out;\n    alias[0] = 1.0f;\n}\n");
     char *out_dir = moxc_path_join(dir, "out");
     char *out;
-    int rc = MOXC_RUN(&out, "build", "--name", "cxx", "--out-dir", out_dir, "--nvcc", MOX_NVCC_PATH, src);
+    int rc = MOXC_RUN(&out, "build", "--name", "cxx", "--out-dir", out_dir, "--nvcc", nvcc, src);
     moxc_buf b = {0};
     moxc_buf_printf(&b, "%s(6): error", src);
     char *where = moxc_buf_finish(&b);
@@ -227,21 +228,52 @@ static void test_inspect_disassembly(void **state)
     char *src = demo_c();
     char *out;
     EXPECT_RUN(1, "needs nvcc", "inspect", "--emit", "sass", "--no-cuda", src);
-    if (!*MOX_NVCC_PATH)
+    const char *nvcc = test_nvcc();
+    if (!nvcc)
         skip();
-    char *cuobjdump = moxc_find_cuobjdump(MOX_NVCC_PATH);
-    int rc = MOXC_RUN(&out, "inspect", "--emit", "ptx", "--nvcc", MOX_NVCC_PATH, src);
+    char *cuobjdump = moxc_find_cuobjdump(nvcc);
+    int rc = MOXC_RUN(&out, "inspect", "--emit", "ptx", "--nvcc", nvcc, src);
     if (!cuobjdump) {
         expect(rc, 1, out, "needs cuobjdump");
     } else {
         assert_int_equal(rc, 0);
         assert_non_null(strstr(out, "mox_entry_scale"));
         free(out);
-        rc = MOXC_RUN(&out, "inspect", "--emit", "sass", "--nvcc", MOX_NVCC_PATH, src);
+        rc = MOXC_RUN(&out, "inspect", "--emit", "sass", "--nvcc", nvcc, src);
         expect(rc, 0, out, "mox_entry_integrate");
     }
     free(cuobjdump);
     free(src);
+}
+
+/* cuobjdump is looked up next to nvcc, then in PATH; an nvcc named without
+ * a directory (or a bogus name) has no directory to look in. */
+static void test_find_cuobjdump(void **state)
+{
+    (void)state;
+    char *in_path = moxc_find_program("cuobjdump");
+    const char *names[] = {"nvcc", "MOX_NVCC-NOTFOUND", ""};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
+        char *found = moxc_find_cuobjdump(names[i]);
+        if (in_path)
+            assert_string_equal(found, in_path);
+        else
+            assert_null(found);
+        free(found);
+    }
+    char *dir = test_mkdtemp("cli-cuobjdump");
+    char *fake = moxc_path_join(dir, "cuobjdump");
+    write_text(fake, "#!/bin/sh\nexit 0\n");
+    assert_int_equal(chmod(fake, 0755), 0);
+    char *nvcc = moxc_path_join(dir, "nvcc");
+    char *found = moxc_find_cuobjdump(nvcc);
+    assert_non_null(found);
+    assert_string_equal(found, fake);
+    free(found);
+    free(nvcc);
+    free(fake);
+    free(in_path);
+    test_rmdir(dir);
 }
 
 static void test_doctor(void **state)
@@ -255,7 +287,7 @@ static void test_doctor(void **state)
     assert_non_null(strstr(out, "[ok] mox headers: "));
     assert_non_null(strstr(out, "libcuda.so.1"));
     assert_non_null(strstr(out, "mode: "));
-    if (*MOX_NVCC_PATH)
+    if (test_nvcc())
         assert_non_null(strstr(out, "[ok] nvcc: "));
     free(out);
     rc = MOXC_RUN(&out, "doctor", "--no-cuda");
@@ -281,6 +313,7 @@ int main(void)
         cmocka_unit_test(test_nvcc_error_location),
         cmocka_unit_test(test_inspect_texts),
         cmocka_unit_test(test_inspect_disassembly),
+        cmocka_unit_test(test_find_cuobjdump),
         cmocka_unit_test(test_doctor),
     };
     return cmocka_run_group_tests_name("moxc_cli", tests, NULL, NULL);

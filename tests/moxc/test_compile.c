@@ -277,8 +277,8 @@ static void test_cpu_kernels_run(void **state)
 static void test_cuda_tu_compiles(void **state)
 {
     fixture *f = *state;
-    const char *nvcc = MOX_NVCC_PATH;
-    if (!*nvcc || access(nvcc, X_OK) != 0)
+    const char *nvcc = test_nvcc();
+    if (!nvcc)
         skip();
     moxc_source_text text = demo_source_text(f->module);
     char *cu = moxc_gen_cuda(f->module, &text, 1);

@@ -254,7 +254,7 @@ static void test_shared_and_barrier(void **state)
 
 int main(void)
 {
-    if (!*MOX_NVCC_PATH || !load_driver()) {
+    if (!test_nvcc() || !load_driver()) {
         fprintf(stderr, "skipped: needs nvcc, libcuda.so.1 and a CUDA device\n");
         return 77;
     }

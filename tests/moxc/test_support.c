@@ -16,6 +16,17 @@ const char *test_dir(void)
     return MOXC_TEST_DIR;
 }
 
+const char *test_nvcc(void)
+{
+    static bool looked;
+    static char *found;
+    if (!looked) {
+        found = moxc_find_program(MOX_NVCC_PATH); /* NULL for "" or a missing file */
+        looked = true;
+    }
+    return found;
+}
+
 char *test_path(const char *rel)
 {
     char *p = moxc_path_join(MOXC_TEST_DIR, rel);

@@ -11,6 +11,9 @@
 
 /* MOXC_TEST_DIR (tests/moxc) is compiled in. */
 const char *test_dir(void);
+/* The nvcc CMake found (MOX_NVCC_PATH), or NULL when it found none or the
+ * file is not executable here: tests that need nvcc skip on NULL. */
+const char *test_nvcc(void);
 /* <tests/moxc>/<rel>, malloc'd. */
 char *test_path(const char *rel);
 

@@ -24,10 +24,12 @@ char *moxc_find_nvcc(const char *explicit_path)
     return found ? found : moxc_find_program("nvcc");
 }
 
+/* Next to nvcc first (the same CUDA install), then PATH; an nvcc given
+ * without a directory has no "next to". */
 char *moxc_find_cuobjdump(const char *nvcc)
 {
-    if (nvcc) {
-        const char *slash = strrchr(nvcc, '/');
+    const char *slash = nvcc ? strrchr(nvcc, '/') : NULL;
+    if (slash) {
         moxc_buf b = {0};
         moxc_buf_write(&b, nvcc, (size_t)(slash - nvcc + 1));
         moxc_buf_put(&b, "cuobjdump");
