@@ -1,9 +1,13 @@
 # Two entry points (see README): `make run` builds and runs the pipeline
-# demo, `make test` builds and runs every test (plain, ASan+UBSan, TSan).
+# demo, `make test` builds and runs every test (plain, ASan+UBSan, TSan):
+# every stage runs even when one fails, a summary lists each, and the
+# command fails when any stage did. CI adds the no-nvcc stage
+# (TEST_STAGES="plain asan tsan no-nvcc", see .ci/run).
 JOBS ?= $(shell nproc)
 BUILD ?= build
+TEST_STAGES ?= plain asan tsan
 
-.PHONY: deps configure build run test test-plain test-asan test-tsan clean
+.PHONY: deps configure build run test test-plain test-asan test-tsan test-no-nvcc clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -30,7 +34,11 @@ test-tsan: deps
 	cmake --build $(BUILD)-tsan -j $(JOBS)
 	cd $(BUILD)-tsan && ctest --output-on-failure -j $(JOBS) -L sanitize --timeout 900
 
-test: test-plain test-asan test-tsan
+test-no-nvcc: deps
+	bash scripts/test-no-nvcc.sh $(BUILD)-no-nvcc $(JOBS)
+
+test: deps
+	@MAKE="$(MAKE)" bash scripts/test-stages.sh $(TEST_STAGES)
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-no-nvcc

@@ -240,36 +240,51 @@ static void compaction_case(mox_device *dev, const uint32_t *values, uint32_t n,
     free(want);
 }
 
-int main(void)
+/* `--max-size N` (N >= 258) replaces the largest size 1000003: the
+ * sanitizer builds run the program with a smaller one (same code paths, a
+ * three-level scan from 65537 on). */
+static uint32_t parse_max_size(int argc, char **argv)
+{
+    if (argc == 1)
+        return 1000003u;
+    char *end = NULL;
+    unsigned long n = argc == 3 && strcmp(argv[1], "--max-size") == 0 ? strtoul(argv[2], &end, 10) : 0;
+    if (!end || *end || n < 258 || n > 1000003u)
+        ex_die("usage: cooperation_example [--max-size N], 258 <= N <= 1000003");
+    return (uint32_t)n;
+}
+
+int main(int argc, char **argv)
 {
     ex_init("cooperation");
+    const uint32_t max = parse_max_size(argc, argv);
     mox_device *dev = ex_open_device();
     printf("cooperation on %s\n", mox_device_name(dev));
-    const uint32_t sizes[] = {0, 1, 255, 256, 257, 1000003};
+    const uint32_t sizes[] = {0, 1, 255, 256, 257, max};
     const size_t size_count = sizeof sizes / sizeof sizes[0];
-    const uint32_t big = 1000003u * 13u;
-    uint32_t *values = ex_xmalloc((size_t)1000003 * sizeof *values);
+    const uint32_t big = max * 13u;
+    uint32_t *values = ex_xmalloc((size_t)max * sizeof *values);
 
     for (size_t i = 0; i < size_count; i++)
         histogram_case(dev, sizes[i]);
     histogram_case(dev, big);
 
-    values_mod17(values, 1000003);
+    values_mod17(values, max);
     for (size_t i = 0; i < size_count; i++)
         scan_case(dev, values, sizes[i], "i % 17");
-    for (size_t i = 0; i < 1000003; i += 7)
+    for (size_t i = 0; i < max; i += 7)
         values[i] = 0xffffffffu;
-    scan_case(dev, values, 1000003, "i % 17 with 0xffffffff every 7th (wrapping)");
+    scan_case(dev, values, max, "i % 17 with 0xffffffff every 7th (wrapping)");
 
-    values_mod17(values, 1000003);
+    values_mod17(values, max);
     for (size_t i = 0; i < size_count; i++)
         compaction_case(dev, values, sizes[i], "i % 17", 0);
-    for (size_t i = 0; i < 1000003; i++)
+    for (size_t i = 0; i < max; i++)
         values[i] = 2u * (uint32_t)i + 1u;
-    compaction_case(dev, values, 1000003, "all-odd values", 1);
-    for (size_t i = 0; i < 1000003; i++)
+    compaction_case(dev, values, max, "all-odd values", 1);
+    for (size_t i = 0; i < max; i++)
         values[i] = 2u * (uint32_t)i;
-    compaction_case(dev, values, 1000003, "all-even values", 0);
+    compaction_case(dev, values, max, "all-even values", 0);
 
     free(values);
     mox_device_release(dev);
