@@ -4,17 +4,20 @@
 # adds its generated bindings to <target>: <name>.c is compiled into the
 # target, ${CMAKE_CURRENT_BINARY_DIR}/mox/<name> (holding <name>.h) is on
 # its include path, and it links mox::mox. The artifact (fatbin, CPU shared
-# object, manifest) goes to the cache ${CMAKE_BINARY_DIR}/mox-artifacts and
-# its directory is recorded in the bindings. Included by the top-level
-# CMakeLists after tools/moxc; see docs/moxc.md.
+# object, manifest) goes to the cache ${MOX_ARTIFACT_CACHE_DIR} (default
+# ${CMAKE_BINARY_DIR}/mox-artifacts, read when the function is called) and
+# its directory is recorded in the bindings.
+#
+# Usable from mox's own tree, from a parent project that added mox with
+# add_subdirectory(), and from an installed mox (find_package(mox)): it
+# needs only the targets mox::mox and mox::moxc and the cache variables
+# MOX_NVCC, MOX_CUDA_ARCHS (MoxCuda.cmake) and MOX_SANITIZE. See docs/moxc.md.
+include_guard(GLOBAL)
 
-# The moxc executable, for tests that run it (a generator expression).
+# The moxc executable, for mox's tests that run it (a generator expression).
 if(TARGET moxc)
   set(MOXC_EXECUTABLE "$<TARGET_FILE:moxc>")
-else()
-  set(MOXC_EXECUTABLE "")
 endif()
-set(MOX_ARTIFACT_CACHE_DIR "${CMAKE_BINARY_DIR}/mox-artifacts")
 
 # The moxc options that follow the build configuration: nvcc and its archs,
 # the C compiler, sanitizers (kernels_cpu.so is loaded into sanitized
@@ -56,8 +59,12 @@ function(mox_add_kernels target)
   if(NOT TARGET ${target})
     message(FATAL_ERROR "mox_add_kernels: ${target} is not a target")
   endif()
-  if(NOT TARGET moxc)
+  if(NOT TARGET mox::moxc)
     message(FATAL_ERROR "mox_add_kernels(${target}): moxc is not built (its front end is missing)")
+  endif()
+  set(cache_dir "${MOX_ARTIFACT_CACHE_DIR}")
+  if(cache_dir STREQUAL "")
+    set(cache_dir "${CMAKE_BINARY_DIR}/mox-artifacts")
   endif()
 
   set(name "${MOXK_NAME}")
@@ -84,12 +91,12 @@ function(mox_add_kernels target)
 
   add_custom_command(
     OUTPUT "${stamp}"
-    BYPRODUCTS "${dir}/${name}.h" "${dir}/${name}.c"
-    COMMAND moxc build --name "${name}" --out-dir "${MOX_ARTIFACT_CACHE_DIR}"
+    BYPRODUCTS "${dir}/${name}.h" "${dir}/${name}.c" "${dir}/${name}.artifact"
+    COMMAND mox::moxc build --name "${name}" --out-dir "${cache_dir}"
             --bindings-dir "${dir}" --depfile "${depfile}" --depfile-target "${stamp}"
             ${include_args} ${config_args} -- ${sources}
     COMMAND "${CMAKE_COMMAND}" -E touch "${stamp}"
-    DEPENDS moxc ${sources} ${headers}
+    DEPENDS mox::moxc ${sources} ${headers}
     DEPFILE "${depfile}"
     COMMENT "moxc: building kernels of module ${name}"
     VERBATIM)
@@ -99,4 +106,47 @@ function(mox_add_kernels target)
   set_source_files_properties("${dir}/${name}.c" "${dir}/${name}.h" PROPERTIES GENERATED TRUE)
   target_include_directories(${target} PRIVATE "${dir}")
   target_link_libraries(${target} PRIVATE mox::mox)
+  # For mox_install_kernels: moxc writes the artifact's path here.
+  set_property(TARGET ${target} APPEND PROPERTY MOX_ARTIFACT_RECORDS "${dir}/${name}.artifact")
+endfunction()
+
+# mox_install_kernels(<target> [DESTINATION <dir>] [COMPONENT <component>])
+#
+# At install time copies the artifacts of the modules that mox_add_kernels
+# added to <target> (call it first) into <dir>/<fingerprint>/ with `moxc
+# deploy`. <dir> is relative to the install prefix unless absolute; the
+# default lib/mox-artifacts is where a program installed to bin/ (or a
+# library installed to lib/) finds them: the runtime looks in
+# <its folder>/mox-artifacts and <its folder>/../lib/mox-artifacts before
+# the build tree (docs/moxc.md). Honours DESTDIR.
+function(mox_install_kernels target)
+  cmake_parse_arguments(PARSE_ARGV 1 MOXI "" "DESTINATION;COMPONENT" "")
+  if(MOXI_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "mox_install_kernels(${target}): unexpected arguments: ${MOXI_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT TARGET ${target})
+    message(FATAL_ERROR "mox_install_kernels: ${target} is not a target")
+  endif()
+  get_target_property(records ${target} MOX_ARTIFACT_RECORDS)
+  if(NOT records)
+    message(FATAL_ERROR "mox_install_kernels(${target}): ${target} has no kernels (call mox_add_kernels first)")
+  endif()
+  set(dest "lib/mox-artifacts")
+  if(MOXI_DESTINATION)
+    set(dest "${MOXI_DESTINATION}")
+  endif()
+  if(NOT IS_ABSOLUTE "${dest}")
+    set(dest "\${CMAKE_INSTALL_PREFIX}/${dest}")
+  endif()
+  set(component "")
+  if(MOXI_COMPONENT)
+    set(component COMPONENT "${MOXI_COMPONENT}")
+  endif()
+  list(JOIN records "\" \"" quoted)
+  install(CODE "
+    execute_process(COMMAND \"$<TARGET_FILE:mox::moxc>\" deploy --to \"\$ENV{DESTDIR}${dest}\" \"${quoted}\"
+                    RESULT_VARIABLE mox_deploy_rc)
+    if(NOT mox_deploy_rc EQUAL 0)
+      message(FATAL_ERROR \"mox_install_kernels(${target}): moxc deploy failed (\${mox_deploy_rc})\")
+    endif()" ${component})
 endfunction()

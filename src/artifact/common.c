@@ -134,7 +134,7 @@ bool mox__json_string(const json_t *obj, const char *key, const char *what, cons
 bool mox__json_strdup(const json_t *obj, const char *key, const char *what, char **out,
                        mox_artifact_error *err)
 {
-    const char *text;
+    const char *text = NULL;
     if (!mox__json_string(obj, key, what, &text, err))
         return false;
     if (!(*out = mox__strdup(text)))

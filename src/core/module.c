@@ -2,15 +2,15 @@
  * descriptor's ABI is parsed and checked once per process, and its
  * per-parameter checks (kind, access, layout signature) precomputed so that
  * validating a launch is a few string comparisons. Also the artifact
- * directory override and its resolution order. */
+ * directory override (the lookup order is artifact_path.c's). */
 #include "module.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "alloc.h"
+#include "artifact_path.h"
 #include "artifact/sha256.h"
 #include "error.h"
 
@@ -231,12 +231,6 @@ mox_status mox_module_set_artifact_dir(const mox_module_desc *module, const char
     return MOX_OK;
 }
 
-static bool is_dir(const char *path)
-{
-    struct stat st;
-    return path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 char *mox__modinfo_artifact_dir(const mox__modinfo *cinfo)
 {
     mox__modinfo *info = (mox__modinfo *)cinfo;
@@ -249,28 +243,7 @@ char *mox__modinfo_artifact_dir(const mox__modinfo *cinfo)
     if (override_oom)
         return NULL;
 
-    const char *env = desc->artifact_env ? getenv(desc->artifact_env) : NULL;
-    if (env && *env) {
-        mox__free(override);
-        return mox__str_dup(env);
-    }
-    if (override)
-        return override;
-    const char *recorded = desc->artifact_dir ? desc->artifact_dir : "";
-    const char *root = getenv("MOX_ARTIFACT_ROOT");
-    if (!is_dir(recorded) && root && *root) {
-        /* The last path component (the fingerprint), ignoring trailing '/'. */
-        size_t end = strlen(recorded);
-        while (end > 1 && recorded[end - 1] == '/')
-            end--;
-        size_t start = end;
-        while (start > 0 && recorded[start - 1] != '/')
-            start--;
-        size_t n = strlen(root) + (end - start) + 2;
-        char *p = mox__malloc(n);
-        if (p)
-            snprintf(p, n, "%s/%.*s", root, (int)(end - start), recorded + start);
-        return p;
-    }
-    return mox__str_dup(recorded);
+    char *dir = mox__artifact_locate(desc, override);
+    mox__free(override);
+    return dir;
 }

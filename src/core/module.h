@@ -46,10 +46,9 @@ struct mox__modinfo {
  * NULL only on out of memory. */
 const mox__modinfo *mox__modinfo_get(const mox_module_desc *desc);
 
-/* Resolves the artifact directory (docs/internals.md): the descriptor's
- * environment variable, mox_module_set_artifact_dir, the recorded
- * directory, $MOX_ARTIFACT_ROOT/<basename of the recorded directory>.
- * Marks the module used. malloc'd; NULL on out of memory. */
+/* Resolves the artifact directory (mox__artifact_locate, docs/moxc.md)
+ * with the mox_module_set_artifact_dir override. Marks the module used.
+ * malloc'd; NULL on out of memory. */
 char *mox__modinfo_artifact_dir(const mox__modinfo *info);
 
 /* Loads the module for `device` (runs on the preparation worker). */

@@ -99,8 +99,8 @@ mox_status mox__module_load(mox_device *device, const mox__modinfo *info, void *
         st = MOX_ERR_ARTIFACT;
         *error = mox__error_new(st,
                                 "module '%s': no artifact at '%s' (manifest.json: %s); build it "
-                                "with mox_add_kernels, or point %s or mox_module_set_artifact_dir "
-                                "at it",
+                                "with mox_add_kernels, deploy it next to the program (moxc deploy), "
+                                "or point %s or mox_module_set_artifact_dir at it",
                                 name, dir, strerror(e),
                                 desc->artifact_env ? desc->artifact_env : "MOX_ARTIFACT_ROOT");
         mox__free(mpath);

@@ -1,8 +1,10 @@
 /* test_cmake.c - mox_add_kernels() in a consumer project
- * (tests/moxc/cmake_consumer), with Ninja and with Makefiles: the first
- * build runs moxc and compiles the bindings; a second build does nothing;
- * a kernel edit reruns moxc and recompiles the bindings source but not the
- * host code (the header did not change); a header edit reruns moxc. */
+ * (tests/moxc/cmake_consumer) that finds the installed mox
+ * (find_package(mox), the install.tree test's prefix), with Ninja and with
+ * Makefiles: the first build runs moxc and compiles the bindings, and the
+ * program runs the kernel on the CPU; a second build does nothing; a kernel
+ * edit reruns moxc and recompiles the bindings source but not the host code
+ * (the header did not change); a header edit reruns moxc. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -65,8 +67,8 @@ static void consumer(const char *generator)
     moxc_buf_printf(&b, "-DKERNELS=%s", kernels);
     char *kernels_arg = moxc_buf_finish(&b);
     const char *configure[] = {"cmake", "-S", project, "-B", build_dir, "-G", generator,
-                               "-DMOXC=" MOXC_EXECUTABLE, "-DMOX_INCLUDE=" MOX_INCLUDE_DIR,
-                               "-DMOX_CMAKE_DIR=" MOX_CMAKE_DIR, "-DCMAKE_C_COMPILER=" MOX_CC, kernels_arg, NULL};
+                               "-DCMAKE_PREFIX_PATH=" MOX_TEST_INSTALL_PREFIX, "-DCMAKE_C_COMPILER=" MOX_CC,
+                               "-DMOX_NVCC=", kernels_arg, NULL};
     free(run_ok(configure));
 
     char *out = build(build_dir);
@@ -74,6 +76,12 @@ static void consumer(const char *generator)
     assert_non_null(strstr(out, "Built mox artifact"));
     assert_non_null(strstr(out, "use.c.o"));
     free(out);
+    char *app = moxc_path_join(build_dir, "consumer_app");
+    const char *run_app[] = {app, NULL};
+    out = run_ok(run_app);
+    assert_non_null(strstr(out, "consumer: demo_scale of 1000 floats verified on "));
+    free(out);
+    free(app);
     char *header = moxc_path_join(build_dir, "mox/demo/demo.h");
     assert_int_equal(access(header, R_OK), 0);
 
@@ -126,6 +134,7 @@ static void test_makefiles(void **state)
 
 int main(void)
 {
+    setenv("MOX_BACKEND", "cpu", 1); /* the consumer's program, also on GPU machines */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ninja),
         cmocka_unit_test(test_makefiles),

@@ -205,6 +205,27 @@ bool moxc_build_stage(const moxc_plan *plan, const char *stage_dir, const char *
 
 /* Copies NAME.h / NAME.c out of the artifact, touching only files whose
  * bytes change, so that a rebuild with the same header recompiles nothing. */
+/* <dest>/NAME.artifact: the artifact's path and a newline, for `moxc
+ * deploy` and mox_install_kernels (the fingerprint is known only after the
+ * build). Rewritten only when it changes. */
+static bool write_record(const moxc_plan *plan, const char *artifact, const char *dest, FILE *diag)
+{
+    moxc_buf nb = {0}, tb = {0};
+    moxc_buf_printf(&nb, "%s.artifact", plan->name);
+    char *name = moxc_buf_finish(&nb);
+    char *record = name ? moxc_path_join(dest, name) : NULL;
+    moxc_buf_printf(&tb, "%s\n", artifact);
+    size_t len = tb.len;
+    char *text = moxc_buf_finish(&tb);
+    bool ok = record && text && moxc_write_if_changed(record, text, len);
+    if (!ok)
+        fprintf(diag, "moxc: cannot write %s: %s\n", record ? record : "the artifact record", strerror(errno));
+    free(text);
+    free(record);
+    free(name);
+    return ok;
+}
+
 static bool copy_bindings(const moxc_plan *plan, const char *artifact, const char *dest, FILE *diag)
 {
     if (!moxc_mkdir_p(dest)) {
@@ -228,7 +249,7 @@ static bool copy_bindings(const moxc_plan *plan, const char *artifact, const cha
         free(from);
         free(to);
     }
-    return ok;
+    return ok && write_record(plan, artifact, dest, diag);
 }
 
 /* Makefile syntax: spaces, '#' and '$' escaped as make and ninja read them. */

@@ -27,7 +27,7 @@ bool moxc_strv_push(moxc_strv *v, const char *text);
 bool moxc_strv_pushf(moxc_strv *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void moxc_strv_free(moxc_strv *v);
 
-/* ---- options shared by build and inspect ---- */
+/* ---- options of the commands ---- */
 
 typedef struct moxc_options {
     const char *name;         /* --name */
@@ -37,7 +37,8 @@ typedef struct moxc_options {
     const char *depfile_target;
     const char *nvcc;         /* --nvcc */
     const char *cc;           /* --cc */
-    const char *mox_include;  /* --mox-include (default MOXC_DEFAULT_INCLUDE) */
+    const char *mox_include;  /* --mox-include (default: moxc_default_mox_include) */
+    const char *deploy_to;    /* deploy: --to */
     bool no_cuda;             /* --no-cuda */
     moxc_strv includes;       /* -I */
     moxc_strv defines;        /* -D */
@@ -81,6 +82,15 @@ char *moxc_path_join(const char *dir, const char *name);
 /* Absolute form of `path` (realpath when it exists, else cwd-joined). */
 char *moxc_abs_path(const char *path);
 bool moxc_sha256_file(const char *path, char hex[65]);
+
+/* ---- where moxc is (self.c) ---- */
+
+/* moxc's own executable (realpath of /proc/self/exe); NULL if unknown. */
+char *moxc_self_path(void);
+/* The default --mox-include: the include directory next to moxc's bin
+ * directory (<prefix>/bin/moxc -> <prefix>/include). NULL on out of memory
+ * or when moxc cannot find itself. */
+char *moxc_default_mox_include(void);
 
 /* ---- toolchain ---- */
 
@@ -160,5 +170,8 @@ void moxc_cache_clean_stages(const char *out_dir, FILE *diag);
 int moxc_cmd_build(const moxc_options *o);
 int moxc_cmd_inspect(const moxc_options *o, const char *emit);
 int moxc_cmd_doctor(const moxc_options *o);
+/* Copies the artifacts named by o->sources (artifact directories or
+ * NAME.artifact records) to o->deploy_to/<fingerprint>/ (deploy.c). */
+int moxc_cmd_deploy(const moxc_options *o);
 
 #endif

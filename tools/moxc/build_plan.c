@@ -12,10 +12,6 @@
 #include "build.h"
 #include "sha256.h"
 
-#ifndef MOXC_DEFAULT_INCLUDE
-#define MOXC_DEFAULT_INCLUDE "/usr/local/include"
-#endif
-
 /* Environment variables the compilers read on their own. */
 static const char *const compiler_env[] = {
     "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_CCBIN", "CPATH",
@@ -71,7 +67,7 @@ bool moxc_plan_parse(const moxc_options *o, moxc_plan *plan, FILE *diag)
     moxc_strv sources = {0};
     bool ok = false;
     plan->name = strdup(o->name ? o->name : "module");
-    plan->mox_include = moxc_abs_path(o->mox_include ? o->mox_include : MOXC_DEFAULT_INCLUDE);
+    plan->mox_include = o->mox_include ? moxc_abs_path(o->mox_include) : moxc_default_mox_include();
     if (!plan->name || !plan->mox_include || !abs_list(&o->includes, &plan->include_dirs) ||
         !abs_list(&o->sources, &sources)) {
         fprintf(diag, "moxc: out of memory\n");

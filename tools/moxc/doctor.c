@@ -11,10 +11,6 @@
 
 #include "build.h"
 
-#ifndef MOXC_DEFAULT_INCLUDE
-#define MOXC_DEFAULT_INCLUDE "/usr/local/include"
-#endif
-
 static void report(bool ok, const char *what, const char *detail, const char *hint)
 {
     printf("[%s] %s%s%s\n", ok ? "ok" : "missing", what, detail && *detail ? ": " : "", detail ? detail : "");
@@ -117,7 +113,7 @@ int moxc_cmd_doctor(const moxc_options *o)
     clang_disposeString(version);
     required_ok = required_ok && clang_ok;
 
-    char *include = moxc_abs_path(o->mox_include ? o->mox_include : MOXC_DEFAULT_INCLUDE);
+    char *include = o->mox_include ? moxc_abs_path(o->mox_include) : moxc_default_mox_include();
     char *kernel_h = include ? moxc_path_join(include, "mox/kernel.h") : NULL;
     bool headers_ok = kernel_h && access(kernel_h, R_OK) == 0;
     report(headers_ok, "mox headers", kernel_h ? kernel_h : "out of memory",

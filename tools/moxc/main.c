@@ -1,5 +1,5 @@
 /* main.c - moxc's command line: parses `build`, `inspect`, `doctor`,
- * --version and --help, and hands the options to the commands. Bad usage
+ * `deploy`, --version and --help, and hands the options to the commands. Bad usage
  * prints one line and exits 2; a failed command exits 1. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,16 +13,21 @@ static const char usage_text[] =
     "usage: moxc build --name NAME --out-dir DIR [options] SOURCES...\n"
     "       moxc inspect --emit abi|bindings|cuda|cpu|ptx|sass [options] SOURCES...\n"
     "       moxc doctor [--cc PATH] [--nvcc PATH] [--mox-include DIR] [--no-cuda]\n"
+    "       moxc deploy --to DIR ARTIFACT...\n"
     "       moxc --version | --help\n"
     "\n"
     "build: compiles the kernel sources of module NAME into the artifact\n"
     "<out-dir>/<fingerprint>/ (reused when every input is unchanged) and\n"
     "prints \"Built mox artifact DIR\" or \"Cached mox artifact DIR\".\n"
+    "deploy: copies artifacts (directories, or the NAME.artifact files that\n"
+    "build writes with --bindings-dir) to DIR/<fingerprint>/, where a program\n"
+    "finds them: DIR = <program dir>/mox-artifacts or <prefix>/lib/mox-artifacts.\n"
     "\n"
     "options:\n"
     "  --name NAME          module name (a C identifier): bindings NAME.h/NAME.c\n"
     "  --out-dir DIR        artifact cache directory\n"
     "  --bindings-dir DIR   also copy NAME.h and NAME.c here (rewritten only when changed)\n"
+    "                       and write NAME.artifact, the artifact's path (for deploy)\n"
     "  -I DIR, -D X[=Y]     include directory / macro for parsing and compiling kernels\n"
     "  --cuda-arch sm_XX    SASS for this GPU architecture (repeatable; default sm_90;\n"
     "                       PTX of the lowest is embedded too)\n"
@@ -30,7 +35,7 @@ static const char usage_text[] =
     "  --nvcc PATH          nvcc to use (default: $CUDA_HOME/bin, /usr/local/cuda/bin, PATH)\n"
     "  --cc PATH            host C compiler for kernels_cpu.so (default: $CC, else cc)\n"
     "  --cc-flag FLAG       extra flag for the host C compiler (repeatable)\n"
-    "  --mox-include DIR    directory holding mox/kernel.h\n"
+    "  --mox-include DIR    directory holding mox/kernel.h (default: ../include next to moxc)\n"
     "  --depfile FILE       write the inputs as a Makefile rule for --depfile-target\n"
     "  --depfile-target T   target named in the depfile (default: the depfile itself)\n"
     "  --emit KIND          inspect: abi, bindings, cuda or cpu print generated text;\n"
@@ -38,7 +43,7 @@ static const char usage_text[] =
     "\n"
     "See docs/moxc.md.\n";
 
-typedef enum command { CMD_BUILD, CMD_INSPECT, CMD_DOCTOR } command;
+typedef enum command { CMD_BUILD, CMD_INSPECT, CMD_DOCTOR, CMD_DEPLOY } command;
 
 typedef struct value_option {
     const char *name;
@@ -67,6 +72,7 @@ static int parse_options(command cmd, int argc, char **argv, int first, moxc_opt
         {"--cc", &o->cc, NULL},
         {"--mox-include", &o->mox_include, NULL},
         {"--emit", emit, NULL},
+        {"--to", &o->deploy_to, NULL},
         {"--cuda-arch", NULL, &o->archs},
         {"--cc-flag", NULL, &o->cc_flags},
         {"-I", NULL, &o->includes},
@@ -86,7 +92,7 @@ static int parse_options(command cmd, int argc, char **argv, int first, moxc_opt
             options_done = true;
             continue;
         }
-        if (strcmp(arg, "--no-cuda") == 0) {
+        if (strcmp(arg, "--no-cuda") == 0 && cmd != CMD_DEPLOY) {
             o->no_cuda = true;
             continue;
         }
@@ -111,6 +117,9 @@ static int parse_options(command cmd, int argc, char **argv, int first, moxc_opt
             return usage_error("unknown option '%s'", arg);
         if (match->single == emit && cmd != CMD_INSPECT)
             return usage_error("%s is only for moxc inspect", arg);
+        if ((match->single == &o->deploy_to) != (cmd == CMD_DEPLOY))
+            return usage_error(cmd == CMD_DEPLOY ? "deploy takes only --to (got %s)" : "%s is only for moxc deploy",
+                               match->name);
         if (cmd == CMD_DOCTOR && match->single != &o->cc && match->single != &o->nvcc &&
             match->single != &o->mox_include)
             return usage_error("doctor does not take %s", match->name);
@@ -131,6 +140,12 @@ static int parse_options(command cmd, int argc, char **argv, int first, moxc_opt
         }
     }
     if (cmd == CMD_DOCTOR)
+        return 0;
+    if (cmd == CMD_DEPLOY && !o->deploy_to)
+        return usage_error("%s: --to is required", "deploy");
+    if (cmd == CMD_DEPLOY && o->sources.count == 0)
+        return usage_error("%s: no artifacts given", "deploy");
+    if (cmd == CMD_DEPLOY)
         return 0;
     if (o->sources.count == 0)
         return usage_error("%s: no kernel sources given", cmd == CMD_BUILD ? "build" : "inspect");
@@ -177,8 +192,10 @@ int main(int argc, char **argv)
         cmd = CMD_INSPECT;
     else if (strcmp(first, "doctor") == 0)
         cmd = CMD_DOCTOR;
+    else if (strcmp(first, "deploy") == 0)
+        cmd = CMD_DEPLOY;
     else
-        return usage_error("unknown command '%s' (build, inspect, doctor, --version, --help)", first);
+        return usage_error("unknown command '%s' (build, inspect, doctor, deploy, --version, --help)", first);
     moxc_options o = {0};
     const char *emit = NULL;
     int rc = parse_options(cmd, argc, argv, 2, &o, &emit);
@@ -187,6 +204,8 @@ int main(int argc, char **argv)
             rc = moxc_cmd_build(&o);
         else if (cmd == CMD_INSPECT)
             rc = moxc_cmd_inspect(&o, emit);
+        else if (cmd == CMD_DEPLOY)
+            rc = moxc_cmd_deploy(&o);
         else
             rc = moxc_cmd_doctor(&o);
     }
