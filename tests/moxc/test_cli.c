@@ -284,7 +284,18 @@ static void test_doctor(void **state)
     assert_int_equal(rc, 0);
     assert_non_null(strstr(out, "[ok] C compiler: " MOX_CC));
     assert_non_null(strstr(out, "[ok] libclang: "));
+    /* Where moxc is, and the headers next to it (the build tree mirrors an
+     * install: <build>/bin/moxc, <build>/include). */
+    char *self = realpath(MOXC, NULL);
+    assert_non_null(self);
+    moxc_buf b = {0};
+    moxc_buf_printf(&b, "[ok] moxc: %s\n", self);
+    char *self_line = moxc_buf_finish(&b);
+    assert_non_null(strstr(out, self_line));
     assert_non_null(strstr(out, "[ok] mox headers: "));
+    assert_non_null(strstr(out, "/mox/kernel.h (the include directory next to moxc's bin directory)\n"));
+    free(self_line);
+    free(self);
     assert_non_null(strstr(out, "libcuda.so.1"));
     assert_non_null(strstr(out, "mode: "));
     if (test_nvcc())
@@ -297,10 +308,11 @@ static void test_doctor(void **state)
     assert_non_null(strstr(out, "[missing] C compiler: /nonexistent/cc\n      hint: "));
     expect(rc, 1, out, "moxc cannot build kernels here");
     rc = MOXC_RUN(&out, "doctor", "--no-cuda", "--mox-include", "/nonexistent");
-    assert_non_null(strstr(out, "[missing] mox headers: /nonexistent/mox/kernel.h"));
+    assert_non_null(strstr(out, "[missing] mox headers: /nonexistent/mox/kernel.h (--mox-include)\n      hint: "));
     expect(rc, 1, out, "moxc cannot build kernels here");
     rc = MOXC_RUN(&out, "doctor", "--nvcc", "/nonexistent/nvcc");
-    expect(rc, 0, out, "[missing] nvcc: /nonexistent/nvcc");
+    assert_non_null(strstr(out, "[missing] nvcc: /nonexistent/nvcc\n      hint: install the CUDA 13 toolkit"));
+    expect(rc, 0, out, "mode: ");
 }
 
 int main(void)

@@ -1,6 +1,7 @@
 /* doctor.c - `moxc doctor`: checks what building and running kernels
  * needs, one "[ok]" or "[missing]" line each with an install hint, and says
- * which mode results (CUDA, or CPU-only). The C compiler, libclang and the
+ * which mode results (CUDA, or CPU-only); it also says where moxc itself and
+ * the dialect headers it uses are. The C compiler, libclang and the
  * mox headers are required; CUDA parts are optional. The driver is loaded
  * with dlopen, as the runtime does: moxc never links against CUDA. */
 #include <clang-c/Index.h>
@@ -50,7 +51,8 @@ static bool check_cuda_driver(void)
     if (!lib) {
         const char *why = dlerror();
         report(false, "libcuda.so.1", why ? why : "not found",
-               "install the NVIDIA driver (it ships libcuda.so.1); without it kernels run on the CPU");
+               "install the NVIDIA driver (it ships libcuda.so.1; CUDA 13 needs driver 580 or newer); "
+               "without it kernels run on the CPU");
         report(false, "CUDA device", "no driver", "a CUDA GPU and its driver are needed to run on the GPU");
         return false;
     }
@@ -92,6 +94,50 @@ static bool check_cuda_driver(void)
     return found;
 }
 
+/* Where this moxc is and which dialect headers it uses (and why). */
+static bool check_self_and_headers(const moxc_options *o)
+{
+    char *self = moxc_self_path();
+    report(self != NULL, "moxc", self ? self : "cannot find itself (/proc/self/exe)", NULL);
+    free(self);
+    char *include = o->mox_include ? moxc_abs_path(o->mox_include) : moxc_default_mox_include();
+    char *kernel_h = include ? moxc_path_join(include, "mox/kernel.h") : NULL;
+    bool ok = kernel_h && access(kernel_h, R_OK) == 0;
+    moxc_buf b = {0};
+    moxc_buf_printf(&b, "%s (%s)", kernel_h ? kernel_h : "not found",
+                    o->mox_include ? "--mox-include" : "the include directory next to moxc's bin directory");
+    char *detail = moxc_buf_finish(&b);
+    report(ok, "mox headers", detail ? detail : "out of memory",
+           "reinstall mox (cmake --install puts them in <prefix>/include, next to <prefix>/bin/moxc) "
+           "or pass --mox-include DIR (the directory holding mox/kernel.h)");
+    free(detail);
+    free(include);
+    free(kernel_h);
+    return ok;
+}
+
+/* nvcc and cuobjdump; true when nvcc runs. mox is built and tested with
+ * CUDA 13 (README): an older nvcc gets a note. */
+static bool check_nvcc(const moxc_options *o)
+{
+    char *nvcc = moxc_find_nvcc(o->nvcc);
+    char *nvcc_line = nvcc ? tool_line(nvcc, "release") : NULL;
+    bool ok = nvcc_line != NULL;
+    report(ok, "nvcc", nvcc_line ? nvcc_line : (o->nvcc ? o->nvcc : "not found"),
+           "install the CUDA 13 toolkit (nvcc in /usr/local/cuda/bin, $CUDA_HOME/bin or PATH) or pass --nvcc PATH; "
+           "without it artifacts are CPU-only");
+    const char *release = nvcc_line ? strstr(nvcc_line, "release ") : NULL;
+    if (release && atoi(release + strlen("release ")) < 13)
+        printf("      note: mox is built and tested with CUDA 13; this nvcc is older\n");
+    char *cuobjdump = moxc_find_cuobjdump(nvcc);
+    report(cuobjdump != NULL, "cuobjdump", cuobjdump ? cuobjdump : "not found",
+           "part of the CUDA 13 toolkit; only moxc inspect --emit ptx|sass needs it");
+    free(cuobjdump);
+    free(nvcc);
+    free(nvcc_line);
+    return ok;
+}
+
 int moxc_cmd_doctor(const moxc_options *o)
 {
     printf("moxc %s doctor\n", MOXC_VERSION);
@@ -109,34 +155,17 @@ int moxc_cmd_doctor(const moxc_options *o)
     CXString version = clang_getClangVersion();
     const char *clang_text = clang_getCString(version);
     bool clang_ok = clang_text && *clang_text;
-    report(clang_ok, "libclang", clang_ok ? clang_text : "not usable", "apt-get install libclang-14-dev");
+    report(clang_ok, "libclang", clang_ok ? clang_text : "not usable",
+           "apt-get install libclang-14-dev (scripts/install-deps.sh installs all of mox's packages)");
     clang_disposeString(version);
     required_ok = required_ok && clang_ok;
-
-    char *include = o->mox_include ? moxc_abs_path(o->mox_include) : moxc_default_mox_include();
-    char *kernel_h = include ? moxc_path_join(include, "mox/kernel.h") : NULL;
-    bool headers_ok = kernel_h && access(kernel_h, R_OK) == 0;
-    report(headers_ok, "mox headers", kernel_h ? kernel_h : "out of memory",
-           "pass --mox-include DIR (the directory holding mox/kernel.h)");
-    required_ok = required_ok && headers_ok;
-    free(include);
-    free(kernel_h);
+    required_ok = check_self_and_headers(o) && required_ok;
 
     bool nvcc_ok = false, device_ok = false;
     if (o->no_cuda) {
         printf("[skipped] CUDA checks (--no-cuda)\n");
     } else {
-        char *nvcc = moxc_find_nvcc(o->nvcc);
-        char *nvcc_line = nvcc ? tool_line(nvcc, "release") : NULL;
-        nvcc_ok = nvcc_line != NULL;
-        report(nvcc_ok, "nvcc", nvcc_line ? nvcc_line : (o->nvcc ? o->nvcc : "not found"),
-               "install the CUDA toolkit (CUDA 12 or newer) or pass --nvcc PATH; without it artifacts are CPU-only");
-        char *cuobjdump = moxc_find_cuobjdump(nvcc);
-        report(cuobjdump != NULL, "cuobjdump", cuobjdump ? cuobjdump : "not found",
-               "part of the CUDA toolkit; only moxc inspect --emit ptx|sass needs it");
-        free(cuobjdump);
-        free(nvcc);
-        free(nvcc_line);
+        nvcc_ok = check_nvcc(o);
         device_ok = check_cuda_driver();
     }
 
