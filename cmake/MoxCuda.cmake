@@ -8,3 +8,22 @@ else()
   message(STATUS "mox: nvcc not found; kernels build for the CPU only")
 endif()
 set(MOX_CUDA_ARCHS "sm_90" CACHE STRING "CUDA architectures moxc builds SASS for (PTX of the first is embedded)")
+
+# NVTX 3 (header-only, part of the CUDA toolkit): when its headers are
+# here, the trace also emits NVTX ranges and marks for Nsight Systems
+# (src/core/trace_nvtx.c, docs/trace.md). Nothing is linked.
+if(MOX_NVCC)
+  get_filename_component(mox_nvcc_root "${MOX_NVCC}" DIRECTORY)
+  get_filename_component(mox_nvcc_root "${mox_nvcc_root}" DIRECTORY)
+endif()
+find_path(MOX_NVTX3_INCLUDE_DIR nvtx3/nvToolsExt.h
+  HINTS ${mox_nvcc_root}/include /usr/local/cuda/include $ENV{CUDA_HOME}/include)
+
+# Adds the NVTX side of the trace to a target built from src/core's sources.
+function(mox__add_nvtx target)
+  if(MOX_NVTX3_INCLUDE_DIR)
+    target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/src/core/trace_nvtx.c)
+    target_include_directories(${target} SYSTEM PRIVATE ${MOX_NVTX3_INCLUDE_DIR})
+    target_compile_definitions(${target} PRIVATE MOX_HAVE_NVTX3=1)
+  endif()
+endfunction()

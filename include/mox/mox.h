@@ -9,6 +9,7 @@
 #include <mox/op.h>
 #include <mox/sequence.h>
 #include <mox/module.h>
+#include <mox/trace.h>
 #define MOX_VERSION_MAJOR 0
 #define MOX_VERSION_MINOR 1
 #define MOX_VERSION_PATCH 0

@@ -13,6 +13,7 @@
 
 #include "alloc.h"
 #include "error.h"
+#include "trace.h"
 
 static _Atomic uint64_t next_context_id = 1;
 static _Thread_local bool on_runtime_thread;
@@ -109,6 +110,8 @@ mox_status mox_device_open_with(const mox_device_options *options, mox_device **
         return st;
     uint32_t delay;
     if ((st = parse_delay_env(&delay)) != MOX_OK)
+        return st;
+    if ((st = mox__trace_env_start()) != MOX_OK)
         return st;
 
     mox_device *dev = mox__calloc(1, sizeof *dev);

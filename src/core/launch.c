@@ -9,6 +9,7 @@
 #include "error.h"
 #include "module.h"
 #include "op.h"
+#include "trace.h"
 
 static const char *access_name(mox_access a)
 {
@@ -186,6 +187,8 @@ mox_op *mox_launch_generated(mox_device *device, const mox_module_desc *module,
     }
     op->u.launch.d = d;
     op->u.launch.empty = mox_launch_config_is_empty(&config);
+    if (mox__trace_on())
+        mox__trace_op_launch(op, d);
     return op;
 }
 

@@ -8,6 +8,7 @@
 
 #include "alloc.h"
 #include "error.h"
+#include "trace.h"
 
 /* Returned when there is no memory for an op: resolved, out of memory. */
 static mox_op oom_op = {.kind = MOX__OP_READY, .stage = MOX__STAGE_RESOLVED, .immortal = true};
@@ -21,11 +22,15 @@ mox_op *mox__op_alloc(mox__op_kind kind, mox_device *device)
     op->stage = MOX__STAGE_RECORDED;
     mox__cell_init(&op->cell);
     op->device = device ? mox__device_ref(device) : NULL;
+    if (mox__trace_on())
+        mox__trace_op_new(op);
     return op;
 }
 
 void mox__op_free_shell(mox_op *op)
 {
+    if (mox__trace_on())
+        mox__trace_op_end(op);
     mox__cell_destroy(&op->cell);
     mox__device_unref(op->device);
     mox__free(op);
@@ -40,6 +45,8 @@ mox_op *mox__op_ready(const mox_result *result)
     }
     op->result = result;
     op->stage = MOX__STAGE_RESOLVED;
+    if (mox__trace_on())
+        mox__trace_op_resolved(op);
     return op;
 }
 
@@ -143,6 +150,8 @@ static mox_poll_state poll_submit(mox_op *op, mox_waker waker)
         if (!modules_ready(op, sub, &failed)) {
             if (failed)
                 return fail_unsubmitted(op, failed);
+            if (mox__trace_on() && op->stage != MOX__STAGE_PREPARING)
+                mox__trace_op_pending(op, "module preparation");
             op->stage = MOX__STAGE_PREPARING;
             return MOX_PENDING;
         }
@@ -162,8 +171,11 @@ static mox_poll_state poll_submit(mox_op *op, mox_waker waker)
             sub->d[0]->host = sub->owned_host;
         }
         mox_error *err = NULL;
-        if (mox__sub_submit(op->device, sub, &op->cell, &err) == MOX__SUBMIT_NO_CAPACITY)
+        if (mox__sub_submit(op->device, sub, &op->cell, &err) == MOX__SUBMIT_NO_CAPACITY) {
+            if (mox__trace_on())
+                mox__trace_op_pending(op, "command capacity");
             return MOX_PENDING;
+        }
         if (err)
             return fail_unsubmitted(op, mox__result_error(err));
         op->stage = MOX__STAGE_SUBMITTED;
@@ -223,10 +235,8 @@ static mox_poll_state poll_launch(mox_op *op, mox_waker waker)
     return poll_submit(op, waker);
 }
 
-mox_poll_state mox_op_poll(mox_op *op, mox_waker waker)
+static mox_poll_state poll_kind(mox_op *op, mox_waker waker)
 {
-    if (!op || op->stage == MOX__STAGE_RESOLVED)
-        return MOX_READY;
     switch (op->kind) {
     case MOX__OP_LAUNCH:
         return poll_launch(op, waker);
@@ -242,6 +252,16 @@ mox_poll_state mox_op_poll(mox_op *op, mox_waker waker)
         break;
     }
     return MOX_READY;
+}
+
+mox_poll_state mox_op_poll(mox_op *op, mox_waker waker)
+{
+    if (!op || op->stage == MOX__STAGE_RESOLVED)
+        return MOX_READY;
+    mox_poll_state st = poll_kind(op, waker);
+    if (st == MOX_READY && mox__trace_on())
+        mox__trace_op_resolved(op);
+    return st;
 }
 
 mox_status mox_op_wait(mox_op *op)

@@ -12,6 +12,7 @@
 #include "error.h"
 #include "op.h"
 #include "submission.h"
+#include "trace.h"
 
 static bool grow_waits(mox__sub *s)
 {
@@ -195,6 +196,8 @@ mox__submit_result mox__sub_submit(mox_device *dev, mox__sub *s, mox__waker_cell
     s->waiter = cell;
     s->submitted = true;
     mox__sub_ref(s); /* the backend's, dropped at the end of completion */
+    if (mox__trace_on())
+        mox__trace_submit(&s->pub, cell);
     dev->backend->vt->submit(dev->backend, &s->pub);
     mox__unlock(&dev->lock);
     return MOX__SUBMIT_DONE;
@@ -339,6 +342,8 @@ void mox__submission_complete(mox__submission *pub, mox_status status, mox_error
 {
     mox__sub *s = mox__sub_of(pub);
     mox_device *dev = s->device;
+    if (mox__trace_on())
+        mox__trace_complete(pub, status);
     if (status != MOX_OK) {
         if (!error)
             error = mox__error_new(status, "the backend failed the batch");

@@ -9,6 +9,7 @@
 
 #include "alloc.h"
 #include "error.h"
+#include "trace.h"
 
 static size_t align_up(size_t v, size_t a) { return (v + a - 1) & ~(a - 1); }
 
@@ -297,6 +298,8 @@ mox_status mox__sub_push(mox__sub *s, mox__dispatch *d)
     }
     d->pred_count = s->npreds - d->pred_first;
     s->pub.preds = s->preds;
+    if (mox__trace_on())
+        mox__trace_record(s, d);
     return MOX_OK;
 oom:
     d->pred_count = s->npreds - d->pred_first;

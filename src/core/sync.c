@@ -1,5 +1,6 @@
 /* sync.c - waker cells, wait lists and parkers (see sync.h for why). */
 #include "sync.h"
+#include "trace.h"
 
 #include <sched.h>
 #include <time.h>
@@ -35,8 +36,11 @@ void mox__cell_wake(mox__waker_cell *cell)
     bool armed = cell->armed;
     cell->armed = false;
     mox__unlock(&cell->lock);
-    if (armed && w.wake)
+    if (armed && w.wake) {
+        if (mox__trace_on())
+            mox__trace_wake(cell);
         w.wake(w.ctx);
+    }
 }
 
 void mox__cell_quiesce(mox__waker_cell *cell)

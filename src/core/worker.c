@@ -14,6 +14,7 @@
 #include "artifact/manifest.h"
 #include "error.h"
 #include "module.h"
+#include "trace.h"
 
 mox__devmod *mox__devmod_get(mox_device *device, const mox__modinfo *info)
 {
@@ -75,6 +76,7 @@ mox_status mox__module_load(mox_device *device, const mox__modinfo *info, void *
         *error = mox__error_ref(info->error);
         return mox_error_code(info->error);
     }
+    uint64_t trace_start = mox__trace_on() ? mox__trace_now() : 0;
     char *dir = mox__modinfo_artifact_dir(info);
     if (!dir) {
         *error = mox__error_oom();
@@ -155,6 +157,8 @@ mox_status mox__module_load(mox_device *device, const mox__modinfo *info, void *
     if (st != MOX_OK && !*error)
         *error = mox__error_new(st, "module '%s': the backend could not load it", name);
 out:
+    if (trace_start && mox__trace_on())
+        mox__trace_prepare(name, dir, st, trace_start);
     free(bytes);
     if (m)
         mox_manifest_free(m);
@@ -182,6 +186,7 @@ static void delay_locked(mox_device *dev, uint32_t ms)
 static void *worker_main(void *p)
 {
     mox_device *dev = p;
+    mox__trace_thread_name("mox preparation worker");
     mox__lock(&dev->worker_lock);
     for (;;) {
         while (!dev->queue_head && !dev->worker_stop)

@@ -17,6 +17,7 @@
 
 #include "block_exec.h"
 #include "core/backend.h"
+#include "core/trace.h"
 #include "cpu_backend_module.h"
 #include "thread_pool.h"
 
@@ -55,6 +56,7 @@ typedef struct cpu_disp {
     mox__dispatch *d;
     _Atomic uint32_t preds_left;
     _Atomic int run_error;     /* errno from mox__cpu_run_blocks */
+    _Atomic uint64_t trace_start; /* while tracing: when its first chunk started */
     struct cpu_disp *next_work;
 } cpu_disp;
 
@@ -197,6 +199,10 @@ static void run_chunk(mox__pool_job *job, uint64_t first, uint64_t count)
 {
     cpu_disp *cd = (cpu_disp *)job;
     mox__dispatch *d = cd->d;
+    if (mox__trace_on() && !atomic_load_explicit(&cd->trace_start, memory_order_relaxed)) {
+        uint64_t none = 0;
+        atomic_compare_exchange_strong(&cd->trace_start, &none, mox__trace_now());
+    }
     if (d->kind == MOX__CMD_KERNEL) {
         int rc = mox__cpu_run_blocks(&cd->exec, first, count);
         if (rc != 0)
@@ -235,6 +241,11 @@ static void job_finished(mox__pool_job *job)
             d->fail_code = cd->exec.fail_code;
         }
     }
+    if (mox__trace_on()) {
+        uint64_t started = atomic_load_explicit(&cd->trace_start, memory_order_relaxed);
+        if (started)
+            mox__trace_device_span(cd->cs->sub, d, started, mox__trace_now());
+    }
     finish_dispatch(cd);
 }
 
@@ -265,6 +276,7 @@ static void prepare_sub(cpu_backend *be, mox__submission *s)
         cd->d = d;
         atomic_store(&cd->preds_left, d->pred_count);
         atomic_store(&cd->run_error, 0);
+        atomic_store_explicit(&cd->trace_start, 0, memory_order_relaxed);
         cd->job.run = run_chunk;
         cd->job.finish = job_finished;
         cd->job.chunk = 0;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/backend.h"
+#include "core/trace.h"
 
 struct mox__pool {
     pthread_mutex_t lock;
@@ -36,6 +37,7 @@ static void *worker_main(void *p)
     mox__pool *pool = p;
     current_pool = pool;
     mox__thread_mark_runtime();
+    mox__trace_thread_name("mox cpu worker");
     pthread_mutex_lock(&pool->lock);
     for (;;) {
         if (!pool->head && !pool->stop) {

@@ -1,0 +1,234 @@
+/* trace_hooks.c - the events of the timeline (docs/trace.md). Every op is
+ * an async track (cat "op", id its address) from allocation to free, with
+ * instants for its launch, why it is pending, its wakes and its result;
+ * recording and submission are instants on the calling thread; every batch
+ * is an async span (cat "batch", id "batch-<serial>") from submission to
+ * completion; every dispatch's execution is an async span (cat "device",
+ * named by its kernel); module preparation is a complete event ("X") on the
+ * worker thread. Called only while a trace is on (trace.h). */
+#include <stddef.h>
+#include <stdio.h>
+
+#include "op.h"
+#include "submission.h"
+#include "trace_internal.h"
+
+static const char *op_kind_name(mox__op_kind kind)
+{
+    switch (kind) {
+    case MOX__OP_READY: return "ready";
+    case MOX__OP_LAUNCH: return "launch";
+    case MOX__OP_SUBMIT: return "batch";
+    case MOX__OP_THEN: return "then";
+    case MOX__OP_MAP: return "map";
+    case MOX__OP_CLONE: return "share";
+    }
+    return "op";
+}
+
+static const char *access_name(mox_access a)
+{
+    return a == MOX_ACCESS_READ ? "read" : a == MOX_ACCESS_WRITE ? "write" : "atomic";
+}
+
+static const char *state_name(uint32_t state)
+{
+    return state == MOX_DISPATCH_OK ? "ok" : state == MOX_DISPATCH_FAILED ? "failed" : "gated";
+}
+
+/* [{"id": "0x...", "access": "read"}, ...] of a dispatch's buffers. */
+static json_t *buffers_of(const mox__dispatch *d)
+{
+    json_t *list = json_array();
+    for (uint32_t a = 0; list && a < d->arg_count; a++) {
+        if (!d->args[a].buffer)
+            continue;
+        char id[MOX__TRACE_ID_SIZE];
+        mox__trace_id(id, d->args[a].buffer);
+        json_array_append_new(list, json_pack("{s:s, s:s}", "id", id, "access", access_name(d->args[a].access)));
+    }
+    return list;
+}
+
+static json_t *dim3(mox_dim3 v) { return json_pack("[I, I, I]", (json_int_t)v.x, (json_int_t)v.y, (json_int_t)v.z); }
+
+static bool file_on(void) { return atomic_load_explicit(&mox__trace_file_active, memory_order_relaxed); }
+
+/* An event on the op's async track. */
+static void op_event(const mox_op *op, const char *ph, const char *name, json_t *args)
+{
+    if (!file_on()) {
+        json_decref(args);
+        return;
+    }
+    char id[MOX__TRACE_ID_SIZE];
+    mox__trace_id(id, op);
+    json_t *ev = mox__trace_event(ph, "op", name);
+    if (ev) {
+        json_object_set_new(ev, "id", json_string(id));
+        if (args)
+            json_object_set(ev, "args", args);
+    }
+    json_decref(args);
+    mox__trace_emit(ev, mox__trace_now());
+}
+
+void mox__trace_op_new(const mox_op *op)
+{
+    op_event(op, "b", "op", json_pack("{s:s}", "kind", op_kind_name(op->kind)));
+}
+
+void mox__trace_op_launch(const mox_op *op, const mox__dispatch *d)
+{
+    char name[160];
+    snprintf(name, sizeof name, "launch %s", d->kernel_name);
+    if (mox__trace_nvtx_on())
+        mox__trace_nvtx_mark(name);
+    op_event(op, "n", name,
+             json_pack("{s:s, s:o, s:o, s:o}", "kernel", d->kernel_name, "grid", dim3(d->config.grid), "block",
+                       dim3(d->config.block), "buffers", buffers_of(d)));
+}
+
+void mox__trace_op_pending(const mox_op *op, const char *why)
+{
+    char name[160];
+    snprintf(name, sizeof name, "pending: %s", why);
+    op_event(op, "n", name, NULL);
+}
+
+void mox__trace_op_resolved(const mox_op *op)
+{
+    const mox_result *r = mox_op_result(op);
+    op_event(op, "n", "resolved", json_pack("{s:s}", "status", mox_status_name(mox_result_status(r))));
+}
+
+void mox__trace_op_end(const mox_op *op) { op_event(op, "e", "op", NULL); }
+
+void mox__trace_wake(const mox__waker_cell *cell)
+{
+    op_event((const mox_op *)(const void *)((const char *)cell - offsetof(mox_op, cell)), "n", "wake", NULL);
+}
+
+void mox__trace_record(const mox__sub *sub, const mox__dispatch *d)
+{
+    if (!file_on())
+        return;
+    char name[160], id[MOX__TRACE_ID_SIZE];
+    snprintf(name, sizeof name, "record %s", d->kernel_name);
+    mox__trace_id(id, sub);
+    json_t *after = json_array();
+    for (uint32_t p = d->pred_first; after && p < d->pred_first + d->pred_count; p++)
+        json_array_append_new(after, json_integer(sub->preds[p]));
+    json_t *ev = mox__trace_event("i", "batch", name);
+    if (ev)
+        json_object_set_new(ev, "s", json_string("t"));
+    json_object_set_new(ev, "args",
+                        json_pack("{s:s, s:I, s:s, s:o, s:o}", "batch", id, "dispatch", (json_int_t)d->index, "kernel",
+                                  d->kernel_name, "buffers", buffers_of(d), "after", after));
+    mox__trace_emit(ev, mox__trace_now());
+}
+
+static void batch_id(char *buf, size_t size, const mox__submission *sub)
+{
+    snprintf(buf, size, "batch-%llu", (unsigned long long)sub->serial);
+}
+
+/* "batch #N: k1, k2, ..." (shortened past ~200 characters). */
+static void nvtx_batch_begin(const mox__submission *sub)
+{
+    char label[256];
+    int n = snprintf(label, sizeof label, "batch #%llu:", (unsigned long long)sub->serial);
+    for (uint32_t i = 0; i < sub->count && n > 0 && (size_t)n < sizeof label - 64; i++)
+        n += snprintf(label + n, sizeof label - (size_t)n, "%s %s", i ? "," : "", sub->dispatches[i]->kernel_name);
+    mox__trace_nvtx_batch_begin(sub, label);
+}
+
+void mox__trace_submit(const mox__submission *sub, const mox__waker_cell *cell)
+{
+    if (mox__trace_nvtx_on())
+        nvtx_batch_begin(sub);
+    if (!file_on())
+        return;
+    char name[64], bid[40], sid[MOX__TRACE_ID_SIZE], oid[MOX__TRACE_ID_SIZE];
+    snprintf(name, sizeof name, "submit batch #%llu", (unsigned long long)sub->serial);
+    batch_id(bid, sizeof bid, sub);
+    mox__trace_id(sid, sub);
+    mox__trace_id(oid, (const char *)cell - offsetof(mox_op, cell));
+    json_t *kernels = json_array(), *waits = json_array();
+    for (uint32_t i = 0; kernels && i < sub->count; i++)
+        json_array_append_new(kernels, json_string(sub->dispatches[i]->kernel_name));
+    for (uint32_t w = 0; waits && w < sub->wait_count; w++)
+        json_array_append_new(waits, json_integer((json_int_t)sub->waits[w]->serial));
+    uint64_t now = mox__trace_now();
+    json_t *args = json_pack("{s:I, s:s, s:s, s:o, s:o}", "serial", (json_int_t)sub->serial, "batch", sid, "op", oid,
+                             "dispatches", kernels, "after_batches", waits);
+    json_t *ev = mox__trace_event("i", "batch", name);
+    if (ev)
+        json_object_set_new(ev, "s", json_string("t"));
+    json_object_set(ev, "args", args);
+    mox__trace_emit(ev, now);
+    snprintf(name, sizeof name, "batch #%llu", (unsigned long long)sub->serial);
+    ev = mox__trace_event("b", "batch", name);
+    json_object_set_new(ev, "id", json_string(bid));
+    json_object_set(ev, "args", args);
+    mox__trace_emit(ev, now);
+    json_decref(args);
+}
+
+void mox__trace_complete(const mox__submission *sub, mox_status status)
+{
+    if (mox__trace_nvtx_on())
+        mox__trace_nvtx_batch_end(sub);
+    if (!file_on())
+        return;
+    char name[64], bid[40];
+    batch_id(bid, sizeof bid, sub);
+    json_t *states = json_array();
+    for (uint32_t i = 0; states && i < sub->count; i++)
+        json_array_append_new(states, json_string(state_name(sub->dispatches[i]->state)));
+    snprintf(name, sizeof name, "batch #%llu", (unsigned long long)sub->serial);
+    json_t *ev = mox__trace_event("e", "batch", name);
+    json_object_set_new(ev, "id", json_string(bid));
+    json_object_set_new(ev, "args", json_pack("{s:s, s:o}", "status", mox_status_name(status), "states", states));
+    mox__trace_emit(ev, mox__trace_now());
+}
+
+void mox__trace_prepare(const char *module, const char *dir, mox_status status, uint64_t start_ns)
+{
+    char name[160];
+    snprintf(name, sizeof name, "prepare module %s", module);
+    if (mox__trace_nvtx_on())
+        mox__trace_nvtx_mark(name);
+    if (!file_on())
+        return;
+    uint64_t now = mox__trace_now();
+    json_t *ev = mox__trace_event("X", "module", name);
+    json_object_set_new(ev, "dur", json_real((double)(now - start_ns) / 1000.0));
+    json_object_set_new(ev, "args", json_pack("{s:s, s:s}", "artifact", dir ? dir : "", "status",
+                                              mox_status_name(status)));
+    mox__trace_emit(ev, start_ns);
+}
+
+void mox__trace_device_span(const mox__submission *sub, const mox__dispatch *d, uint64_t start_ns,
+                            uint64_t end_ns)
+{
+    if (mox__trace_nvtx_on()) {
+        char text[200];
+        snprintf(text, sizeof text, "%s ran (batch #%llu, %.1f us)", d->kernel_name, (unsigned long long)sub->serial,
+                 (double)(end_ns - start_ns) / 1000.0);
+        mox__trace_nvtx_mark(text);
+    }
+    if (!file_on())
+        return;
+    char id[64];
+    snprintf(id, sizeof id, "batch-%llu.%u", (unsigned long long)sub->serial, d->index);
+    json_t *b = mox__trace_event("b", "device", d->kernel_name);
+    json_object_set_new(b, "id", json_string(id));
+    json_object_set_new(b, "args", json_pack("{s:I, s:I, s:s, s:o}", "serial", (json_int_t)sub->serial, "dispatch",
+                                             (json_int_t)d->index, "state", state_name(d->state), "buffers",
+                                             buffers_of(d)));
+    mox__trace_emit(b, start_ns);
+    json_t *e = mox__trace_event("e", "device", d->kernel_name);
+    json_object_set_new(e, "id", json_string(id));
+    mox__trace_emit(e, end_ns);
+}

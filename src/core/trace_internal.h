@@ -1,0 +1,46 @@
+/* trace_internal.h - what trace.c (the file) gives trace_hooks.c (the
+ * events): building an event with its pid and tid, naming objects, and
+ * appending it to the file. */
+#ifndef MOX_CORE_TRACE_INTERNAL_H
+#define MOX_CORE_TRACE_INTERNAL_H
+
+#include <jansson.h>
+
+#include "trace.h"
+
+/* {"ph": ph, "cat": cat, "name": name, "pid": ..., "tid": ...}; NULL on out
+ * of memory (mox__trace_emit ignores NULL). */
+json_t *mox__trace_event(const char *ph, const char *cat, const char *name);
+/* Adds "ts" (at_ns on mox__trace_now's clock), appends the event if a
+ * trace is still being written, and releases it. */
+void mox__trace_emit(json_t *ev, uint64_t at_ns);
+
+/* Whether the JSON file is being written (hooks skip building events
+ * otherwise: the trace may be on for NVTX alone). */
+extern atomic_bool mox__trace_file_active;
+
+/* ---- NVTX (trace_nvtx.c, where the NVTX 3 headers were found) ---- */
+#ifdef MOX_HAVE_NVTX3
+/* At the first device open: on when a tool is injected (nsys). */
+bool mox__trace_nvtx_start(void);
+bool mox__trace_nvtx_on(void);
+void mox__trace_nvtx_mark(const char *text);
+void mox__trace_nvtx_batch_begin(const mox__submission *sub, const char *label);
+void mox__trace_nvtx_batch_end(const mox__submission *sub);
+#else
+static inline bool mox__trace_nvtx_start(void) { return false; }
+static inline bool mox__trace_nvtx_on(void) { return false; }
+static inline void mox__trace_nvtx_mark(const char *text) { (void)text; }
+static inline void mox__trace_nvtx_batch_begin(const mox__submission *sub, const char *label)
+{
+    (void)sub;
+    (void)label;
+}
+static inline void mox__trace_nvtx_batch_end(const mox__submission *sub) { (void)sub; }
+#endif
+
+#define MOX__TRACE_ID_SIZE 24
+/* "0x..." for an object. */
+void mox__trace_id(char buf[MOX__TRACE_ID_SIZE], const void *p);
+
+#endif

@@ -1,0 +1,25 @@
+/* trace_json.h - reading a trace file back for the trace tests: loading
+ * (it must be one JSON array), finding events by phase, category and name,
+ * and checking that async begins and ends pair up. */
+#ifndef MOX_TEST_TRACE_JSON_H
+#define MOX_TEST_TRACE_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+/* The trace in `path`; fails the test unless it is a JSON array. */
+json_t *trace_load(const char *path);
+/* Events with this phase and category whose name starts with `name`. */
+size_t trace_count(const json_t *trace, const char *ph, const char *cat, const char *name);
+/* The nth (from 0) such event, borrowed; NULL when there are fewer. */
+json_t *trace_find(const json_t *trace, const char *ph, const char *cat, const char *name, size_t nth);
+/* Every "b" of the category has one "e" with the same id, after it. */
+void trace_check_pairs(const json_t *trace, const char *cat);
+/* args.buffers lists `buffer` (by address) with this access. */
+bool trace_has_buffer(const json_t *event, const void *buffer, const char *access);
+/* The event's args.<key> as a string ("" when absent). */
+const char *trace_arg(const json_t *event, const char *key);
+
+#endif
