@@ -44,7 +44,9 @@ struct mox_device {
     uint32_t capacity;
     uint32_t in_flight;
     uint64_t serial;
-    mox__wait_list capacity_waiters;
+    /* Batches waiting for a command slot, in submission order (FIFO):
+     * linked through mox__sub.admit_next; each holds a reference. */
+    struct mox__sub *admit_head, *admit_tail;
     mox__devmod *modules;
     mox_error *lost_error;     /* set once, when the device is lost */
     _Atomic int health;        /* MOX_OK or MOX_ERR_DEVICE_LOST */
