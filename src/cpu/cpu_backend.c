@@ -122,7 +122,6 @@ static void launch_sub(cpu_backend *be, cpu_sub *cs);
 
 static void finish_sub(cpu_sub *cs)
 {
-    fprintf(stderr, "finish %llu\n", (unsigned long long)cs->sub->serial);
     cpu_backend *be = cs->be;
     mox__submission *s = cs->sub;
     cpu_sub *runnable = NULL;
@@ -197,7 +196,6 @@ static void finish_dispatch(cpu_disp *first)
 static void run_chunk(mox__pool_job *job, uint64_t first, uint64_t count)
 {
     cpu_disp *cd = (cpu_disp *)job;
-    fprintf(stderr, "run %llu %llu+%llu\n", (unsigned long long)cd->cs->sub->serial, (unsigned long long)first, (unsigned long long)count);
     mox__dispatch *d = cd->d;
     if (d->kind == MOX__CMD_KERNEL) {
         int rc = mox__cpu_run_blocks(&cd->exec, first, count);
@@ -328,7 +326,6 @@ static bool admit_locked(cpu_backend *be, cpu_sub *cs)
 
 static void cpu_submit(mox__backend *base, mox__submission *s)
 {
-    fprintf(stderr, "submit %llu count %u waits %u\n", (unsigned long long)s->serial, s->count, s->wait_count);
     cpu_backend *be = (cpu_backend *)base;
     prepare_sub(be, s);
     cpu_sub *cs = sub_state(s);

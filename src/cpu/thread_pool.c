@@ -7,7 +7,6 @@
 
 #include <stdlib.h>
 #include <unistd.h>
-#include <stdio.h>
 
 #include "core/backend.h"
 
@@ -89,7 +88,6 @@ static void *worker_main(void *p)
                 finish(job);
         }
 
-        fprintf(stderr, "worker %p back\n", (void*)pthread_self());
         pthread_mutex_lock(&pool->lock);
     }
     pthread_mutex_unlock(&pool->lock);
@@ -150,7 +148,6 @@ void mox__pool_push(mox__pool *pool, mox__pool_job *job)
     atomic_store_explicit(&job->done, 0, memory_order_relaxed);
     job->next_ready = NULL;
     pthread_mutex_lock(&pool->lock);
-    fprintf(stderr, "push by %p (worker %d) idle %u\n", (void*)pthread_self(), current_pool == pool, pool->idle);
     if (pool->tail)
         pool->tail->next_ready = job;
     else
