@@ -65,6 +65,8 @@ struct mox_device {
 
 mox_device *mox__device_ref(mox_device *device);
 void mox__device_unref(mox_device *device);
+/* A reference unless the last one is already gone (destruction started). */
+bool mox__device_try_ref(mox_device *device);
 /* Writes the event fd: some op of this device may have progressed. */
 void mox__device_notify(mox_device *device);
 
