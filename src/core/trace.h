@@ -49,7 +49,8 @@ void mox__trace_op_end(const mox_op *op);           /* freed (dropped, or moved 
 
 /* ---- batches (core) ---- */
 void mox__trace_record(const mox__sub *sub, const mox__dispatch *d); /* pushed into a batch */
-/* Handed to the backend (device lock held); `cell` is the submitting op's. */
+/* Handed to the backend (device lock held); `cell` is the waiting op's
+ * (NULL once that op was dropped). */
 void mox__trace_submit(const mox__submission *sub, const mox__waker_cell *cell);
 void mox__trace_complete(const mox__submission *sub, mox_status status);
 /* A module's preparation on the worker, [start_ns, now). */

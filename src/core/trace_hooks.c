@@ -153,7 +153,10 @@ void mox__trace_submit(const mox__submission *sub, const mox__waker_cell *cell)
     snprintf(name, sizeof name, "submit batch #%llu", (unsigned long long)sub->serial);
     batch_id(bid, sizeof bid, sub);
     mox__trace_id(sid, sub);
-    mox__trace_id(oid, (const char *)cell - offsetof(mox_op, cell));
+    if (cell)
+        mox__trace_id(oid, (const char *)cell - offsetof(mox_op, cell));
+    else
+        snprintf(oid, sizeof oid, "(dropped)");
     json_t *kernels = json_array(), *waits = json_array();
     for (uint32_t i = 0; kernels && i < sub->count; i++)
         json_array_append_new(kernels, json_string(sub->dispatches[i]->kernel_name));
