@@ -63,6 +63,7 @@ mount --make-rslave "$root/dev"
 
 step git-and-make in_root "apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q git make" ||
   die "installing git and make failed (see $out/git-and-make.log)"
+commit="$(git -C "$repo" rev-parse --short HEAD)" # what the check runs, whatever HEAD becomes meanwhile
 git -C "$repo" bundle create "$root/root/mox.bundle" HEAD >/dev/null 2>&1 || die "git bundle failed"
 step clone in_root "git clone -q /root/mox.bundle /root/mox" || die "git clone failed (see $out/clone.log)"
 
@@ -71,7 +72,7 @@ step make-run in_root "cd /root/mox && make run" || run_rc=$?
 step make-test in_root "cd /root/mox && make test" || test_rc=$?
 
 {
-  echo "fresh-check on $(uname -n), $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$repo" rev-parse --short HEAD)"
+  echo "fresh-check on $(uname -n), $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit"
   while read -r name rc secs; do
     printf '  %-13s %-9s %5d s\n' "$name" "$([ "$rc" -eq 0 ] && echo passed || echo "FAILED($rc)")" "$secs"
   done <"$out/steps"

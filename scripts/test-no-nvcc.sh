@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # CI's no-nvcc stage: configures mox where CMake cannot find nvcc at all
 # (no CUDA folder in PATH, CMake told to ignore every folder holding nvcc)
-# and runs the tests there, so that a machine without CUDA (a user's laptop,
-# a fresh Debian) stays green. Refuses to run - exit 1 - when nvcc is still
-# found: the stage would then test nothing.
+# and runs the sanitize-labelled tests there (every moxc test but the CMake
+# consumer's among them), so that a machine without CUDA (a user's laptop,
+# a fresh Debian) stays green. An ASan+UBSan build: the paths that skip for
+# want of nvcc are checked for leaks too. Refuses to run - exit 1 - when
+# nvcc is still found: the stage would then test nothing.
 # Usage: scripts/test-no-nvcc.sh <build-dir> [jobs]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,7 +38,7 @@ ignore="$(IFS=';'; echo "${hidden[*]-}")"
 echo "test-no-nvcc: hiding ${hidden[*]:-nothing (no nvcc here)}"
 
 rm -rf "$build"
-env -u CUDA_HOME PATH="$path" "$cmake_bin" -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+env -u CUDA_HOME PATH="$path" "$cmake_bin" -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DMOX_SANITIZE=address \
   -DMOX_BUILD_BENCH=OFF "-DCMAKE_IGNORE_PATH=$ignore" "-DCMAKE_IGNORE_PREFIX_PATH=/usr/local/cuda"
 found="$(sed -n 's/^MOX_NVCC:FILEPATH=//p' "$build/CMakeCache.txt")"
 if [ "$found" != "MOX_NVCC-NOTFOUND" ]; then
@@ -45,4 +47,4 @@ if [ "$found" != "MOX_NVCC-NOTFOUND" ]; then
 fi
 env -u CUDA_HOME PATH="$path" "$cmake_bin" --build "$build" -j "$jobs"
 cd "$build"
-env -u CUDA_HOME PATH="$path" "$ctest_bin" --output-on-failure -j "$jobs" --timeout 600
+env -u CUDA_HOME PATH="$path" "$ctest_bin" --output-on-failure -j "$jobs" --timeout 600 -L sanitize

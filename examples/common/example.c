@@ -46,6 +46,17 @@ int ex_finish(void)
     return 0;
 }
 
+uint32_t ex_max_size(int argc, char **argv, uint32_t smallest, uint32_t largest)
+{
+    if (argc == 1)
+        return largest;
+    char *end = NULL;
+    unsigned long n = argc == 3 && strcmp(argv[1], "--max-size") == 0 ? strtoul(argv[2], &end, 10) : 0;
+    if (!end || *end || n < smallest || n > largest)
+        ex_die("usage: %s [--max-size N], %u <= N <= %u", argv[0], smallest, largest);
+    return (uint32_t)n;
+}
+
 void ex_die(const char *fmt, ...)
 {
     va_list ap;

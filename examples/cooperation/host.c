@@ -240,24 +240,10 @@ static void compaction_case(mox_device *dev, const uint32_t *values, uint32_t n,
     free(want);
 }
 
-/* `--max-size N` (N >= 258) replaces the largest size 1000003: the
- * sanitizer builds run the program with a smaller one (same code paths, a
- * three-level scan from 65537 on). */
-static uint32_t parse_max_size(int argc, char **argv)
-{
-    if (argc == 1)
-        return 1000003u;
-    char *end = NULL;
-    unsigned long n = argc == 3 && strcmp(argv[1], "--max-size") == 0 ? strtoul(argv[2], &end, 10) : 0;
-    if (!end || *end || n < 258 || n > 1000003u)
-        ex_die("usage: cooperation_example [--max-size N], 258 <= N <= 1000003");
-    return (uint32_t)n;
-}
-
 int main(int argc, char **argv)
 {
     ex_init("cooperation");
-    const uint32_t max = parse_max_size(argc, argv);
+    const uint32_t max = ex_max_size(argc, argv, 258, 1000003); /* the largest size */
     mox_device *dev = ex_open_device();
     printf("cooperation on %s\n", mox_device_name(dev));
     const uint32_t sizes[] = {0, 1, 255, 256, 257, max};

@@ -206,12 +206,13 @@ static void batch_case(mox_device *dev, shape s)
     free(expect16);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     ex_init("matmul");
+    const uint32_t max = ex_max_size(argc, argv, 258, 1000003); /* the largest dot product */
     mox_device *dev = ex_open_device();
     printf("matmul on %s\n", mox_device_name(dev));
-    const uint32_t sizes[] = {0, 1, 255, 256, 257, 1000003};
+    const uint32_t sizes[] = {0, 1, 255, 256, 257, max};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         dot_case(dev, sizes[i]);
     const shape shapes[] = {{1, 1, 1},  {16, 16, 16}, {17, 31, 19}, {64, 48, 33},

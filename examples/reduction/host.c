@@ -88,12 +88,13 @@ static void wrong_block(mox_device *dev)
     mox_buffer_release(out);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     ex_init("reduction");
+    const uint32_t max = ex_max_size(argc, argv, 258, 1000003); /* the largest size */
     mox_device *dev = ex_open_device();
     printf("reduction on %s\n", mox_device_name(dev));
-    const uint32_t sizes[] = {0, 1, 255, 256, 257, 1000003};
+    const uint32_t sizes[] = {0, 1, 255, 256, 257, max};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
         run_case(dev, sizes[s]);
     wrong_block(dev);

@@ -229,8 +229,10 @@ static void test_inspect_disassembly(void **state)
     char *out;
     EXPECT_RUN(1, "needs nvcc", "inspect", "--emit", "sass", "--no-cuda", src);
     const char *nvcc = test_nvcc();
-    if (!nvcc)
+    if (!nvcc) {
+        free(src); /* skip() does not return */
         skip();
+    }
     char *cuobjdump = moxc_find_cuobjdump(nvcc);
     int rc = MOXC_RUN(&out, "inspect", "--emit", "ptx", "--nvcc", nvcc, src);
     if (!cuobjdump) {
