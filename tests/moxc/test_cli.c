@@ -22,35 +22,8 @@ static char *demo_c(void)
     return test_path("kernels/demo.c");
 }
 
-/* Runs moxc with up to 24 arguments; returns the exit code. */
-static int moxc(char **output, const char *const *args)
-{
-    const char *argv[32] = {MOXC};
-    size_t n = 1;
-    for (; args[n - 1]; ++n)
-        argv[n] = args[n - 1];
-    argv[n] = NULL;
-    return run_capture(argv, output);
-}
-
-#define MOXC_RUN(out, ...) moxc(out, (const char *const[]){__VA_ARGS__, NULL})
-
-static void expect(int rc, int expected_rc, char *out, const char *needle)
-{
-    if (rc != expected_rc || (needle && !strstr(out, needle)))
-        fail_msg("exit %d (expected %d), output lacks \"%s\":\n%s", rc, expected_rc, needle ? needle : "", out);
-    free(out);
-}
-
-/* Runs moxc with the arguments and checks the exit code and output. */
-static void expect_run(int expected_rc, const char *needle, const char *const *args)
-{
-    char *out = NULL;
-    int rc = moxc(&out, args);
-    expect(rc, expected_rc, out, needle);
-}
-
-#define EXPECT_RUN(rc, needle, ...) expect_run(rc, needle, (const char *const[]){__VA_ARGS__, NULL})
+#define MOXC_RUN(out, ...) run_program(MOXC, out, (const char *const[]){__VA_ARGS__, NULL})
+#define EXPECT_RUN(rc, needle, ...) expect_program(MOXC, rc, needle, (const char *const[]){__VA_ARGS__, NULL})
 
 static void test_version_and_help(void **state)
 {
@@ -61,16 +34,16 @@ static void test_version_and_help(void **state)
     assert_string_equal(out, "moxc " MOXC_VERSION_TEXT "\n");
     free(out);
     rc = MOXC_RUN(&out, "--help");
-    expect(rc, 0, out, "usage: moxc build --name NAME --out-dir DIR");
+    expect_exit(rc, 0, out, "usage: moxc build --name NAME --out-dir DIR");
     rc = MOXC_RUN(&out, "help");
-    expect(rc, 0, out, "--cuda-arch sm_XX");
+    expect_exit(rc, 0, out, "--cuda-arch sm_XX");
 }
 
 static void test_usage_errors(void **state)
 {
     (void)state;
     char *src = demo_c();
-    expect_run(2, "no command given", (const char *const[]){NULL});
+    expect_program(MOXC, 2, "no command given", (const char *const[]){NULL});
     EXPECT_RUN(2, "unknown command 'frobnicate'", "frobnicate");
     EXPECT_RUN(2, "takes no arguments", "--version", "extra");
     EXPECT_RUN(2, "--name is required", "build", "--out-dir", "/tmp/x", src);
@@ -100,7 +73,7 @@ static void test_kernel_errors(void **state)
     int rc = MOXC_RUN(&out, "build", "--name", "bad", "--out-dir", dir, "--no-cuda", bad);
     assert_int_equal(rc, 1);
     assert_non_null(strstr(out, "bad.c:3:"));
-    expect(rc, 1, out, "moxc: module bad has errors");
+    expect_exit(rc, 1, out, "moxc: module bad has errors");
     char *src = demo_c();
     EXPECT_RUN(1, "module name '9lives' is not a C identifier", "build", "--name", "9lives", "--out-dir", dir, "--no-cuda", src);
     EXPECT_RUN(1, "bad --cuda-arch 'compute_90'", "build", "--name", "demo", "--out-dir", dir, "--cuda-arch", "compute_90", src);
@@ -137,9 +110,9 @@ static void test_compiler_failures(void **state)
     int rc = MOXC_RUN(&out, "build", "--name", "demo", "--out-dir", out_dir, "--cc", MOX_CC, "--nvcc", fake_nvcc,
                       src);
     assert_non_null(strstr(out, "moxc: nvcc failed for module demo:\nkernels_cuda.cu(12): error: the fake nvcc refuses"));
-    expect(rc, 1, out, NULL);
+    expect_exit(rc, 1, out, NULL);
     rc = MOXC_RUN(&out, "build", "--name", "demo", "--out-dir", out_dir, "--cc", fake_cc, "--no-cuda", src);
-    expect(rc, 1, out, "moxc: cc failed for module demo:\nkernels_cpu.c:7: error: the fake cc refuses");
+    expect_exit(rc, 1, out, "moxc: cc failed for module demo:\nkernels_cpu.c:7: error: the fake cc refuses");
     /* Failed builds publish nothing and leave no stage behind. */
     char *listing = NULL;
     const char *ls[] = {"/bin/ls", "-A", out_dir, NULL};
@@ -172,7 +145,7 @@ static void test_nvcc_error_location(void **state)
     moxc_buf_printf(&b, "%s(6): error", src);
     char *where = moxc_buf_finish(&b);
     assert_non_null(strstr(out, "moxc: nvcc failed for module cxx:\n"));
-    expect(rc, 1, out, where);
+    expect_exit(rc, 1, out, where);
     free(where);
     free(out_dir);
     free(src);
@@ -236,13 +209,13 @@ static void test_inspect_disassembly(void **state)
     char *cuobjdump = moxc_find_cuobjdump(nvcc);
     int rc = MOXC_RUN(&out, "inspect", "--emit", "ptx", "--nvcc", nvcc, src);
     if (!cuobjdump) {
-        expect(rc, 1, out, "needs cuobjdump");
+        expect_exit(rc, 1, out, "needs cuobjdump");
     } else {
         assert_int_equal(rc, 0);
         assert_non_null(strstr(out, "mox_entry_scale"));
         free(out);
         rc = MOXC_RUN(&out, "inspect", "--emit", "sass", "--nvcc", nvcc, src);
-        expect(rc, 0, out, "mox_entry_integrate");
+        expect_exit(rc, 0, out, "mox_entry_integrate");
     }
     free(cuobjdump);
     free(src);
@@ -305,16 +278,16 @@ static void test_doctor(void **state)
     free(out);
     rc = MOXC_RUN(&out, "doctor", "--no-cuda");
     assert_non_null(strstr(out, "[skipped] CUDA checks"));
-    expect(rc, 0, out, "mode: CPU-only: kernels build and run on the CPU backend");
+    expect_exit(rc, 0, out, "mode: CPU-only: kernels build and run on the CPU backend");
     rc = MOXC_RUN(&out, "doctor", "--cc", "/nonexistent/cc");
     assert_non_null(strstr(out, "[missing] C compiler: /nonexistent/cc\n      hint: "));
-    expect(rc, 1, out, "moxc cannot build kernels here");
+    expect_exit(rc, 1, out, "moxc cannot build kernels here");
     rc = MOXC_RUN(&out, "doctor", "--no-cuda", "--mox-include", "/nonexistent");
     assert_non_null(strstr(out, "[missing] mox headers: /nonexistent/mox/kernel.h (--mox-include)\n      hint: "));
-    expect(rc, 1, out, "moxc cannot build kernels here");
+    expect_exit(rc, 1, out, "moxc cannot build kernels here");
     rc = MOXC_RUN(&out, "doctor", "--nvcc", "/nonexistent/nvcc");
     assert_non_null(strstr(out, "[missing] nvcc: /nonexistent/nvcc\n      hint: install the CUDA 13 toolkit"));
-    expect(rc, 0, out, "mode: ");
+    expect_exit(rc, 0, out, "mode: ");
 }
 
 int main(void)

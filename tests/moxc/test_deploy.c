@@ -24,34 +24,8 @@ typedef struct fixture {
     char *dest;     /* <dir>/deployed */
 } fixture;
 
-static int moxc(char **output, const char *const *args)
-{
-    const char *argv[16] = {MOXC_EXECUTABLE};
-    size_t n = 1;
-    for (; args[n - 1]; ++n)
-        argv[n] = args[n - 1];
-    argv[n] = NULL;
-    return run_capture(argv, output);
-}
-
-#define MOXC_RUN(out, ...) moxc(out, (const char *const[]){__VA_ARGS__, NULL})
-
-static void expect(int rc, int expected_rc, char *out, const char *needle)
-{
-    if (rc != expected_rc || (needle && !strstr(out, needle)))
-        fail_msg("exit %d (expected %d), output lacks \"%s\":\n%s", rc, expected_rc, needle ? needle : "", out);
-    free(out);
-}
-
-/* Runs moxc and checks its exit code and that its output holds `needle`. */
-static void expect_run(int expected_rc, const char *needle, const char *const *args)
-{
-    char *out = NULL;
-    int rc = moxc(&out, args);
-    expect(rc, expected_rc, out, needle);
-}
-
-#define EXPECT_RUN(rc, needle, ...) expect_run(rc, needle, (const char *const[]){__VA_ARGS__, NULL})
+#define MOXC_RUN(out, ...) run_program(MOXC_EXECUTABLE, out, (const char *const[]){__VA_ARGS__, NULL})
+#define EXPECT_RUN(rc, needle, ...) expect_program(MOXC_EXECUTABLE, rc, needle, (const char *const[]){__VA_ARGS__, NULL})
 
 static char *joined(const char *a, const char *b)
 {
@@ -138,13 +112,13 @@ static void test_record_and_deploy(void **state)
     char *out = NULL;
     int rc = MOXC_RUN(&out, "deploy", "--to", f->dest, f->record);
     char *line = joined("Deployed mox artifact ", target);
-    expect(rc, 0, out, line);
+    expect_exit(rc, 0, out, line);
     assert_valid_artifact(target);
     assert_int_equal(entries(f->dest), 1); /* no staging folder left */
 
     /* Again, by directory: already there, nothing rewritten. */
     rc = MOXC_RUN(&out, "deploy", "--to", f->dest, f->artifact);
-    expect(rc, 0, out, "(already there)");
+    expect_exit(rc, 0, out, "(already there)");
     free(line);
     free(target);
     free(want);
@@ -162,7 +136,7 @@ static void test_damaged_copy_is_replaced(void **state)
     int rc = MOXC_RUN(&out, "deploy", "--to", f->dest, f->record);
     char *replacing = joined("moxc: replacing ", target);
     assert_non_null(strstr(out, replacing));
-    expect(rc, 0, out, "Deployed mox artifact");
+    expect_exit(rc, 0, out, "Deployed mox artifact");
     assert_valid_artifact(target);
     free(replacing);
     free(abi);

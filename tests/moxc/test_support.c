@@ -334,3 +334,29 @@ size_t count_occurrences(const char *text, const char *needle)
         ++n;
     return n;
 }
+
+int run_program(const char *exe, char **output, const char *const *args)
+{
+    const char *argv[32] = {exe};
+    size_t n = 1;
+    for (; args[n - 1]; ++n) {
+        assert_true(n < 31);
+        argv[n] = args[n - 1];
+    }
+    argv[n] = NULL;
+    return run_capture(argv, output);
+}
+
+void expect_exit(int rc, int expected_rc, char *output, const char *needle)
+{
+    if (rc != expected_rc || (needle && !strstr(output, needle)))
+        fail_msg("exit %d (expected %d), output lacks \"%s\":\n%s", rc, expected_rc, needle ? needle : "", output);
+    free(output);
+}
+
+void expect_program(const char *exe, int expected_rc, const char *needle, const char *const *args)
+{
+    char *out = NULL;
+    int rc = run_program(exe, &out, args);
+    expect_exit(rc, expected_rc, out, needle);
+}

@@ -39,6 +39,15 @@ void check_golden(const char *rel, const char *actual);
 /* Runs argv (no shell), returns the exit code (-1: did not run or died);
  * *output (may be NULL) gets stdout+stderr. */
 int run_capture(const char *const *argv, char **output);
+/* Runs `exe` with the NULL-terminated `args` (at most 30) through
+ * run_capture; returns the exit code. */
+int run_program(const char *exe, char **output, const char *const *args);
+/* Fails the test unless rc == expected_rc and `output` holds `needle`
+ * (NULL: any output); frees `output`. */
+void expect_exit(int rc, int expected_rc, char *output, const char *needle);
+/* run_program, then expect_exit. */
+void expect_program(const char *exe, int expected_rc, const char *needle, const char *const *args);
+
 /* Counts non-overlapping occurrences. */
 size_t count_occurrences(const char *text, const char *needle);
 
