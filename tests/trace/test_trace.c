@@ -1,5 +1,5 @@
-/* test_trace.c - the timeline trace (mox/trace.h, docs/trace.md) on the CPU
- * backend: a two-kernel batch, a readback and a batch whose first dispatch
+/* test_trace.c - the timeline trace (mox/trace.h, docs/trace.md) on the
+ * backend MOX_BACKEND names (exit 77 when it is unavailable): a two-kernel batch, a readback and a batch whose first dispatch
  * fails (its dependent gated) give the documented events - op tracks from
  * allocation to free with their launch (kernel, buffers), wakes and
  * results; records with their in-batch edges; submissions; batch spans with
@@ -31,6 +31,7 @@ extern char **environ;
 enum { N = 1000 };
 
 static char dir[] = "/tmp/mox-trace-XXXXXX";
+static bool on_cpu; /* the backend under test reports device spans */
 
 static char *path_in_dir(const char *name)
 {
@@ -104,12 +105,14 @@ static void check_batches(const json_t *t)
     }
 }
 
-static void check_device_and_threads(const json_t *t)
+/* Device spans and the CPU workers' names are the CPU backend's; the CUDA
+ * backend does not report device spans yet (docs/trace.md). */
+static void check_device_and_threads(const json_t *t, bool cpu)
 {
     trace_check_pairs(t, "device");
-    assert_int_equal(trace_count(t, "b", "device", "scale"), 2);
-    assert_int_equal(trace_count(t, "b", "device", "maybe_fail"), 1);
-    assert_int_equal(trace_count(t, "b", "device", "(download)"), 1);
+    assert_int_equal(trace_count(t, "b", "device", "scale"), cpu ? 2 : 0);
+    assert_int_equal(trace_count(t, "b", "device", "maybe_fail"), cpu ? 1 : 0);
+    assert_int_equal(trace_count(t, "b", "device", "(download)"), cpu ? 1 : 0);
     const json_t *prep = trace_find(t, "X", "module", "prepare module tk", 0);
     assert_non_null(prep);
     assert_string_equal(trace_arg(prep, "status"), "MOX_OK");
@@ -120,7 +123,8 @@ static void check_device_and_threads(const json_t *t)
         worker = worker || strcmp(name, "mox cpu worker") == 0;
         preparer = preparer || strcmp(name, "mox preparation worker") == 0;
     }
-    assert_true(worker && preparer);
+    assert_true(preparer);
+    assert_true(worker == cpu);
 }
 
 static void batch_readback_and_failure(void **state)
@@ -155,7 +159,7 @@ static void batch_readback_and_failure(void **state)
         failed += strcmp(trace_arg(trace_find(t, "n", "op", "resolved", i), "status"), "MOX_ERR_KERNEL_FAILED") == 0;
     assert_int_equal(failed, 1);
     check_batches(t);
-    check_device_and_threads(t);
+    check_device_and_threads(t, on_cpu);
     json_decref(t);
 }
 
@@ -250,7 +254,7 @@ static void environment_variable(void **state)
     assert_int_equal(run_child("--env-child", "MOX_TRACE", path), 0);
     json_t *t = trace_load(path); /* finished at exit: a complete array */
     assert_int_equal(trace_count(t, "n", "op", "launch scale"), 1);
-    assert_int_equal(trace_count(t, "b", "device", "scale"), 1);
+    assert_int_equal(trace_count(t, "b", "device", "scale"), on_cpu ? 1 : 0);
     json_decref(t);
     assert_int_equal(run_child("--env-child", "MOX_TRACE", "/nonexistent-dir/env.json"), 3);
 }
@@ -277,11 +281,20 @@ static void nvtx_ranges_and_marks(void **state)
     assert_non_null(strstr(text, "mark prepare module tk\n"));
     assert_non_null(strstr(text, "start batch #1: scale\n"));
     assert_non_null(strstr(text, "end batch #1: scale\n"));
-    assert_non_null(strstr(text, "mark scale ran (batch #1, "));
+    if (on_cpu) /* device spans: the CPU backend's (docs/trace.md) */
+        assert_non_null(strstr(text, "mark scale ran (batch #1, "));
     assert_true(strstr(text, "start batch #1") < strstr(text, "end batch #1"));
     assert_null(strstr(text, "(unknown range)"));
 }
 #endif
+
+/* A failed test may leave its trace running: the next one starts afresh. */
+static int stop_leftover_trace(void **state)
+{
+    (void)state;
+    mox_trace_stop(); /* MOX_ERR_STATE when none is running */
+    return 0;
+}
 
 static int cleanup(void **state)
 {
@@ -297,14 +310,22 @@ int main(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "--env-child") == 0)
         return env_child();
+    mox_device *probe = NULL;
+    mox_status st = mox_device_open(&probe);
+    if (st == MOX_ERR_DEVICE_UNAVAILABLE) {
+        fprintf(stderr, "skipped: %s\n", mox_error_last_message());
+        return 77;
+    }
+    on_cpu = mox_device_backend(probe) == MOX_BACKEND_CPU;
+    mox_device_release(probe);
     assert_non_null(mkdtemp(dir));
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(batch_readback_and_failure),
-        cmocka_unit_test(api_errors),
-        cmocka_unit_test(stop_with_work_in_flight),
-        cmocka_unit_test(environment_variable),
+        cmocka_unit_test_teardown(batch_readback_and_failure, stop_leftover_trace),
+        cmocka_unit_test_teardown(api_errors, stop_leftover_trace),
+        cmocka_unit_test_teardown(stop_with_work_in_flight, stop_leftover_trace),
+        cmocka_unit_test_teardown(environment_variable, stop_leftover_trace),
 #ifdef NVTX_INJECT_LIB
-        cmocka_unit_test(nvtx_ranges_and_marks),
+        cmocka_unit_test_teardown(nvtx_ranges_and_marks, stop_leftover_trace),
 #endif
     };
     return cmocka_run_group_tests_name("trace", tests, NULL, cleanup);
