@@ -49,9 +49,10 @@ void mox__trace_op_end(const mox_op *op);           /* freed (dropped, or moved 
 
 /* ---- batches (core) ---- */
 void mox__trace_record(const mox__sub *sub, const mox__dispatch *d); /* pushed into a batch */
-/* Handed to the backend (device lock held); `cell` is the waiting op's
- * (NULL once that op was dropped). */
-void mox__trace_submit(const mox__submission *sub, const mox__waker_cell *cell);
+/* The op's first poll submits (or queues) its batch `sub`. */
+void mox__trace_op_submit(const mox_op *op, const mox__sub *sub);
+/* Handed to the backend (no lock held), after preparation. */
+void mox__trace_submit(const mox__submission *sub);
 void mox__trace_complete(const mox__submission *sub, mox_status status);
 /* A module's preparation on the worker, [start_ns, now). */
 void mox__trace_prepare(const char *module, const char *dir, mox_status status, uint64_t start_ns);

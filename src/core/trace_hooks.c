@@ -143,28 +143,32 @@ static void nvtx_batch_begin(const mox__submission *sub)
     mox__trace_nvtx_batch_begin(sub, label);
 }
 
-void mox__trace_submit(const mox__submission *sub, const mox__waker_cell *cell)
+void mox__trace_op_submit(const mox_op *op, const mox__sub *sub)
+{
+    char id[MOX__TRACE_ID_SIZE];
+    mox__trace_id(id, sub);
+    op_event(op, "n", "submit", json_pack("{s:s}", "batch", id));
+}
+
+void mox__trace_submit(const mox__submission *sub)
 {
     if (mox__trace_nvtx_on())
         nvtx_batch_begin(sub);
     if (!file_on())
         return;
-    char name[64], bid[40], sid[MOX__TRACE_ID_SIZE], oid[MOX__TRACE_ID_SIZE];
+    char name[64], bid[40], sid[MOX__TRACE_ID_SIZE];
     snprintf(name, sizeof name, "submit batch #%llu", (unsigned long long)sub->serial);
     batch_id(bid, sizeof bid, sub);
     mox__trace_id(sid, sub);
-    if (cell)
-        mox__trace_id(oid, (const char *)cell - offsetof(mox_op, cell));
-    else
-        snprintf(oid, sizeof oid, "(dropped)");
+    const mox__sub *core = (const mox__sub *)(const void *)sub; /* embeds it first */
     json_t *kernels = json_array(), *waits = json_array();
     for (uint32_t i = 0; kernels && i < sub->count; i++)
         json_array_append_new(kernels, json_string(sub->dispatches[i]->kernel_name));
-    for (uint32_t w = 0; waits && w < sub->wait_count; w++)
-        json_array_append_new(waits, json_integer((json_int_t)sub->waits[w]->serial));
+    for (uint32_t w = 0; waits && w < core->nwaits; w++)
+        json_array_append_new(waits, json_integer((json_int_t)core->waits[w]->pub.serial));
     uint64_t now = mox__trace_now();
-    json_t *args = json_pack("{s:I, s:s, s:s, s:o, s:o}", "serial", (json_int_t)sub->serial, "batch", sid, "op", oid,
-                             "dispatches", kernels, "after_batches", waits);
+    json_t *args = json_pack("{s:I, s:s, s:I, s:o, s:o}", "serial", (json_int_t)sub->serial, "batch", sid, "queue",
+                             (json_int_t)sub->queue, "dispatches", kernels, "after_batches", waits);
     json_t *ev = mox__trace_event("i", "batch", name);
     if (ev)
         json_object_set_new(ev, "s", json_string("t"));

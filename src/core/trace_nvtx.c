@@ -13,7 +13,7 @@
 
 #include <nvtx3/nvToolsExt.h>
 
-#include "backend.h"
+#include "hal/hal.h"
 
 static atomic_bool nvtx_on;
 

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "core/backend.h"
 #include "core/trace.h"
+#include "hal/hal.h"
 
 struct mox__pool {
     pthread_mutex_t lock;
