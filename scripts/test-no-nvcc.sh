@@ -2,10 +2,11 @@
 # CI's no-nvcc stage: configures mox where CMake cannot find nvcc at all
 # (no CUDA folder in PATH, CMake told to ignore every folder holding nvcc)
 # and runs the sanitize-labelled tests there (every moxc test but the CMake
-# consumer's among them), so that a machine without CUDA (a user's laptop,
-# a fresh Debian) stays green. An ASan+UBSan build: the paths that skip for
-# want of nvcc are checked for leaks too. Refuses to run - exit 1 - when
-# nvcc is still found: the stage would then test nothing.
+# consumer's among them; the examples run in the other stages), so that a
+# machine without CUDA (a user's laptop, a fresh Debian) stays green. An
+# ASan+UBSan build: the paths that skip for want of nvcc are checked for
+# leaks too. Refuses to run - exit 1 - when nvcc is still found: the stage
+# would then test nothing.
 # Usage: scripts/test-no-nvcc.sh <build-dir> [jobs]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,7 +40,7 @@ echo "test-no-nvcc: hiding ${hidden[*]:-nothing (no nvcc here)}"
 
 rm -rf "$build"
 env -u CUDA_HOME PATH="$path" "$cmake_bin" -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DMOX_SANITIZE=address \
-  -DMOX_BUILD_BENCH=OFF "-DCMAKE_IGNORE_PATH=$ignore" "-DCMAKE_IGNORE_PREFIX_PATH=/usr/local/cuda"
+  -DMOX_BUILD_BENCH=OFF -DMOX_BUILD_EXAMPLES=OFF "-DCMAKE_IGNORE_PATH=$ignore" "-DCMAKE_IGNORE_PREFIX_PATH=/usr/local/cuda"
 found="$(sed -n 's/^MOX_NVCC:FILEPATH=//p' "$build/CMakeCache.txt")"
 if [ "$found" != "MOX_NVCC-NOTFOUND" ]; then
   echo "test-no-nvcc: CMake still found nvcc ('$found'); this stage would test nothing" >&2
