@@ -1,6 +1,6 @@
 /* tests/cuda/sim_kernels.c - the kernels the simulated driver runs: those
- * of tests/cuda/kernels.cu, the conformance suite's module "conf" and the
- * benchmark's "cudabench", written again in C over a 1-D grid (thread i is
+ * of tests/cuda/kernels.cu, the conformance suite's modules "conf" and
+ * "conf2" and the benchmark's "cudabench", written again in C over a 1-D grid (thread i is
  * block * dim + t), with the same gate logic as mox/kernel_cuda.h. */
 #define _GNU_SOURCE
 #include <stdbool.h>
@@ -225,6 +225,16 @@ static void c_iota(const sim_launch *l)
     GRID_LOOP(l, i) if (i < n) out[i] = (uint32_t)i;
 }
 
+/* tests/conformance/kernels/conf2.c */
+static void c_tenfold(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    const float *in = arg_ptr(l, 1);
+    float *out = arg_ptr(l, 2);
+    uint32_t n = arg_u32(l, 3);
+    GRID_LOOP(l, i) if (i < n) out[i] = in[i] * 10.0f + 1.0f;
+}
+
 static void c_fixed64(const sim_launch *l)
 {
     GATE_OR_RETURN(l);
@@ -278,6 +288,7 @@ struct CUfunc_st sim_funcs[] = {
     {"mox_entry_count", 3, {GATE_SIZE, 8, 4}, c_count},
     {"mox_entry_iota", 3, {GATE_SIZE, 8, 4}, c_iota},
     {"mox_entry_fixed64", 3, {GATE_SIZE, 8, 4}, c_fixed64},
+    {"mox_entry_tenfold", 4, {GATE_SIZE, 8, 8, 4}, c_tenfold},
     /* bench/kernels/cuda_bench.c */
     {"mox_entry_scale_256", 4, {GATE_SIZE, 8, 8, 4}, b_scale_256},
     {"mox_entry_finish_256", 4, {GATE_SIZE, 8, 8, 4}, b_finish_256},
