@@ -24,7 +24,7 @@ static int gate_enter(const mox_gate *g)
     if (!g->status)
         return 0;
     for (uint32_t i = 0; i < g->dep_count; i++) {
-        if (__atomic_load_n(&g->status[2u * g->deps[i]], __ATOMIC_SEQ_CST) != MOX_DISPATCH_OK) {
+        if (__atomic_load_n(&g->status[2u * mox_gate_dep(g, i)], __ATOMIC_SEQ_CST) != MOX_DISPATCH_OK) {
             atomic_cas_u32(&g->status[2u * g->self], MOX_DISPATCH_OK, MOX_DISPATCH_GATED);
             return 1;
         }
