@@ -277,8 +277,10 @@ static void flush_before_blocking(mox_op *op)
         return;
     mox__sub *sub = waited->u.submit.sub;
     mox__backend *be = waited->device->backend;
-    if (be->vt->flush && !atomic_load_explicit(&sub->done, memory_order_acquire))
-        be->vt->flush(be, &sub->pub);
+    if (!be->vt->flush || atomic_load_explicit(&sub->done, memory_order_acquire))
+        return;
+    atomic_store_explicit(&sub->pub.awaited, true, memory_order_release);
+    be->vt->flush(be, &sub->pub);
 }
 
 mox_status mox_op_wait(mox_op *op)
