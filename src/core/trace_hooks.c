@@ -4,8 +4,9 @@
  * recording and submission are instants on the calling thread; every batch
  * is an async span (cat "batch", id "batch-<serial>") from submission to
  * completion; every dispatch's execution is an async span (cat "device",
- * named by its kernel); module preparation is a complete event ("X") on the
- * worker thread. Called only while a trace is on (trace.h). */
+ * named by its kernel: trace_backend.c); module preparation is a complete
+ * event ("X") on the worker thread. Called only while a trace is on
+ * (trace.h). */
 #include <stddef.h>
 #include <stdio.h>
 
@@ -29,11 +30,6 @@ static const char *op_kind_name(mox__op_kind kind)
 static const char *access_name(mox_access a)
 {
     return a == MOX_ACCESS_READ ? "read" : a == MOX_ACCESS_WRITE ? "write" : "atomic";
-}
-
-static const char *state_name(uint32_t state)
-{
-    return state == MOX_DISPATCH_OK ? "ok" : state == MOX_DISPATCH_FAILED ? "failed" : "gated";
 }
 
 /* [{"id": "0x...", "access": "read"}, ...] of a dispatch's buffers. */
@@ -192,7 +188,7 @@ void mox__trace_complete(const mox__submission *sub, mox_status status)
     batch_id(bid, sizeof bid, sub);
     json_t *states = json_array();
     for (uint32_t i = 0; states && i < sub->count; i++)
-        json_array_append_new(states, json_string(state_name(sub->dispatches[i]->state)));
+        json_array_append_new(states, json_string(mox__trace_state_name(sub->dispatches[i]->state)));
     snprintf(name, sizeof name, "batch #%llu", (unsigned long long)sub->serial);
     json_t *ev = mox__trace_event("e", "batch", name);
     json_object_set_new(ev, "id", json_string(bid));
@@ -214,28 +210,4 @@ void mox__trace_prepare(const char *module, const char *dir, mox_status status, 
     json_object_set_new(ev, "args", json_pack("{s:s, s:s}", "artifact", dir ? dir : "", "status",
                                               mox_status_name(status)));
     mox__trace_emit(ev, start_ns);
-}
-
-void mox__trace_device_span(const mox__submission *sub, const mox__dispatch *d, uint64_t start_ns,
-                            uint64_t end_ns)
-{
-    if (mox__trace_nvtx_on()) {
-        char text[200];
-        snprintf(text, sizeof text, "%s ran (batch #%llu, %.1f us)", d->kernel_name, (unsigned long long)sub->serial,
-                 (double)(end_ns - start_ns) / 1000.0);
-        mox__trace_nvtx_mark(text);
-    }
-    if (!file_on())
-        return;
-    char id[64];
-    snprintf(id, sizeof id, "batch-%llu.%u", (unsigned long long)sub->serial, d->index);
-    json_t *b = mox__trace_event("b", "device", d->kernel_name);
-    json_object_set_new(b, "id", json_string(id));
-    json_object_set_new(b, "args", json_pack("{s:I, s:I, s:s, s:o}", "serial", (json_int_t)sub->serial, "dispatch",
-                                             (json_int_t)d->index, "state", state_name(d->state), "buffers",
-                                             buffers_of(d)));
-    mox__trace_emit(b, start_ns);
-    json_t *e = mox__trace_event("e", "device", d->kernel_name);
-    json_object_set_new(e, "id", json_string(id));
-    mox__trace_emit(e, end_ns);
 }

@@ -39,6 +39,9 @@ static inline void mox__trace_nvtx_batch_begin(const mox__submission *sub, const
 static inline void mox__trace_nvtx_batch_end(const mox__submission *sub) { (void)sub; }
 #endif
 
+/* "ok", "failed" or "gated" (a dispatch's final state). */
+const char *mox__trace_state_name(uint32_t state);
+
 #define MOX__TRACE_ID_SIZE 24
 /* "0x..." for an object. */
 void mox__trace_id(char buf[MOX__TRACE_ID_SIZE], const void *p);
