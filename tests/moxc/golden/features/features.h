@@ -4,7 +4,7 @@
 #define MOX_GENERATED_FEATURES_H
 
 #include <mox/mox.h>
-#include "@TESTS@/kernels/features.h"
+#include "@TESTS@/kernels/feature_records.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -7,7 +7,7 @@
 /* features.c - the "features" golden module: one kernel per construct of
  * the dialect that changes generated code (vector types, ...), parsed by the
  * real front end (test_golden_front.c). */
-#include "features.h"
+#include "feature_records.h"
 
 __device__ MOX_KERNEL void vec_scale(const mox_float4 *in, mox_float4 *out, mox_float2 k, uint32_t n) {
     uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;

@@ -1,7 +1,7 @@
-/* features.h - records of the "features" golden module: a vector member
+/* feature_records.h - records of the "features" golden module: a vector member
  * and an over-aligned member. */
-#ifndef MOXC_TEST_FEATURES_H
-#define MOXC_TEST_FEATURES_H
+#ifndef MOXC_TEST_FEATURE_RECORDS_H
+#define MOXC_TEST_FEATURE_RECORDS_H
 #include <mox/kernel.h>
 
 typedef struct Particle4 {
