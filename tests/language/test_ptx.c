@@ -1,7 +1,8 @@
-/* test_ptx.c - the CUDA code of whole-vector accesses: compiles the
+/* test_ptx.c - the CUDA code of the dialect's constructs: compiles the
  * artifact's kernels_cuda.cu to PTX with the artifact's own nvcc flags and
  * checks that each kernel moves its vectors with single
- * ld/st.global[.nc].v2/.v4 instructions, as CUDA's float2/float4 do. Needs
+ * ld/st.global[.nc].v2/.v4 instructions, as CUDA's float2/float4 do, and
+ * reads its tables from the parameter bank. Needs
  * nvcc (exit 77 without it, or when the module was built without CUDA);
  * no GPU. */
 #include <stdio.h>
@@ -129,6 +130,16 @@ static void test_vector_accesses(void **state)
     expect(ptx, "integrate", "st.global", ".v4");
 }
 
+/* MOX_TABLE parameters are read from the parameter (constant) bank, at
+ * uniform and at varying indices. */
+static void test_table_reads(void **state)
+{
+    const char *ptx = *state;
+    expect(ptx, "stencil9", "ld.param", ".f32");
+    expect(ptx, "lookup", "ld.param", ".u32");
+    expect(ptx, "lookup", "ld.param", ".f32"); /* Body.mass of the record table */
+}
+
 int main(void)
 {
     if (!MOX_NVCC_PATH[0]) {
@@ -148,6 +159,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_prestate(test_vector_accesses, ptx),
+        cmocka_unit_test_prestate(test_table_reads, ptx),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     free(ptx);

@@ -40,11 +40,17 @@ static bool put_source(moxc_buf *b, const moxc_source_edit *edit, const moxc_sou
 
 /* The entry's parameter for ABI parameter p: device pointers keep the
  * kernel's const-ness; atomics are mox_atomic_{u32,i32}. */
-static void put_entry_param(moxc_buf *b, const moxc_module *module, const mox_abi_param *p,
+static void put_entry_param(moxc_buf *b, const moxc_module *module, const char *kernel, const mox_abi_param *p,
                             const moxc_param_info *info, size_t index)
 {
     char inner[32];
     const char *spelling = info ? info->c_spelling : NULL;
+    if (p->kind == MOX_PARAM_TABLE) {
+        /* by value in the constant bank; __grid_constant__ lets the kernel
+         * read it in place through a pointer (no local copy) */
+        moxc_buf_printf(b, "const __grid_constant__ mox__table_%s_%zu mox__p%zu", kernel, index, index);
+        return;
+    }
     if (p->kind == MOX_PARAM_VALUE) {
         snprintf(inner, sizeof inner, "mox__p%zu", index);
         moxc_put_decl(b, module, p->layout, spelling, MOXC_DEVICE, "", inner);
@@ -59,10 +65,26 @@ static void put_entry_param(moxc_buf *b, const moxc_module *module, const mox_ab
     moxc_put_decl(b, module, p->layout, spelling, MOXC_DEVICE, p->access == MOX_PARAM_READ ? "const " : "", inner);
 }
 
+/* The by-value type of each table parameter of kernel `k`. */
+static void put_table_types(moxc_buf *b, const moxc_module *module, const mox_abi_kernel *k,
+                            const moxc_kernel_info *info)
+{
+    for (size_t i = 0; i < k->param_count; ++i) {
+        const mox_abi_param *p = &k->params[i];
+        if (p->kind != MOX_PARAM_TABLE)
+            continue;
+        moxc_buf_printf(b, "\ntypedef struct mox__table_%s_%zu {\n    ", k->name, i);
+        moxc_put_decl(b, module, p->layout, info && info->params ? info->params[i].c_spelling : NULL, MOXC_DEVICE, "",
+                      "v");
+        moxc_buf_printf(b, ";\n} mox__table_%s_%zu;\n", k->name, i);
+    }
+}
+
 static void put_entry(moxc_buf *b, const moxc_module *module, size_t index)
 {
     const mox_abi_kernel *k = &module->abi->kernels[index];
     const moxc_kernel_info *info = module->kernels ? &module->kernels[index] : NULL;
+    put_table_types(b, module, k, info);
     moxc_buf_put(b, "\nextern \"C\" __global__ void ");
     if (k->has_required_block) {
         /* The product fits u32: mox_abi_validate checked it. */
@@ -73,7 +95,7 @@ static void put_entry(moxc_buf *b, const moxc_module *module, size_t index)
     moxc_buf_printf(b, "mox_entry_%s(mox_gate mox__gate", k->name);
     for (size_t i = 0; i < k->param_count; ++i) {
         moxc_buf_put(b, ", ");
-        put_entry_param(b, module, &k->params[i], info && info->params ? &info->params[i] : NULL, i);
+        put_entry_param(b, module, k->name, &k->params[i], info && info->params ? &info->params[i] : NULL, i);
     }
     moxc_buf_put(b, ")\n{\n");
     if (k->has_required_block) {
@@ -93,7 +115,7 @@ static void put_entry(moxc_buf *b, const moxc_module *module, size_t index)
         moxc_buf_put(b, "    MOX__GATE_PUBLISH(&mox__gate);\n");
     moxc_buf_printf(b, "    %s(", k->name);
     for (size_t i = 0; i < k->param_count; ++i)
-        moxc_buf_printf(b, "%smox__p%zu", i ? ", " : "", i);
+        moxc_buf_printf(b, "%smox__p%zu%s", i ? ", " : "", i, k->params[i].kind == MOX_PARAM_TABLE ? ".v" : "");
     moxc_buf_put(b, ");\n    mox__gate_leave(&mox__gate);\n}\n");
 }
 
