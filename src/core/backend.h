@@ -87,6 +87,9 @@ typedef struct mox__dispatch mox__dispatch;
 typedef struct mox_buffer mox_buffer;
 typedef struct mox__devmod mox__devmod;
 
+/* mox__dispatch.entry values (mox/kernel_abi.h, MOX_ENTRY_NOALIAS_SUFFIX). */
+enum { MOX__ENTRY_DEFAULT = 0, MOX__ENTRY_NOALIAS = 1 };
+
 typedef enum mox__cmd_kind {
     MOX__CMD_KERNEL = 0,   /* run a kernel over a non-empty grid */
     MOX__CMD_DOWNLOAD = 1, /* copy buffer bytes [offset, offset+bytes) to host */
@@ -108,6 +111,10 @@ struct mox__dispatch {
     uint32_t kernel;         /* kernel index in the module (ABI order) */
     const char *kernel_name;
     uint32_t kernel_features; /* MOX_KFEAT_* from the ABI */
+    /* Which generated entry to run (MOX__ENTRY_*): NOALIAS when no buffer
+     * the dispatch writes is also another of its arguments (launch.c); a
+     * backend without that entry for the kernel runs the default one. */
+    uint32_t entry;
     mox_launch_config config; /* validated, non-empty grid */
     uint32_t param_count;
     void *const *params;     /* see "Memory shape" above */

@@ -140,6 +140,37 @@ static void test_table_reads(void **state)
     expect(ptx, "lookup", "ld.param", ".f32"); /* Body.mass of the record table */
 }
 
+static bool has_text(const char *ptx, const char *kernel, const char *text)
+{
+    char *body = entry_body(ptx, kernel);
+    bool yes = strstr(body, text) != NULL;
+    free(body);
+    return yes;
+}
+
+/* Kernels with read buffers have a __noalias entry, whose read-only loads
+ * take the read-only path; the default entry (which the runtime runs when
+ * a written buffer is also another argument) never does. */
+static void test_noalias_entries(void **state)
+{
+    const char *ptx = *state;
+    static const struct {
+        const char *kernel, *load;
+    } cases[] = {{"stencil9", "ld.global.nc.f32"}, {"scale4", "ld.global.nc.v4.f32"},
+                 {"add_u4", "ld.global.nc.v4.u32"}, {"sum4", "ld.global.nc.v4.u32"},
+                 {"step_twice", "ld.global.nc.f32"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char noalias[96];
+        snprintf(noalias, sizeof noalias, "%s__noalias", cases[i].kernel);
+        if (!has_text(ptx, noalias, cases[i].load))
+            fail_msg("entry %s has no %s", noalias, cases[i].load);
+        if (has_text(ptx, cases[i].kernel, cases[i].load))
+            fail_msg("the default entry of %s loads through %s", cases[i].kernel, cases[i].load);
+    }
+    /* no read buffer, no second entry */
+    assert_null(strstr(ptx, ".entry mox_entry_inc_u32__noalias("));
+}
+
 int main(void)
 {
     if (!MOX_NVCC_PATH[0]) {
@@ -160,6 +191,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_prestate(test_vector_accesses, ptx),
         cmocka_unit_test_prestate(test_table_reads, ptx),
+        cmocka_unit_test_prestate(test_noalias_entries, ptx),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     free(ptx);
