@@ -202,23 +202,11 @@ static void test_fast_math(void **state)
     free(out);
 }
 
-static int setup(void **state)
-{
-    *state = lang_open();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    mox_device_release(*state);
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_integer_intrinsics),
         cmocka_unit_test(test_fast_math),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, lang_setup, lang_teardown);
 }
