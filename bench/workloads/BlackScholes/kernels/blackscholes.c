@@ -1,0 +1,76 @@
+/* blackscholes.c - port of NVIDIA cuda-samples BlackScholes
+ * (Samples/5_Domain_Specific/BlackScholes/BlackScholes_kernel.cuh, kept
+ * unchanged in ../original/) to the mox dialect: the same polynomial CND,
+ * the same formula, two options per thread, 128-thread blocks.
+ *
+ * Where the dialect has no equivalent of the original's intrinsics, the
+ * port says so at the line: __fdividef becomes '/', __expf/__logf become
+ * expf/logf, and 1/rsqrtf(T) becomes sqrtf(T) (all more exact and slower
+ * than the originals' approximations; docs/porting-cuda-samples.md). */
+#include <mox/kernel.h>
+
+#include "blackscholes_port.h"
+
+/* Polynomial approximation of the cumulative normal distribution. */
+static float cndGPU(float d)
+{
+    const float A1 = 0.31938153f;
+    const float A2 = -0.356563782f;
+    const float A3 = 1.781477937f;
+    const float A4 = -1.821255978f;
+    const float A5 = 1.330274429f;
+    const float RSQRT2PI = 0.39894228040143267793994605993438f;
+
+    float K = 1.0f / (1.0f + 0.2316419f * fabsf(d)); /* __fdividef */
+
+    float cnd = RSQRT2PI * expf(-0.5f * d * d) * (K * (A1 + K * (A2 + K * (A3 + K * (A4 + K * A5)))));
+
+    if (d > 0)
+        cnd = 1.0f - cnd;
+
+    return cnd;
+}
+
+/* Black-Scholes formula for both call and put (the original's float &
+ * results become pointers). */
+static void BlackScholesBodyGPU(float *CallResult, float *PutResult, float S, float X, float T,
+                                float R, float V)
+{
+    float sqrtT, expRT;
+    float d1, d2, CNDD1, CNDD2;
+
+    sqrtT = sqrtf(T);                                  /* __fdividef(1.0F, rsqrtf(T)) */
+    d1 = (logf(S / X) + (R + 0.5f * V * V) * T) / (V * sqrtT); /* __fdividef, __logf */
+    d2 = d1 - V * sqrtT;
+
+    CNDD1 = cndGPU(d1);
+    CNDD2 = cndGPU(d2);
+
+    /* Calculate Call and Put simultaneously */
+    expRT = expf(-R * T); /* __expf */
+    *CallResult = S * CNDD1 - X * expRT * CNDD2;
+    *PutResult = X * expRT * (1.0f - CNDD2) - S * (1.0f - CNDD1);
+}
+
+/* Processes optN options, two per thread to increase instruction-level
+ * parallelism, as the original does. */
+MOX_KERNEL MOX_BLOCK(128, 1, 1)
+void BlackScholesGPU(BsPair *d_CallResult, BsPair *d_PutResult, const BsPair *d_StockPrice,
+                     const BsPair *d_OptionStrike, const BsPair *d_OptionYears, float Riskfree,
+                     float Volatility, int32_t optN)
+{
+    const int opt = (int)(mox_block_dim().x * mox_block_idx().x + mox_thread_idx().x);
+
+    if (opt < (optN / 2)) {
+        float callResult1, callResult2;
+        float putResult1, putResult2;
+        BlackScholesBodyGPU(&callResult1, &putResult1, d_StockPrice[opt].x, d_OptionStrike[opt].x,
+                            d_OptionYears[opt].x, Riskfree, Volatility);
+        BlackScholesBodyGPU(&callResult2, &putResult2, d_StockPrice[opt].y, d_OptionStrike[opt].y,
+                            d_OptionYears[opt].y, Riskfree, Volatility);
+        BsPair call = {callResult1, callResult2};
+        BsPair put = {putResult1, putResult2};
+        d_CallResult[opt] = call;
+        d_PutResult[opt] = put;
+    }
+}
