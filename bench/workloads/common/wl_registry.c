@@ -4,10 +4,11 @@
 
 #include "wl.h"
 
-extern const wl_workload wl_blackscholes;
+extern const wl_workload wl_blackscholes, wl_sobol;
 
 const wl_workload *const wl_ports[] = {
     &wl_blackscholes,
+    &wl_sobol,
 };
 const size_t wl_port_count = sizeof wl_ports / sizeof wl_ports[0];
 
