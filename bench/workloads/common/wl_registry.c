@@ -4,11 +4,12 @@
 
 #include "wl.h"
 
-extern const wl_workload wl_blackscholes, wl_sobol;
+extern const wl_workload wl_blackscholes, wl_sobol, wl_fdtd3d;
 
 const wl_workload *const wl_ports[] = {
     &wl_blackscholes,
     &wl_sobol,
+    &wl_fdtd3d,
 };
 const size_t wl_port_count = sizeof wl_ports / sizeof wl_ports[0];
 
