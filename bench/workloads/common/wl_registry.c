@@ -4,13 +4,14 @@
 
 #include "wl.h"
 
-extern const wl_workload wl_blackscholes, wl_sobol, wl_fdtd3d, wl_binomial;
+extern const wl_workload wl_blackscholes, wl_sobol, wl_fdtd3d, wl_binomial, wl_mergesort;
 
 const wl_workload *const wl_ports[] = {
     &wl_blackscholes,
     &wl_sobol,
     &wl_fdtd3d,
     &wl_binomial,
+    &wl_mergesort,
 };
 const size_t wl_port_count = sizeof wl_ports / sizeof wl_ports[0];
 
