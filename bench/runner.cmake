@@ -71,7 +71,8 @@ endif()
 add_executable(mox_bench
   runner.c runner_stats.c runner_report.c runner_work.c runner_rt.c runner_overhead.c
   runner_overhead_mem.c runner_pipeline.c runner_gpu.c runner_gpu_cases.c cpu_suite.c
-  cpu_baseline.c ${PROJECT_SOURCE_DIR}/src/cuda/cuda_api.c)
+  cpu_baseline.c runner_workloads.c runner_workloads_raw.c runner_workloads_examples.c
+  runner_workloads_summary.c ${PROJECT_SOURCE_DIR}/src/cuda/cuda_api.c)
 mox_add_kernels(mox_bench NAME benchq
   SOURCES ${MOX_BENCH_EXAMPLES}/vec-add/kernels/vec_add.c
           ${MOX_BENCH_EXAMPLES}/reduction/kernels/reduce.c
@@ -91,8 +92,12 @@ target_include_directories(mox_bench PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE
                                              ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/src/core)
 target_compile_options(mox_bench PRIVATE -ffp-contract=off)
 find_package(Threads REQUIRED)
-target_link_libraries(mox_bench PRIVATE mox::mox mox_artifact mox_bench_refs Threads::Threads
-                                        ${CMAKE_DL_LIBS} m)
+target_link_libraries(mox_bench PRIVATE mox::mox mox_artifact mox_bench_refs mox_workloads
+                                        Threads::Threads ${CMAKE_DL_LIBS} m)
+# The original kernels' fatbins (bench/workloads); $MOX_WORKLOADS_ORIG_DIR
+# overrides the folder on a machine the build was carried to.
+target_compile_definitions(mox_bench PRIVATE
+  MOX_WORKLOADS_ORIG_DIR_DEFAULT="${MOX_WORKLOADS_ORIG_DIR}")
 if(MOX_BENCH_OPENMP)
   target_link_libraries(mox_bench PRIVATE OpenMP::OpenMP_C)
   target_link_libraries(mox_bench_refs PRIVATE OpenMP::OpenMP_C)
@@ -164,6 +169,27 @@ if(MOX_BENCH_PYTHON)
     COMMAND ${MOX_BENCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/peers/common.py --self-test)
   set_tests_properties(bench-peers-selftest PROPERTIES LABELS bench TIMEOUT 60 SKIP_RETURN_CODE 77)
 endif()
+
+# The workloads suite at test sizes: every port and example through mox on
+# the CPU backend (the raw CUDA side needs a GPU), its JSON drawn.
+add_test(NAME bench-workloads-smoke
+  COMMAND mox_bench --smoke --suite workloads
+          --json ${CMAKE_CURRENT_BINARY_DIR}/bench-workloads-smoke.json
+          --md ${CMAKE_CURRENT_BINARY_DIR}/bench-workloads-smoke.md)
+set_tests_properties(bench-workloads-smoke PROPERTIES
+  LABELS bench ENVIRONMENT MOX_BACKEND=cpu TIMEOUT 300 FIXTURES_SETUP bench_workloads_json)
+if(MOX_BENCH_PYTHON)
+  add_test(NAME bench-workloads-plot-smoke
+    COMMAND ${MOX_BENCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/plot.py --check
+            --out ${CMAKE_CURRENT_BINARY_DIR}/bench-workloads-smoke-plots
+            ${CMAKE_CURRENT_BINARY_DIR}/bench-workloads-smoke.json)
+  set_tests_properties(bench-workloads-plot-smoke PROPERTIES
+    LABELS bench TIMEOUT 60 FIXTURES_REQUIRED bench_workloads_json SKIP_RETURN_CODE 77)
+endif()
+add_test(NAME bench-workloads-cuda-smoke
+  COMMAND mox_bench --smoke --suite workloads --json ${CMAKE_CURRENT_BINARY_DIR}/bench-workloads-cuda.json)
+set_tests_properties(bench-workloads-cuda-smoke PROPERTIES
+  LABELS "bench;cuda" ENVIRONMENT MOX_BACKEND=cuda TIMEOUT 300 SKIP_RETURN_CODE 77)
 
 add_test(NAME bench-cuda-smoke
   COMMAND mox_bench --smoke --suite quality --json ${CMAKE_CURRENT_BINARY_DIR}/bench-cuda-smoke.json)

@@ -118,6 +118,8 @@ mox_launch_config wl_cfg(uint32_t gx, uint32_t gy, uint32_t bx, uint32_t by);
 void wl_instance_free(wl_instance *in);
 /* The size of slot s in bytes. */
 size_t wl_slot_bytes(const wl_instance *in, uint32_t s);
+/* Frees host copies of outputs and sets them NULL. */
+void wl_outputs_free(void **outputs, uint32_t count);
 
 /* ---- checks (wl_check.c): each writes a description into why ---- */
 

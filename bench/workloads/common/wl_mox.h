@@ -30,7 +30,6 @@ mox_status wl_mox_record(void *ctx, mox_batch *batch);
 bool wl_mox_runs(const wl_mox *m, uint32_t runs, bool separate, char *err, size_t err_len);
 /* Host copies of the port plan's outputs (free each with free()). */
 bool wl_mox_read(const wl_mox *m, void **outputs, char *err, size_t err_len);
-void wl_outputs_free(void **outputs, uint32_t count);
 /* Reads the outputs and runs the workload's verify on them. */
 bool wl_mox_verify(const wl_mox *m, char *why, size_t why_len);
 /* Resets, does `runs` runs the given way, reads the outputs: the state
