@@ -213,6 +213,17 @@ if(MOX_NVCC)
     ENVIRONMENT "MOX_CUDA_LIBRARY=$<TARGET_FILE:mox_bench_fakecuda>")
 endif()
 if(TARGET mox_bench_fakecuda)
+  # The workloads suite's raw side on the stand-in driver, which computes
+  # the examples' kernels: launch geometry, parameters, resets, read-backs
+  # and the comparisons of raw-gen with mox (the ports' kernels are unknown
+  # to it, so they run through mox alone).
+  add_test(NAME bench-workloads-fake
+    COMMAND mox_bench --smoke --suite workloads
+            --filter workloads/vec-add,workloads/histogram,workloads/scan,workloads/particle,workloads/matmul-f16
+            --json ${CMAKE_CURRENT_BINARY_DIR}/bench-workloads-fake.json)
+  set_tests_properties(bench-workloads-fake PROPERTIES
+    LABELS bench TIMEOUT 120
+    ENVIRONMENT "MOX_BACKEND=cpu;MOX_BENCH_WORKLOADS_RAW=1;MOX_CUDA_LIBRARY=$<TARGET_FILE:mox_bench_fakecuda>")
   # The same run with the generated vec_add broken must report the mismatch.
   add_test(NAME bench-quality-fake-detects
     COMMAND mox_bench --smoke --suite quality --filter quality/vec-add)

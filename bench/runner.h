@@ -50,7 +50,7 @@ typedef struct bench_config {
     uint32_t samples;      /* timed samples per case */
     uint32_t warmup;       /* untimed runs first */
     bool smoke;            /* small sizes (CI) */
-    const char *filter;    /* run only cases whose suite/name contains it */
+    const char *filter;    /* run only cases whose suite/name contains it (or any part of a comma list) */
     const char *json_path; /* where the JSON goes (NULL: none) */
     const char *md_path;   /* markdown table copy (NULL: stdout only) */
     const char *suites;    /* comma list: quality,overhead,pipeline,cpu (NULL: by device) */

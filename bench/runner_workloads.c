@@ -288,7 +288,10 @@ bool bench_suite_workloads(bench_report *r)
         fprintf(stderr, "mox_bench: workloads suite skipped: %s\n", err);
         return false;
     }
-    if (mox_device_backend(s.dev) == MOX_BACKEND_CUDA) {
+    /* MOX_BENCH_WORKLOADS_RAW=1: the raw side even beside the CPU backend
+     * (a test of the raw path on a stand-in driver, MOX_CUDA_LIBRARY). */
+    const char *force = getenv("MOX_BENCH_WORKLOADS_RAW");
+    if (mox_device_backend(s.dev) == MOX_BACKEND_CUDA || (force && strcmp(force, "1") == 0)) {
         s.raw = raw_open(&s.rc);
         if (!s.raw)
             fprintf(stderr, "mox_bench: workloads: no raw CUDA side: %s\n", s.rc.err);

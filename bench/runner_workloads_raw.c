@@ -62,14 +62,10 @@ bool raw_open(raw_ctx *rc)
     ok = ok && raw_check(rc, cu->cuModuleLoadData(&rc->spin_module, spin), path) &&
          raw_check(rc, cu->cuModuleGetFunction(&rc->spin, rc->spin_module, "ref_spin"), "ref_spin");
     free(spin);
-    /* Not in the runtime's table (it never reads module variables). */
-    if (ok) {
+    /* Not in the runtime's table (it never reads module variables); only
+     * originals with __constant__ or __device__ variables need it. */
+    if (ok)
         *(void **)&rc->get_global = dlsym(cu->library, "cuModuleGetGlobal_v2");
-        if (!rc->get_global) {
-            snprintf(rc->err, sizeof rc->err, "the driver has no cuModuleGetGlobal_v2");
-            ok = false;
-        }
-    }
     return ok;
 }
 
@@ -120,6 +116,10 @@ static bool bind(raw_instance *ri, raw_kind kind)
     for (uint32_t s = 0; kind != RAW_GEN && s < in->slot_count; s++) {
         if (!in->slots[s].symbol)
             continue;
+        if (!rc->get_global) {
+            snprintf(rc->err, sizeof rc->err, "the driver has no cuModuleGetGlobal_v2 (for %s)", in->slots[s].symbol);
+            return false;
+        }
         size_t bytes = 0;
         if (!raw_check(rc, rc->get_global(&ri->sym[kind][s], &bytes, ri->module[kind], in->slots[s].symbol),
                        in->slots[s].symbol))
