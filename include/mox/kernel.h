@@ -26,7 +26,8 @@
 #include <mox/kernel_abi.h>
 /* mox_dim3 comes from the host header so that a translation unit that sees
  * both (a test, a tool) has one definition; it has the same layout as
- * mox_kdim3. */
+ * mox_kdim3. It also brings mox_f16 and the vector types
+ * (mox/vector_types.h). */
 #include <mox/types.h>
 
 /* Storage-only types. moxc recognises these typedef names; do not rename.
@@ -38,10 +39,6 @@ typedef struct mox_atomic_u32 {
 typedef struct mox_atomic_i32 {
     int32_t value;
 } mox_atomic_i32;
-/* IEEE binary16 bits; convert to float for arithmetic. */
-typedef struct mox_f16 {
-    uint16_t bits;
-} mox_f16;
 
 #define MOX_WARP_SIZE 32u
 

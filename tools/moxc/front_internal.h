@@ -128,6 +128,9 @@ char *moxc__canonical_name(CXType t);
 /* Whether canonical `t` is the dialect's mox_f16 / mox_atomic_u32 / mox_atomic_i32. */
 bool moxc__is_f16(CXType t);
 bool moxc__is_atomic(CXType t, mox_scalar *element);
+/* Whether canonical `t` is one of the dialect's vector types (mox_float4 ...);
+ * lane and lanes may be NULL. */
+bool moxc__vector_of(CXType t, mox_scalar *lane, unsigned *lanes);
 /* Whether an object of this type is const (arrays: their elements). */
 bool moxc__is_const_object(CXType t);
 /* Whether a type (through pointers and arrays) is double precision. */

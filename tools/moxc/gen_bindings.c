@@ -95,6 +95,8 @@ static void put_type_text(moxc_buf *b, const mox_abi_layout *l)
 {
     if (l->kind == MOX_LAYOUT_SCALAR) {
         moxc_buf_put(b, mox_scalar_name(l->scalar));
+    } else if (l->kind == MOX_LAYOUT_VECTOR) {
+        moxc_buf_printf(b, "%sx%llu", mox_scalar_name(l->scalar), (unsigned long long)l->length);
     } else if (l->kind == MOX_LAYOUT_RECORD) {
         moxc_buf_put(b, l->record_name);
     } else {
@@ -295,6 +297,9 @@ static void put_arg(moxc_buf *b, const char *module_name, const mox_abi_param *p
         moxc_buf_printf(b, "        %s(%s),\n", macro, arg);
     } else if (p->layout->kind == MOX_LAYOUT_RECORD) {
         moxc_buf_printf(b, "        MOX_ARG_VALUE(&%s, &%s_type_%s),\n", arg, module_name, p->layout->record_name);
+    } else if (p->layout->kind == MOX_LAYOUT_VECTOR) {
+        moxc_buf_printf(b, "        MOX_ARG_VALUE(&%s, &mox_type_%sx%llu),\n", arg, mox_scalar_name(p->layout->scalar),
+                        (unsigned long long)p->layout->length);
     } else {
         moxc_buf_printf(b, "        MOX_ARG_VALUE(&%s, &mox_type_%s),\n", arg, mox_scalar_name(p->layout->scalar));
     }

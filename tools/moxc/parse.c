@@ -230,10 +230,12 @@ static moxc_module *assemble(moxc__front *f) {
         free(records);
         return NULL;
     }
-    abi->version = MOX_ABI_VERSION;
     abi->required_features = f->required_features;
     abi->kernels = f->kernels;
     abi->kernel_count = f->kernel_count;
+    /* The lowest version that holds it: modules without the version-2
+     * constructs keep their version-1 text and hash. */
+    abi->version = mox_abi_required_version(abi);
     m->abi = abi;
     m->kernels = f->infos;
     for (size_t i = 0; i < f->record_count; i++) {

@@ -241,6 +241,14 @@ static mox_abi_layout *element_layout(moxc__tu *t, CXType spelled, mox_abi_kerne
                                       char **c_spelling) {
     moxc__front *f = t->front;
     CXType c = clang_getCanonicalType(spelled);
+    mox_scalar lane;
+    unsigned lanes;
+    if (moxc__vector_of(c, &lane, &lanes)) {
+        if (lane == MOX_SCALAR_F16)
+            k->features |= MOX_KFEAT_F16;
+        *c_spelling = moxc__canonical_name(c);
+        return mox_abi_layout_vector(lane, lanes);
+    }
     if (c.kind == CXType_Record && !moxc__is_f16(c)) {
         CXCursor decl = clang_getTypeDeclaration(c);
         if (clang_getCursorKind(decl) == CXCursor_UnionDecl) {
