@@ -90,7 +90,7 @@ static bool bs_create(wl_instance *in, wl_scale scale, char *err, size_t err_len
     BlackScholesCPU(s->call_gold, s->put_gold, s->stock, s->strike, s->years, BS_RISKFREE,
                     BS_VOLATILITY, s->opt_n);
 
-    const mox_type *pair = &blackscholes_type_BsPair;
+    const mox_type *pair = &mox_type_f32x2; /* the original's float2 */
     uint32_t slot[5];
     slot[0] = wl_slot_add(in, "d_CallResult", pair, n / 2, NULL);
     slot[1] = wl_slot_add(in, "d_PutResult", pair, n / 2, NULL);

@@ -9,8 +9,6 @@
  * than the originals' approximations; docs/porting-cuda-samples.md). */
 #include <mox/kernel.h>
 
-#include "blackscholes_port.h"
-
 /* Polynomial approximation of the cumulative normal distribution. */
 static float cndGPU(float d)
 {
@@ -55,8 +53,8 @@ static void BlackScholesBodyGPU(float *CallResult, float *PutResult, float S, fl
 /* Processes optN options, two per thread to increase instruction-level
  * parallelism, as the original does. */
 MOX_KERNEL MOX_BLOCK(128, 1, 1)
-void BlackScholesGPU(BsPair *d_CallResult, BsPair *d_PutResult, const BsPair *d_StockPrice,
-                     const BsPair *d_OptionStrike, const BsPair *d_OptionYears, float Riskfree,
+void BlackScholesGPU(mox_float2 *d_CallResult, mox_float2 *d_PutResult, const mox_float2 *d_StockPrice,
+                     const mox_float2 *d_OptionStrike, const mox_float2 *d_OptionYears, float Riskfree,
                      float Volatility, int32_t optN)
 {
     const int opt = (int)(mox_block_dim().x * mox_block_idx().x + mox_thread_idx().x);
@@ -64,13 +62,12 @@ void BlackScholesGPU(BsPair *d_CallResult, BsPair *d_PutResult, const BsPair *d_
     if (opt < (optN / 2)) {
         float callResult1, callResult2;
         float putResult1, putResult2;
-        BlackScholesBodyGPU(&callResult1, &putResult1, d_StockPrice[opt].x, d_OptionStrike[opt].x,
-                            d_OptionYears[opt].x, Riskfree, Volatility);
-        BlackScholesBodyGPU(&callResult2, &putResult2, d_StockPrice[opt].y, d_OptionStrike[opt].y,
-                            d_OptionYears[opt].y, Riskfree, Volatility);
-        BsPair call = {callResult1, callResult2};
-        BsPair put = {putResult1, putResult2};
-        d_CallResult[opt] = call;
-        d_PutResult[opt] = put;
+        /* Whole 8-byte vectors, as the original loads them (its __restrict
+         * pointers let nvcc merge the .x and .y reads; these may alias). */
+        const mox_float2 S = d_StockPrice[opt], X = d_OptionStrike[opt], T = d_OptionYears[opt];
+        BlackScholesBodyGPU(&callResult1, &putResult1, S.x, X.x, T.x, Riskfree, Volatility);
+        BlackScholesBodyGPU(&callResult2, &putResult2, S.y, X.y, T.y, Riskfree, Volatility);
+        d_CallResult[opt] = mox_make_float2(callResult1, callResult2);
+        d_PutResult[opt] = mox_make_float2(putResult1, putResult2);
     }
 }

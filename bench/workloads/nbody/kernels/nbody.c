@@ -16,9 +16,9 @@
 
 #include "nbody_port.h"
 
-static Accel3 bodyBodyInteraction(Accel3 ai, Body4 bi, Body4 bj, float softeningSquared)
+static mox_float3 bodyBodyInteraction(mox_float3 ai, mox_float4 bi, mox_float4 bj, float softeningSquared)
 {
-    Accel3 r;
+    mox_float3 r;
 
     /* r_ij  [3 FLOPS] */
     r.x = bj.x - bi.x;
@@ -44,10 +44,10 @@ static Accel3 bodyBodyInteraction(Accel3 ai, Body4 bi, Body4 bj, float softening
     return ai;
 }
 
-static Accel3 computeBodyAccel(Body4 bodyPos, const Body4 *positions, int numTiles, Body4 *sharedPos,
+static mox_float3 computeBodyAccel(mox_float4 bodyPos, const mox_float4 *positions, int numTiles, mox_float4 *sharedPos,
                                float softeningSquared)
 {
-    Accel3 acc = {0.0f, 0.0f, 0.0f};
+    mox_float3 acc = mox_make_float3(0.0f, 0.0f, 0.0f);
     const uint32_t tid = mox_thread_idx().x, dim = mox_block_dim().x;
 
     for (int tile = 0; tile < numTiles; tile++) {
@@ -67,19 +67,19 @@ static Accel3 computeBodyAccel(Body4 bodyPos, const Body4 *positions, int numTil
 }
 
 MOX_KERNEL MOX_BLOCK(NBODY_BLOCK, 1, 1)
-void integrateBodies(Body4 *newPos, const Body4 *oldPos, Body4 *vel, uint32_t deviceOffset,
+void integrateBodies(mox_float4 *newPos, const mox_float4 *oldPos, mox_float4 *vel, uint32_t deviceOffset,
                      uint32_t deviceNumBodies, float deltaTime, float damping, int32_t numTiles,
                      float softeningSquared)
 {
-    MOX_SHARED(Body4, sharedPos, NBODY_BLOCK);
+    MOX_SHARED(mox_float4, sharedPos, NBODY_BLOCK);
     uint32_t index = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
     const bool active = index < deviceNumBodies;
-    Body4 position = {0.0f, 0.0f, 0.0f, 0.0f};
+    mox_float4 position = mox_make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 
     if (active)
         position = oldPos[deviceOffset + index];
 
-    Accel3 accel = computeBodyAccel(position, oldPos, numTiles, sharedPos, softeningSquared);
+    mox_float3 accel = computeBodyAccel(position, oldPos, numTiles, sharedPos, softeningSquared);
 
     if (!active)
         return;
@@ -88,7 +88,7 @@ void integrateBodies(Body4 *newPos, const Body4 *oldPos, Body4 *vel, uint32_t de
      * acceleration * deltaTime. The body's mass is factored out of the
      * equation, here and in bodyBodyInteraction (they cancel out), so
      * here force == acceleration. */
-    Body4 velocity = vel[deviceOffset + index];
+    mox_float4 velocity = vel[deviceOffset + index];
 
     velocity.x += accel.x * deltaTime;
     velocity.y += accel.y * deltaTime;
