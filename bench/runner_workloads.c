@@ -24,6 +24,10 @@
 #include "wl_mox.h"
 
 enum { MODE_SINGLE, MODE_PIPELINED, MODE_OPS, MODES };
+/* Command capacity of the suite's device: the ops mode puts up to 30 x 49
+ * launches (mergeSort) in flight, each its own batch; the default (64)
+ * would hold the rest back until earlier ones finish. */
+#define SUITE_CAPACITY 4096u
 static const char *const mode_names[MODES] = {"single", "pipelined", "ops"};
 
 typedef struct suite {
@@ -283,7 +287,7 @@ bool bench_suite_workloads(bench_report *r)
     const char *dir = getenv("MOX_WORKLOADS_ORIG_DIR");
     s.orig_dir = dir && *dir ? dir : MOX_WORKLOADS_ORIG_DIR_DEFAULT;
     char err[256];
-    s.dev = rt_open(r, 0, err, sizeof err);
+    s.dev = rt_open(r, SUITE_CAPACITY, err, sizeof err);
     if (!s.dev) {
         fprintf(stderr, "mox_bench: workloads suite skipped: %s\n", err);
         return false;
