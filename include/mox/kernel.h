@@ -196,6 +196,36 @@ MOX__I(uint16_t, mox_f16_to_bits(mox_f16 h))
 MOX__I(uint32_t, mox_f32_to_bits(float f))
 MOX__I(float, mox_f32_from_bits(uint32_t bits))
 
+/* Fast math (CUDA's __expf family): the GPU uses its approximate hardware
+ * paths, the CPU the accurate libm function; docs/kernel-language.md gives
+ * each one's error bound. */
+MOX__I(float, mox_rsqrtf(float x))
+MOX__I(float, mox_fast_expf(float x))
+MOX__I(float, mox_fast_exp2f(float x))
+MOX__I(float, mox_fast_logf(float x))
+MOX__I(float, mox_fast_log2f(float x))
+MOX__I(float, mox_fast_log10f(float x))
+MOX__I(float, mox_fast_sinf(float x))
+MOX__I(float, mox_fast_cosf(float x))
+MOX__I(float, mox_fast_tanf(float x))
+MOX__I(float, mox_fast_powf(float x, float y))
+MOX__I(float, mox_fast_divf(float x, float y))
+
+/* Integer intrinsics, the same bits on both backends (CUDA's __popc, __clz,
+ * __ffs, __brev, __umul24/__mul24, __umulhi/__mulhi, min, max). */
+MOX__I(uint32_t, mox_popc_u32(uint32_t x))
+MOX__I(uint32_t, mox_clz_u32(uint32_t x))
+MOX__I(uint32_t, mox_ffs_u32(uint32_t x))
+MOX__I(uint32_t, mox_brev_u32(uint32_t x))
+MOX__I(uint32_t, mox_mul24_u32(uint32_t a, uint32_t b))
+MOX__I(int32_t, mox_mul24_i32(int32_t a, int32_t b))
+MOX__I(uint32_t, mox_mulhi_u32(uint32_t a, uint32_t b))
+MOX__I(int32_t, mox_mulhi_i32(int32_t a, int32_t b))
+MOX__I(uint32_t, mox_min_u32(uint32_t a, uint32_t b))
+MOX__I(uint32_t, mox_max_u32(uint32_t a, uint32_t b))
+MOX__I(int32_t, mox_min_i32(int32_t a, int32_t b))
+MOX__I(int32_t, mox_max_i32(int32_t a, int32_t b))
+
 /* Records a device-side failure of this dispatch (first code wins) and
  * returns; the calling thread goes on unless it returns itself. */
 MOX__I(void, mox_fail(uint32_t code))

@@ -344,4 +344,6 @@ static inline void mox_fail(uint32_t code) {
     (l->svc->fail)(l->dispatch, code);
 }
 
+#include <mox/kernel_cpu_math.h>
+
 #endif

@@ -353,4 +353,6 @@ MOX__FN(void) mox_fail(uint32_t code) {
     }
 }
 
+#include <mox/kernel_cuda_math.h>
+
 #endif

@@ -98,7 +98,10 @@ static int intrinsic_level(const char *name, int args) {
                                                "mox_warp_max_", "mox_warp_and_", "mox_warp_or_",
                                                "mox_warp_xor_", "mox_warp_any", "mox_warp_all",
                                                "mox_warp_ballot"};
-    static const char *const pure[] = {"mox_f16_", "mox_f32_"};
+    /* functions of their arguments alone */
+    static const char *const pure[] = {"mox_f16_",   "mox_f32_",  "mox_make_", "mox_rsqrtf", "mox_fast_",
+                                       "mox_popc_",  "mox_clz_",  "mox_ffs_",  "mox_brev_",  "mox_mul24_",
+                                       "mox_mulhi_", "mox_min_",  "mox_max_"};
     for (size_t i = 0; i < sizeof uniform / sizeof uniform[0]; i++)
         if (strcmp(name, uniform[i]) == 0)
             return MOXC_UNIFORM;
