@@ -3,40 +3,13 @@
  * ../original/; based on code by Mike Giles, and by Stephen Joe and
  * Frances Kuo, see the original's header) to the mox dialect: one block
  * row per dimension, the 32 direction numbers in shared memory, the gray
- * code start and the strided recurrence, 64-thread blocks.
- *
- * The dialect has no __ffs: ffs_u32 below computes it in C (a handful of
- * instructions where the original has two). */
+ * code start and the strided recurrence, 64-thread blocks. (__ffs is
+ * mox_ffs_u32.) */
 #include <mox/kernel.h>
 
 #include "sobol.h" /* the original's n_directions */
 
 #define k_2powneg32 2.3283064E-10F
-
-/* CUDA's __ffs: the 1-based position of the lowest set bit, 0 for 0. */
-static uint32_t ffs_u32(uint32_t v)
-{
-    if (v == 0)
-        return 0;
-    uint32_t n = 1;
-    if ((v & 0xffffu) == 0) {
-        n += 16;
-        v >>= 16;
-    }
-    if ((v & 0xffu) == 0) {
-        n += 8;
-        v >>= 8;
-    }
-    if ((v & 0xfu) == 0) {
-        n += 4;
-        v >>= 4;
-    }
-    if ((v & 0x3u) == 0) {
-        n += 2;
-        v >>= 2;
-    }
-    return n + ((v & 0x1u) == 0);
-}
 
 MOX_KERNEL MOX_BLOCK(64, 1, 1)
 void sobolGPU_kernel(uint32_t n_vectors, uint32_t n_dimensions, const uint32_t *d_directions,
@@ -69,7 +42,7 @@ void sobolGPU_kernel(uint32_t n_vectors, uint32_t n_dimensions, const uint32_t *
     unsigned int X = 0;
     unsigned int mask;
 
-    for (unsigned int k = 0; k < ffs_u32((uint32_t)stride) - 1; k++) {
+    for (unsigned int k = 0; k < mox_ffs_u32((uint32_t)stride) - 1; k++) {
         mask = -(g & 1);
         X ^= mask & v[k];
         g = g >> 1;
@@ -81,11 +54,11 @@ void sobolGPU_kernel(uint32_t n_vectors, uint32_t n_dimensions, const uint32_t *
     /* The rest of the points, x[i] from x[i-stride] (equation (**)): the
      * direction number of log2(stride) and the one of the rightmost zero
      * bit of i above the stride's bits. */
-    unsigned int v_log2stridem1 = v[ffs_u32((uint32_t)stride) - 2];
+    unsigned int v_log2stridem1 = v[mox_ffs_u32((uint32_t)stride) - 2];
     unsigned int v_stridemask = (unsigned int)stride - 1;
 
     for (unsigned int i = (unsigned int)(i0 + stride); i < n_vectors; i += (unsigned int)stride) {
-        X ^= v_log2stridem1 ^ v[ffs_u32(~((i - (unsigned int)stride) | v_stridemask)) - 1];
+        X ^= v_log2stridem1 ^ v[mox_ffs_u32(~((i - (unsigned int)stride) | v_stridemask)) - 1];
         d_output[i] = (float)X * k_2powneg32;
     }
 }

@@ -6,8 +6,8 @@
  * shared memory between two barriers per step.
  *
  * Differences, each forced by the dialect: the option data come from a
- * read buffer instead of __constant__ memory, the results go to a write
- * buffer instead of a __device__ array, and __expf becomes expf. */
+ * read buffer instead of __constant__ memory and the results go to a write
+ * buffer instead of a __device__ array. (__expf is mox_fast_expf.) */
 #include <mox/kernel.h>
 
 #include "binomialOptions_common.h" /* the original's NUM_STEPS */
@@ -21,7 +21,7 @@
 
 static float expiryCallValue(float S, float X, float vDt, int i)
 {
-    float d = S * expf(vDt * (2.0f * i - NUM_STEPS)) - X; /* __expf */
+    float d = S * mox_fast_expf(vDt * (2.0f * i - NUM_STEPS)) - X;
     return (d > 0.0F) ? d : 0.0F;
 }
 
@@ -45,7 +45,7 @@ void binomialOptionsKernel(const OptionDataGPU *d_OptionData, real *d_CallValue)
     if (tid == 0)
         call_exchange[THREADBLOCK_SIZE] = expiryCallValue(S, X, vDt, NUM_STEPS);
 
-    int final_it = tid * ELEMS_PER_THREAD - 1 > 0 ? tid * ELEMS_PER_THREAD - 1 : 0; /* max(0, ...) */
+    int final_it = mox_max_i32(0, tid * ELEMS_PER_THREAD - 1);
 
 #pragma unroll 16
     for (int i = NUM_STEPS; i > 0; --i) {

@@ -8,10 +8,9 @@
  *
  * The original's kernels are templates over the sort direction; the port
  * has the ascending instantiation (<1U>, what the sample runs), with the
- * direction a constant argument of the search helpers. The dialect has no
- * __clz or umin: clz_u32 and umin below compute them in C. The
- * thread-block-wide scalars of mergeElementaryIntervalsKernel are one-element
- * shared arrays. */
+ * direction a constant argument of the search helpers (__clz and umin are
+ * mox_clz_u32 and mox_min_u32). The thread-block-wide scalars of
+ * mergeElementaryIntervalsKernel are one-element shared arrays. */
 #include <mox/kernel.h>
 
 #include "mergesort_port.h"
@@ -28,39 +27,9 @@ static uint32_t getSampleCount(uint32_t dividend)
     return iDivUp(dividend, SAMPLE_STRIDE);
 }
 
-static uint32_t umin(uint32_t a, uint32_t b)
-{
-    return a < b ? a : b;
-}
-
-/* CUDA's __clz: leading zero bits, 32 for 0. */
-static uint32_t clz_u32(uint32_t x)
-{
-    if (x == 0)
-        return 32;
-    uint32_t n = 0;
-    if ((x & 0xffff0000u) == 0) {
-        n += 16;
-        x <<= 16;
-    }
-    if ((x & 0xff000000u) == 0) {
-        n += 8;
-        x <<= 8;
-    }
-    if ((x & 0xf0000000u) == 0) {
-        n += 4;
-        x <<= 4;
-    }
-    if ((x & 0xc0000000u) == 0) {
-        n += 2;
-        x <<= 2;
-    }
-    return n + ((x & 0x80000000u) == 0);
-}
-
 static uint32_t nextPowerOfTwo(uint32_t x)
 {
-    return 1U << (W - clz_u32(x - 1));
+    return 1U << (W - mox_clz_u32(x - 1));
 }
 
 static uint32_t binarySearchInclusive(uint32_t sortDir, uint32_t val, const uint32_t *data, uint32_t L,
@@ -72,7 +41,7 @@ static uint32_t binarySearchInclusive(uint32_t sortDir, uint32_t val, const uint
     uint32_t pos = 0;
 
     for (; stride > 0; stride >>= 1) {
-        uint32_t newPos = umin(pos + stride, L);
+        uint32_t newPos = mox_min_u32(pos + stride, L);
 
         if ((sortDir && (data[newPos - 1] <= val)) || (!sortDir && (data[newPos - 1] >= val)))
             pos = newPos;
@@ -90,7 +59,7 @@ static uint32_t binarySearchExclusive(uint32_t sortDir, uint32_t val, const uint
     uint32_t pos = 0;
 
     for (; stride > 0; stride >>= 1) {
-        uint32_t newPos = umin(pos + stride, L);
+        uint32_t newPos = mox_min_u32(pos + stride, L);
 
         if ((sortDir && (data[newPos - 1] < val)) || (!sortDir && (data[newPos - 1] > val)))
             pos = newPos;
@@ -161,7 +130,7 @@ void generateSampleRanksKernel1(uint32_t *d_RanksA, uint32_t *d_RanksB, const ui
     d_RanksB += segmentBase / SAMPLE_STRIDE;
 
     const uint32_t segmentElementsA = stride;
-    const uint32_t segmentElementsB = umin(stride, N - segmentBase - stride);
+    const uint32_t segmentElementsB = mox_min_u32(stride, N - segmentBase - stride);
     const uint32_t segmentSamplesA = getSampleCount(segmentElementsA);
     const uint32_t segmentSamplesB = getSampleCount(segmentElementsB);
 
@@ -195,7 +164,7 @@ void mergeRanksAndIndicesKernel(uint32_t *d_Limits, const uint32_t *d_Ranks, uin
     d_Limits += (pos - i) * 2;
 
     const uint32_t segmentElementsA = stride;
-    const uint32_t segmentElementsB = umin(stride, N - segmentBase - stride);
+    const uint32_t segmentElementsB = mox_min_u32(stride, N - segmentBase - stride);
     const uint32_t segmentSamplesA = getSampleCount(segmentElementsA);
     const uint32_t segmentSamplesB = getSampleCount(segmentElementsB);
 
@@ -273,7 +242,7 @@ void mergeElementaryIntervalsKernel1(uint32_t *d_DstKey, uint32_t *d_DstVal, con
 
     if (tid == 0) {
         uint32_t segmentElementsA = stride;
-        uint32_t segmentElementsB = umin(stride, N - segmentBase - stride);
+        uint32_t segmentElementsB = mox_min_u32(stride, N - segmentBase - stride);
         uint32_t segmentSamplesA = getSampleCount(segmentElementsA);
         uint32_t segmentSamplesB = getSampleCount(segmentElementsB);
         uint32_t segmentSamples = segmentSamplesA + segmentSamplesB;

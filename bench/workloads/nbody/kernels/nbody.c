@@ -7,8 +7,8 @@
  *
  * Differences, each forced by the dialect: the tile is a fixed shared
  * array of NBODY_BLOCK bodies (the original sizes it at launch); the
- * softening comes by value instead of from __constant__; rsqrtf becomes
- * 1.0f / sqrtf; and the original's early return of threads past the last
+ * softening comes by value instead of from __constant__; and the
+ * original's early return of threads past the last
  * body, which precedes barriers and so cannot pass moxc's uniformity check,
  * becomes a guard on their loads and stores (with whole blocks, as the
  * sample runs, nothing changes). */
@@ -30,7 +30,7 @@ static mox_float3 bodyBodyInteraction(mox_float3 ai, mox_float4 bi, mox_float4 b
     distSqr += softeningSquared;
 
     /* invDistCube = 1/distSqr^(3/2)  [4 FLOPS (2 mul, 1 sqrt, 1 inv)] */
-    float invDist = 1.0f / sqrtf(distSqr); /* rsqrtf */
+    float invDist = mox_rsqrtf(distSqr);
     float invDistCube = invDist * invDist * invDist;
 
     /* s = m_j * invDistCube [1 FLOP] */
