@@ -34,10 +34,10 @@ typedef struct suite {
     bench_report *r;
     mox_device *dev;
     raw_ctx rc;
-    bool raw;          /* the raw side is usable */
+    bool raw; /* the raw side is usable */
     const char *orig_dir;
-    uint32_t runs;     /* back-to-back runs per sample */
-    uint32_t reps;     /* single-shot runs per sample */
+    uint32_t runs; /* back-to-back runs per sample */
+    uint32_t reps; /* single-shot runs per sample */
 } suite;
 
 /* One workload in flight: its instance, its mox and raw sides, and the
@@ -82,7 +82,8 @@ static bool same_as_stepped(wl_run *w, void **outputs, char *why, size_t why_len
     bool ok = true;
     for (uint32_t o = 0; ok && o < p->output_count; o++) {
         const wl_slot *slot = &w->in.slots[p->outputs[o]];
-        ok = wl_check_bits(outputs[o], w->stepped[o], slot->length, slot->type->size, slot->name, why, why_len);
+        ok = wl_check_bits(outputs[o], w->stepped[o], slot->length, slot->type->size, slot->name, why,
+                           why_len);
     }
     if (ok)
         snprintf(why, why_len, "%u runs leave the bits of the same runs waited one by one", w->s->runs);
@@ -115,14 +116,15 @@ static bool verify_variant(wl_run *w, const variant *v, int mode, char *why, siz
 static void describe(wl_run *w, const variant *v, int mode)
 {
     bench_case *c = v->c;
-    const char *how = mode == MODE_SINGLE    ? "one run constructed and waited (mean of %u)"
+    const char *how = mode == MODE_SINGLE      ? "one run constructed and waited (mean of %u)"
                       : mode == MODE_PIPELINED ? "%u runs back to back, one sequence each, then waited"
                                                : "%u runs back to back, one op per launch, then waited";
     char what[128];
     snprintf(what, sizeof what, how, mode == MODE_SINGLE ? w->s->reps : w->s->runs);
     snprintf(c->note, sizeof c->note, "%s; %s", what,
-             v->mox ? "through mox" : v->kind == RAW_GEN ? "generated kernels, one raw stream"
-                                                         : "original kernels, one raw stream");
+             v->mox               ? "through mox"
+             : v->kind == RAW_GEN ? "generated kernels, one raw stream"
+                                  : "original kernels, one raw stream");
     snprintf(c->params, sizeof c->params, "%.80s", w->in.params);
     uint32_t per = mode == MODE_SINGLE ? 1 : w->s->runs;
     c->bytes = w->in.bytes * per;
@@ -189,7 +191,7 @@ static void run_kernels(wl_run *w)
         cs[k] = bench_case_add(r, "workloads-kernel", w->in.workload->name, names[k], "us");
         snprintf(cs[k]->params, sizeof cs[k]->params, "%.80s", w->in.params);
         snprintf(cs[k]->note, sizeof cs[k]->note, "GPU time of one run (events, queued behind a spin); %s",
-                 k == RAW_GEN ? "moxc's kernels (-fmad=false)"
+                 k == RAW_GEN    ? "moxc's kernels (-fmad=false)"
                  : k == RAW_ORIG ? "original kernels, nvcc -O3 -fmad=false -prec-div=true -prec-sqrt=true"
                                  : "original kernels, nvcc -O3 (defaults: contraction on)");
         cs[k]->bytes = w->in.bytes;
@@ -229,8 +231,8 @@ static bool open_raw_side(wl_run *w, char *err, size_t err_len)
     char dir[1024];
     void *fatbin = NULL;
     size_t size = 0;
-    bool have = bench_artifact_fatbin(w->in.workload->module, &fatbin, &size, NULL, dir, sizeof dir, err,
-                                      err_len);
+    bool have =
+        bench_artifact_fatbin(w->in.workload->module, &fatbin, &size, NULL, dir, sizeof dir, err, err_len);
     bool ok = raw_instance_open(&w->s->rc, &w->ri, &w->in, have ? fatbin : NULL, w->s->orig_dir);
     free(fatbin);
     if (!ok)

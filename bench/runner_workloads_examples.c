@@ -19,8 +19,8 @@
 typedef struct ex_state {
     void *host[EX_MAX_HOST]; /* inputs and the gold output, freed with the state */
     const void *gold;
-    size_t n;                /* elements of the output */
-    bool particles;          /* compare Particle fields (padding is not data) */
+    size_t n;       /* elements of the output */
+    bool particles; /* compare Particle fields (padding is not data) */
 } ex_state;
 
 static void ex_destroy(wl_instance *in)
@@ -46,6 +46,12 @@ static bool ex_verify(const wl_instance *in, bool orig, const void *const *outpu
     return bad == s->n;
 }
 
+static void ex_gold(ex_state *s, const void *gold, size_t n)
+{
+    s->gold = gold;
+    s->n = n;
+}
+
 /* A zeroed state with `count` host arrays of the given byte sizes. */
 static ex_state *ex_new(wl_instance *in, const size_t *bytes, int count, char *err, size_t err_len)
 {
@@ -63,7 +69,8 @@ static ex_state *ex_new(wl_instance *in, const size_t *bytes, int count, char *e
     return s;
 }
 
-static wl_launch *ex_launch(wl_instance *in, const char *kernel, mox_launch_config cfg, char *err, size_t err_len)
+static wl_launch *ex_launch(wl_instance *in, const char *kernel, mox_launch_config cfg, char *err,
+                            size_t err_len)
 {
     uint32_t k;
     if (!wl_kernel(in, kernel, &k, err, err_len))
@@ -86,17 +93,17 @@ static bool vec_add_create(wl_instance *in, wl_scale scale, char *err, size_t er
     ex_state *s = ex_new(in, bytes, 3, err, err_len);
     if (!s)
         return false;
-    work_fill_f32(s->host[0], n, 100), work_fill_f32(s->host[1], n, 101);
+    work_fill_f32(s->host[0], n, 100);
+    work_fill_f32(s->host[1], n, 101);
     work_vec_add(s->host[0], s->host[1], s->host[2], n);
-    s->gold = s->host[2], s->n = n;
+    ex_gold(s, s->host[2], n);
     uint32_t a = wl_slot_add(in, "a", &mox_type_f32, n, s->host[0]);
     uint32_t bb = wl_slot_add(in, "b", &mox_type_f32, n, s->host[1]);
     uint32_t out = wl_slot_add(in, "out", &mox_type_f32, n, NULL);
     wl_launch *l = ex_launch(in, "vec_add", ex_cfg(n, WORK_BLOCK), err, err_len);
     if (!l)
         return false;
-    wl_arg_buffer(l, MOX_ACCESS_READ, a, 0), wl_arg_buffer(l, MOX_ACCESS_READ, bb, 0);
-    wl_arg_buffer(l, MOX_ACCESS_WRITE, out, 0), wl_arg_u32(l, (uint32_t)n);
+    wl_args(l, "RRWu", a, bb, out, (uint32_t)n);
     wl_plan_output(&in->port, out);
     snprintf(in->params, sizeof in->params, "n=%zu", n);
     in->bytes = 12.0 * (double)n;
@@ -120,7 +127,7 @@ static bool one_pass_create(wl_instance *in, wl_scale scale, bool hist, char *er
         work_fill_f32(s->host[0], n, 200);
         work_reduce(s->host[0], n, s->host[1]);
     }
-    s->gold = s->host[1], s->n = out_n;
+    ex_gold(s, s->host[1], out_n);
     uint32_t x = wl_slot_add(in, "input", hist ? &mox_type_u32 : &mox_type_f32, n, s->host[0]);
     /* The bins start at zero (host[2] is zeroed); the sums are poisoned. */
     uint32_t out = wl_slot_add(in, hist ? "bins" : "sums", hist ? &mox_type_u32 : &mox_type_f32, out_n,
@@ -158,7 +165,7 @@ static bool scan_create(wl_instance *in, wl_scale scale, char *err, size_t err_l
         return false;
     work_fill_u32(s->host[0], n, 400, 0xffu);
     work_scan(s->host[0], n, s->host[1]);
-    s->gold = s->host[1], s->n = n;
+    ex_gold(s, s->host[1], n);
     uint32_t input = wl_slot_add(in, "input", &mox_type_u32, n, s->host[0]);
     uint32_t prefix[EX_SCAN_LEVELS], totals[EX_SCAN_LEVELS];
     size_t level_n[EX_SCAN_LEVELS];
@@ -207,14 +214,16 @@ static bool particles_create(wl_instance *in, wl_scale scale, char *err, size_t 
     Config config = work_particle_config();
     work_fill_particles(s->host[0], n, 500);
     work_particles(s->host[0], s->host[1], n, config);
-    s->gold = s->host[1], s->n = n, s->particles = true;
+    ex_gold(s, s->host[1], n);
+    s->particles = true;
     uint32_t input = wl_slot_add(in, "input", &benchq_type_Particle, n, s->host[0]);
     uint32_t out = wl_slot_add(in, "output", &benchq_type_Particle, n, NULL);
     wl_launch *l = ex_launch(in, "particle_update", ex_cfg(n, 64), err, err_len);
     if (!l)
         return false;
-    wl_arg_buffer(l, MOX_ACCESS_READ, input, 0), wl_arg_buffer(l, MOX_ACCESS_WRITE, out, 0);
-    wl_arg_value(l, &benchq_type_Config, &config), wl_arg_u32(l, (uint32_t)n);
+    wl_args(l, "RW", input, out);
+    wl_arg_value(l, &benchq_type_Config, &config);
+    wl_arg_u32(l, (uint32_t)n);
     wl_plan_output(&in->port, out);
     snprintf(in->params, sizeof in->params, "n=%zu", n);
     in->bytes = 2.0 * (double)b;
@@ -230,22 +239,23 @@ static bool matmul_create(wl_instance *in, wl_scale scale, bool f16, char *err, 
     if (!s)
         return false;
     if (f16) {
-        work_fill_f16(s->host[0], e, 600), work_fill_f16(s->host[1], e, 601);
+        work_fill_f16(s->host[0], e, 600);
+        work_fill_f16(s->host[1], e, 601);
         work_matmul_f16(s->host[0], s->host[1], s->host[2], dim, dim, dim);
     } else {
-        work_fill_f32(s->host[0], e, 600), work_fill_f32(s->host[1], e, 601);
+        work_fill_f32(s->host[0], e, 600);
+        work_fill_f32(s->host[1], e, 601);
         work_matmul_f32(s->host[0], s->host[1], s->host[2], dim, dim, dim);
     }
-    s->gold = s->host[2], s->n = e;
+    ex_gold(s, s->host[2], e);
     const mox_type *t = f16 ? &mox_type_f16 : &mox_type_f32;
     uint32_t a = wl_slot_add(in, "a", t, e, s->host[0]), b = wl_slot_add(in, "b", t, e, s->host[1]);
     uint32_t c = wl_slot_add(in, "c", &mox_type_f32, e, NULL);
-    wl_launch *l = ex_launch(in, f16 ? "matmul_f16" : "matmul", wl_cfg(dim / 16, dim / 16, 16, 16), err, err_len);
+    wl_launch *l =
+        ex_launch(in, f16 ? "matmul_f16" : "matmul", wl_cfg(dim / 16, dim / 16, 16, 16), err, err_len);
     if (!l)
         return false;
-    wl_arg_buffer(l, MOX_ACCESS_READ, a, 0), wl_arg_buffer(l, MOX_ACCESS_READ, b, 0);
-    wl_arg_buffer(l, MOX_ACCESS_WRITE, c, 0);
-    wl_arg_u32(l, dim), wl_arg_u32(l, dim), wl_arg_u32(l, dim);
+    wl_args(l, "RRWuuu", a, b, c, dim, dim, dim);
     wl_plan_output(&in->port, c);
     snprintf(in->params, sizeof in->params, "m=n=k=%u", dim);
     in->flops = 2.0 * (double)e * dim;
@@ -262,9 +272,9 @@ static bool matmul_f16_create(wl_instance *in, wl_scale scale, char *err, size_t
     return matmul_create(in, scale, true, err, err_len);
 }
 
-#define EXAMPLE(id, label, fn) \
-    static const wl_workload id = {.name = label, .module = &benchq_module, .create = fn, \
-                                   .verify = ex_verify, .destroy = ex_destroy}
+#define EXAMPLE(id, label, fn)                                                                               \
+    static const wl_workload id = {                                                                          \
+        .name = label, .module = &benchq_module, .create = fn, .verify = ex_verify, .destroy = ex_destroy}
 
 EXAMPLE(ex_vec_add, "vec-add", vec_add_create);
 EXAMPLE(ex_reduction, "reduction", reduction_create);
@@ -277,4 +287,5 @@ EXAMPLE(ex_matmul_f16, "matmul-f16", matmul_f16_create);
 const wl_workload *const bench_example_workloads[] = {
     &ex_vec_add, &ex_reduction, &ex_histogram, &ex_scan, &ex_particles, &ex_matmul, &ex_matmul_f16,
 };
-const size_t bench_example_workload_count = sizeof bench_example_workloads / sizeof bench_example_workloads[0];
+const size_t bench_example_workload_count =
+    sizeof bench_example_workloads / sizeof bench_example_workloads[0];

@@ -117,7 +117,8 @@ static bool bind(raw_instance *ri, raw_kind kind)
         if (!in->slots[s].symbol)
             continue;
         if (!rc->get_global) {
-            snprintf(rc->err, sizeof rc->err, "the driver has no cuModuleGetGlobal_v2 (for %s)", in->slots[s].symbol);
+            snprintf(rc->err, sizeof rc->err, "the driver has no cuModuleGetGlobal_v2 (for %s)",
+                     in->slots[s].symbol);
             return false;
         }
         size_t bytes = 0;
@@ -125,8 +126,8 @@ static bool bind(raw_instance *ri, raw_kind kind)
                        in->slots[s].symbol))
             return false;
         if (bytes < wl_slot_bytes(in, s)) {
-            snprintf(rc->err, sizeof rc->err, "%s holds %zu bytes, the workload needs %zu", in->slots[s].symbol,
-                     bytes, wl_slot_bytes(in, s));
+            snprintf(rc->err, sizeof rc->err, "%s holds %zu bytes, the workload needs %zu",
+                     in->slots[s].symbol, bytes, wl_slot_bytes(in, s));
             return false;
         }
     }
@@ -257,9 +258,9 @@ static bool enqueue_run(raw_instance *ri, raw_kind kind)
     const raw_launch *ls = ri->launches[kind];
     for (size_t i = 0; i < ri->count[kind]; i++) {
         const raw_launch *l = &ls[i];
-        CUresult r = rc->cu->cuLaunchKernel(l->fn, l->cfg.grid.x, l->cfg.grid.y, l->cfg.grid.z, l->cfg.block.x,
-                                            l->cfg.block.y, l->cfg.block.z, l->shared_bytes, rc->stream,
-                                            (void **)l->params, NULL);
+        CUresult r = rc->cu->cuLaunchKernel(l->fn, l->cfg.grid.x, l->cfg.grid.y, l->cfg.grid.z,
+                                            l->cfg.block.x, l->cfg.block.y, l->cfg.block.z, l->shared_bytes,
+                                            rc->stream, (void **)l->params, NULL);
         if (r != CUDA_SUCCESS) {
             char what[96];
             snprintf(what, sizeof what, "cuLaunchKernel (launch %zu)", i);
@@ -290,13 +291,15 @@ bool raw_kernel_time(raw_instance *ri, raw_kind kind, double *us)
     unsigned long long cycles = 200000ull + 20000ull * ri->count[kind];
     void *spin_params[] = {&cycles};
     float ms = 0;
-    bool ok = !rc->dead && raw_check(rc, rc->cu->cuCtxSetCurrent(rc->ctx), "cuCtxSetCurrent") &&
-              raw_check(rc, rc->cu->cuLaunchKernel(rc->spin, 1, 1, 1, 1, 1, 1, 0, rc->stream, spin_params, NULL),
-                        "cuLaunchKernel (ref_spin)") &&
-              raw_check(rc, rc->cu->cuEventRecord(rc->start, rc->stream), "cuEventRecord") &&
-              enqueue_run(ri, kind) && raw_check(rc, rc->cu->cuEventRecord(rc->stop, rc->stream), "cuEventRecord") &&
-              raw_check(rc, rc->cu->cuEventSynchronize(rc->stop), "cuEventSynchronize") &&
-              raw_check(rc, rc->cu->cuEventElapsedTime(&ms, rc->start, rc->stop), "cuEventElapsedTime");
+    bool ok =
+        !rc->dead && raw_check(rc, rc->cu->cuCtxSetCurrent(rc->ctx), "cuCtxSetCurrent") &&
+        raw_check(rc, rc->cu->cuLaunchKernel(rc->spin, 1, 1, 1, 1, 1, 1, 0, rc->stream, spin_params, NULL),
+                  "cuLaunchKernel (ref_spin)") &&
+        raw_check(rc, rc->cu->cuEventRecord(rc->start, rc->stream), "cuEventRecord") &&
+        enqueue_run(ri, kind) &&
+        raw_check(rc, rc->cu->cuEventRecord(rc->stop, rc->stream), "cuEventRecord") &&
+        raw_check(rc, rc->cu->cuEventSynchronize(rc->stop), "cuEventSynchronize") &&
+        raw_check(rc, rc->cu->cuEventElapsedTime(&ms, rc->start, rc->stop), "cuEventElapsedTime");
     *us = (double)ms * 1e3;
     return ok;
 }
@@ -315,7 +318,8 @@ bool raw_read(raw_instance *ri, raw_kind kind, void **outputs)
             snprintf(rc->err, sizeof rc->err, "out of host memory");
             ok = false;
         } else {
-            ok = raw_check(rc, rc->cu->cuMemcpyDtoH(outputs[o], slot_address(ri, kind, s), bytes), "cuMemcpyDtoH");
+            ok = raw_check(rc, rc->cu->cuMemcpyDtoH(outputs[o], slot_address(ri, kind, s), bytes),
+                           "cuMemcpyDtoH");
         }
     }
     if (!ok)

@@ -40,12 +40,12 @@ typedef struct raw_launch {
 typedef struct raw_instance {
     raw_ctx *rc;
     const wl_instance *in;
-    CUdeviceptr mem[WL_MAX_SLOTS];       /* buffer slots */
-    CUmodule module[RAW_KINDS];          /* NULL: that kind is unavailable */
+    CUdeviceptr mem[WL_MAX_SLOTS];            /* buffer slots */
+    CUmodule module[RAW_KINDS];               /* NULL: that kind is unavailable */
     CUdeviceptr sym[RAW_KINDS][WL_MAX_SLOTS]; /* symbol slots, per original module */
     raw_launch *launches[RAW_KINDS];
     size_t count[RAW_KINDS];
-    char missing[RAW_KINDS][256];        /* why a kind is unavailable */
+    char missing[RAW_KINDS][256]; /* why a kind is unavailable */
 } raw_instance;
 
 /* Opens the driver, the primary context, a stream, events and the spin

@@ -22,8 +22,8 @@ static const bench_case *find(const bench_report *r, const char *suite, const ch
 static void ratio(FILE *f, const bench_case *num, const bench_case *den)
 {
     bench_stats a, b;
-    if (num && den && !num->error[0] && !den->error[0] && bench_stats_of(num, &a) && bench_stats_of(den, &b) &&
-        b.median > 0)
+    if (num && den && !num->error[0] && !den->error[0] && bench_stats_of(num, &a) &&
+        bench_stats_of(den, &b) && b.median > 0)
         fprintf(f, " %.3f |", a.median / b.median);
     else
         fputs(" - |", f);
@@ -54,10 +54,11 @@ void bench_workloads_summary(const bench_report *r, FILE *f)
         if (strcmp(c->suite, "workloads") != 0 || !dot || seen_before(r, i, c->name, (size_t)(dot - c->name)))
             continue;
         if (!header) {
-            fputs("\n| workload | params | single raw-gen/mox | single raw-orig/mox | pipelined raw-gen/mox | "
-                  "pipelined raw-orig/mox | ops raw-gen/mox | ops raw-orig/mox | kernel orig/port | "
-                  "kernel orig-fast/port |\n|---|---|---|---|---|---|---|---|---|---|\n",
-                  f);
+            fputs(
+                "\n| workload | params | single raw-gen/mox | single raw-orig/mox | pipelined raw-gen/mox | "
+                "pipelined raw-orig/mox | ops raw-gen/mox | ops raw-orig/mox | kernel orig/port | "
+                "kernel orig-fast/port |\n|---|---|---|---|---|---|---|---|---|---|\n",
+                f);
             header = true;
         }
         char workload[48];

@@ -12,9 +12,8 @@
 #include "wl.h"
 
 /* original/BlackScholes_gold.cpp (extern "C", pointers only). */
-void BlackScholesCPU(float *h_CallResult, float *h_PutResult, float *h_StockPrice,
-                     float *h_OptionStrike, float *h_OptionYears, float Riskfree, float Volatility,
-                     int optN);
+void BlackScholesCPU(float *h_CallResult, float *h_PutResult, float *h_StockPrice, float *h_OptionStrike,
+                     float *h_OptionYears, float Riskfree, float Volatility, int optN);
 
 #define BS_RISKFREE 0.02f
 #define BS_VOLATILITY 0.30f
@@ -87,8 +86,8 @@ static bool bs_create(wl_instance *in, wl_scale scale, char *err, size_t err_len
         s->strike[i] = rand_float(1.0f, 100.0f);
         s->years[i] = rand_float(0.25f, 10.0f);
     }
-    BlackScholesCPU(s->call_gold, s->put_gold, s->stock, s->strike, s->years, BS_RISKFREE,
-                    BS_VOLATILITY, s->opt_n);
+    BlackScholesCPU(s->call_gold, s->put_gold, s->stock, s->strike, s->years, BS_RISKFREE, BS_VOLATILITY,
+                    s->opt_n);
 
     const mox_type *pair = &mox_type_f32x2; /* the original's float2 */
     uint32_t slot[5];
@@ -112,16 +111,13 @@ static bool bs_create(wl_instance *in, wl_scale scale, char *err, size_t err_len
     return true;
 }
 
-static bool bs_verify(const wl_instance *in, bool orig, const void *const *outputs, char *why,
-                      size_t why_len)
+static bool bs_verify(const wl_instance *in, bool orig, const void *const *outputs, char *why, size_t why_len)
 {
     (void)orig;
     const bs_state *s = in->state;
     char call[160], put[160];
-    bool ok = wl_check_l1(outputs[0], s->call_gold, (size_t)s->opt_n, BS_L1_LIMIT, "call", call,
-                          sizeof call);
-    ok = wl_check_l1(outputs[1], s->put_gold, (size_t)s->opt_n, BS_L1_LIMIT, "put", put, sizeof put) &&
-         ok;
+    bool ok = wl_check_l1(outputs[0], s->call_gold, (size_t)s->opt_n, BS_L1_LIMIT, "call", call, sizeof call);
+    ok = wl_check_l1(outputs[1], s->put_gold, (size_t)s->opt_n, BS_L1_LIMIT, "put", put, sizeof put) && ok;
     snprintf(why, why_len, "%s; %s", call, put);
     return ok;
 }

@@ -15,10 +15,10 @@
 #include "wl.h"
 
 void wl_fdtd_random_data(float *data, int dimx, int dimy, int dimz, float lower, float upper);
-int wl_fdtd_reference(float *output, const float *input, const float *coeff, int dimx, int dimy,
-                      int dimz, int radius, int timesteps);
-int wl_fdtd_compare(const float *output, const float *reference, int dimx, int dimy, int dimz,
-                    int radius, float tolerance);
+int wl_fdtd_reference(float *output, const float *input, const float *coeff, int dimx, int dimy, int dimz,
+                      int radius, int timesteps);
+int wl_fdtd_compare(const float *output, const float *reference, int dimx, int dimy, int dimz, int radius,
+                    float tolerance);
 
 #define FDTD_TIMESTEPS 5 /* k_timesteps_default */
 #define FDTD_TOLERANCE 0.0001f
@@ -29,9 +29,9 @@ static const char *const orig_kernels[] = {"_Z23FiniteDifferencesKernelPfPKfiii"
 
 typedef struct fdtd_state {
     int dim[3];
-    size_t volume;   /* outer volume (with the halo) */
-    float *padded;   /* FDTD_PADDING zeros, then the input volume */
-    float *gold;     /* fdtdReference after FDTD_TIMESTEPS */
+    size_t volume; /* outer volume (with the halo) */
+    float *padded; /* FDTD_PADDING zeros, then the input volume */
+    float *gold;   /* fdtdReference after FDTD_TIMESTEPS */
     float coeff[RADIUS + 1];
     uint32_t symbol; /* the original's stencil slot */
 } fdtd_state;
@@ -52,8 +52,8 @@ static void fdtd_destroy(wl_instance *in)
 static bool add_run(wl_plan *p, uint32_t kernel, const fdtd_state *s, const uint32_t buf[2], bool orig)
 {
     uint32_t bx = k_blockDimX, by = k_blockDimMaxY;
-    mox_launch_config cfg = wl_cfg(((uint32_t)s->dim[0] + bx - 1) / bx, ((uint32_t)s->dim[1] + by - 1) / by,
-                                   bx, by);
+    mox_launch_config cfg =
+        wl_cfg(((uint32_t)s->dim[0] + bx - 1) / bx, ((uint32_t)s->dim[1] + by - 1) / by, bx, by);
     Stencil stencil;
     memcpy(stencil.c, s->coeff, sizeof stencil.c);
     for (int it = 0; it < FDTD_TIMESTEPS; it++) {
@@ -112,8 +112,8 @@ static bool fdtd_create(wl_instance *in, wl_scale scale, char *err, size_t err_l
     wl_plan_init(&in->orig, orig_kernels, 1);
     if (!add_run(&in->port, k, s, buf, false) || !add_run(&in->orig, 0, s, buf, true))
         return wl_fail(err, err_len, "out of host memory");
-    snprintf(in->params, sizeof in->params, "volume=%dx%dx%d radius=%d timesteps=%d", s->dim[0],
-             s->dim[1], s->dim[2], RADIUS, FDTD_TIMESTEPS);
+    snprintf(in->params, sizeof in->params, "volume=%dx%dx%d radius=%d timesteps=%d", s->dim[0], s->dim[1],
+             s->dim[2], RADIUS, FDTD_TIMESTEPS);
     /* Each timestep reads and writes the volume once at least. */
     in->bytes = 2.0 * FDTD_TIMESTEPS * (double)s->dim[0] * s->dim[1] * s->dim[2] * sizeof(float);
     in->deterministic = true;
@@ -139,7 +139,8 @@ static bool fdtd_verify(const wl_instance *in, bool orig, const void *const *out
                 if (!(e <= worst))
                     worst = isnan(e) ? INFINITY : e;
             }
-    snprintf(why, why_len, "compareData vs fdtdReference (relative tolerance %.0e): %s; max relative error %.3e",
+    snprintf(why, why_len,
+             "compareData vs fdtdReference (relative tolerance %.0e): %s; max relative error %.3e",
              (double)FDTD_TOLERANCE, ok ? "pass" : "FAIL", worst);
     return ok != 0;
 }

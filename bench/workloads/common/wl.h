@@ -49,7 +49,7 @@ typedef struct wl_arg {
 } wl_arg;
 
 typedef struct wl_launch {
-    uint32_t kernel;       /* index into the plan's kernel names */
+    uint32_t kernel; /* index into the plan's kernel names */
     mox_launch_config cfg;
     uint32_t shared_bytes; /* dynamic shared memory (original kernels) */
     uint32_t arg_count;
@@ -69,14 +69,14 @@ struct wl_workload;
 
 typedef struct wl_instance {
     const struct wl_workload *workload;
-    char params[96];       /* sizes, e.g. "options=4000000" */
-    double bytes, flops;   /* one run's fewest bytes moved / flops (0: not counted) */
+    char params[96];     /* sizes, e.g. "options=4000000" */
+    double bytes, flops; /* one run's fewest bytes moved / flops (0: not counted) */
     wl_slot slots[WL_MAX_SLOTS];
     uint32_t slot_count;
-    wl_plan port;          /* one run through the mox kernels */
-    wl_plan orig;          /* one run through the original kernels (kernel_count 0: none) */
-    bool deterministic;    /* the same inputs give the same bits on one device */
-    void *state;           /* the workload's own: inputs, gold results */
+    wl_plan port;       /* one run through the mox kernels */
+    wl_plan orig;       /* one run through the original kernels (kernel_count 0: none) */
+    bool deterministic; /* the same inputs give the same bits on one device */
+    void *state;        /* the workload's own: inputs, gold results */
 } wl_instance;
 
 typedef struct wl_workload {
@@ -89,8 +89,7 @@ typedef struct wl_workload {
     /* One run's outputs (host copies of plan->outputs, in order) against
      * the gold results. Writes what it compared and how close it came into
      * `why` (pass or fail). `orig`: produced by the original kernels. */
-    bool (*verify)(const wl_instance *in, bool orig, const void *const *outputs, char *why,
-                   size_t why_len);
+    bool (*verify)(const wl_instance *in, bool orig, const void *const *outputs, char *why, size_t why_len);
     void (*destroy)(wl_instance *in);
 } wl_workload;
 
@@ -112,6 +111,11 @@ void wl_arg_value(wl_launch *l, const mox_type *type, const void *value);
 void wl_arg_u32(wl_launch *l, uint32_t v);
 void wl_arg_i32(wl_launch *l, int32_t v);
 void wl_arg_f32(wl_launch *l, float v);
+/* Several arguments at once, one letter each, in the kernel's order:
+ * R, W, A a whole buffer slot (uint32_t) read, written, atomic; u, i, f a
+ * uint32_t, int32_t, float (passed as double) value. wl_args(l, "RRWu",
+ * a, b, out, n) appends what four single calls would. */
+void wl_args(wl_launch *l, const char *spec, ...);
 /* grid x block, both 2-D. */
 mox_launch_config wl_cfg(uint32_t gx, uint32_t gy, uint32_t bx, uint32_t by);
 /* Frees the plans and calls the workload's destroy. */
@@ -127,15 +131,15 @@ void wl_outputs_free(void **outputs, uint32_t count);
 bool wl_fail(char *err, size_t err_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Bit for bit; `elem` bytes per element. */
-bool wl_check_bits(const void *got, const void *want, size_t n, size_t elem, const char *what,
-                   char *why, size_t why_len);
+bool wl_check_bits(const void *got, const void *want, size_t n, size_t elem, const char *what, char *why,
+                   size_t why_len);
 /* L1 norm sum|got-want| / sum|want| at most `limit`; also reports the
  * largest absolute difference. */
-bool wl_check_l1(const float *got, const float *want, size_t n, double limit, const char *what,
-                 char *why, size_t why_len);
+bool wl_check_l1(const float *got, const float *want, size_t n, double limit, const char *what, char *why,
+                 size_t why_len);
 /* |got - want| at most `limit` everywhere. */
-bool wl_check_abs(const float *got, const float *want, size_t n, double limit, const char *what,
-                  char *why, size_t why_len);
+bool wl_check_abs(const float *got, const float *want, size_t n, double limit, const char *what, char *why,
+                  size_t why_len);
 
 /* ---- the workloads (wl_registry.c) ---- */
 

@@ -193,8 +193,8 @@ bool wl_mox_verify(const wl_mox *m, char *why, size_t why_len)
     return ok;
 }
 
-bool wl_mox_state_after(const wl_mox *m, uint32_t runs, bool separate, bool one_by_one,
-                        void **outputs, char *err, size_t err_len)
+bool wl_mox_state_after(const wl_mox *m, uint32_t runs, bool separate, bool one_by_one, void **outputs,
+                        char *err, size_t err_len)
 {
     memset(outputs, 0, m->in->port.output_count * sizeof *outputs);
     bool ok = wl_mox_reset(m, err, err_len);

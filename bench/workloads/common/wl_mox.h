@@ -34,7 +34,7 @@ bool wl_mox_read(const wl_mox *m, void **outputs, char *err, size_t err_len);
 bool wl_mox_verify(const wl_mox *m, char *why, size_t why_len);
 /* Resets, does `runs` runs the given way, reads the outputs: the state
  * after those runs (for comparing two ways of running the same runs). */
-bool wl_mox_state_after(const wl_mox *m, uint32_t runs, bool separate, bool one_by_one,
-                        void **outputs, char *err, size_t err_len);
+bool wl_mox_state_after(const wl_mox *m, uint32_t runs, bool separate, bool one_by_one, void **outputs,
+                        char *err, size_t err_len);
 
 #endif

@@ -1,5 +1,6 @@
 /* wl_plan.c - building workload instances: slots, plans, launches and
  * their arguments (see wl.h). */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +13,7 @@ static void wl_bug(const char *what)
     abort();
 }
 
-uint32_t wl_slot_add(wl_instance *in, const char *name, const mox_type *type, size_t length,
-                     const void *init)
+uint32_t wl_slot_add(wl_instance *in, const char *name, const mox_type *type, size_t length, const void *init)
 {
     if (in->slot_count >= WL_MAX_SLOTS)
         wl_bug("more than WL_MAX_SLOTS slots");
@@ -125,6 +125,37 @@ void wl_arg_i32(wl_launch *l, int32_t v)
 void wl_arg_f32(wl_launch *l, float v)
 {
     wl_arg_value(l, &mox_type_f32, &v);
+}
+
+void wl_args(wl_launch *l, const char *spec, ...)
+{
+    va_list ap;
+    va_start(ap, spec);
+    for (const char *c = spec; *c; c++) {
+        switch (*c) {
+        case 'R':
+            wl_arg_buffer(l, MOX_ACCESS_READ, va_arg(ap, uint32_t), 0);
+            break;
+        case 'W':
+            wl_arg_buffer(l, MOX_ACCESS_WRITE, va_arg(ap, uint32_t), 0);
+            break;
+        case 'A':
+            wl_arg_buffer(l, MOX_ACCESS_ATOMIC, va_arg(ap, uint32_t), 0);
+            break;
+        case 'u':
+            wl_arg_u32(l, va_arg(ap, uint32_t));
+            break;
+        case 'i':
+            wl_arg_i32(l, va_arg(ap, int32_t));
+            break;
+        case 'f':
+            wl_arg_f32(l, (float)va_arg(ap, double));
+            break;
+        default:
+            wl_bug("wl_args: unknown argument letter");
+        }
+    }
+    va_end(ap);
 }
 
 mox_launch_config wl_cfg(uint32_t gx, uint32_t gy, uint32_t bx, uint32_t by)

@@ -7,12 +7,7 @@
 extern const wl_workload wl_blackscholes, wl_sobol, wl_fdtd3d, wl_binomial, wl_mergesort, wl_nbody;
 
 const wl_workload *const wl_ports[] = {
-    &wl_blackscholes,
-    &wl_sobol,
-    &wl_fdtd3d,
-    &wl_binomial,
-    &wl_mergesort,
-    &wl_nbody,
+    &wl_blackscholes, &wl_sobol, &wl_fdtd3d, &wl_binomial, &wl_mergesort, &wl_nbody,
 };
 const size_t wl_port_count = sizeof wl_ports / sizeof wl_ports[0];
 

@@ -53,8 +53,7 @@ static void check_back_to_back(const wl_mox *m, const char *name, bool separate)
                  PIPELINED_RUNS, p->output_count);
     wl_outputs_free(piped, p->output_count);
     wl_outputs_free(stepped, p->output_count);
-    report(ok, name, separate ? "runs back to back as separate ops" : "runs back to back as sequences",
-           why);
+    report(ok, name, separate ? "runs back to back as separate ops" : "runs back to back as sequences", why);
 }
 
 int main(int argc, char **argv)

@@ -68,11 +68,6 @@ static wl_launch *add(wl_plan *p, const uint32_t k[K_COUNT], int which, uint32_t
     return wl_plan_add(p, k[which], wl_cfg(blocks, 1, threads, 1));
 }
 
-static void buf(wl_launch *l, mox_access a, uint32_t slot)
-{
-    wl_arg_buffer(l, a, slot, 0);
-}
-
 static void swap(uint32_t *a, uint32_t *b)
 {
     uint32_t t = *a;
@@ -88,32 +83,27 @@ static bool add_run(wl_plan *p, const uint32_t k[K_COUNT], uint32_t n, const uin
         ;
     uint32_t ikey = slot[stages & 1 ? BUF_KEY : DST_KEY], ival = slot[stages & 1 ? BUF_VAL : DST_VAL];
     uint32_t okey = slot[stages & 1 ? DST_KEY : BUF_KEY], oval = slot[stages & 1 ? DST_VAL : BUF_VAL];
-    const mox_access R = MOX_ACCESS_READ, Wr = MOX_ACCESS_WRITE;
     wl_launch *l = add(p, k, K_SHARED, n / SHARED_SIZE_LIMIT, SHARED_SIZE_LIMIT / 2);
     if (!l)
         return false;
-    buf(l, Wr, ikey), buf(l, Wr, ival), buf(l, R, slot[SRC_KEY]), buf(l, R, slot[SRC_VAL]);
-    wl_arg_u32(l, SHARED_SIZE_LIMIT);
+    wl_args(l, "WWRRu", ikey, ival, slot[SRC_KEY], slot[SRC_VAL], SHARED_SIZE_LIMIT);
     for (uint32_t stride = SHARED_SIZE_LIMIT; stride < n; stride <<= 1) {
         uint32_t last = n % (2 * stride);
-        uint32_t threads = last > stride ? (n + 2 * stride - last) / (2 * SAMPLE_STRIDE)
-                                         : (n - last) / (2 * SAMPLE_STRIDE);
+        uint32_t threads =
+            last > stride ? (n + 2 * stride - last) / (2 * SAMPLE_STRIDE) : (n - last) / (2 * SAMPLE_STRIDE);
         if (!(l = add(p, k, K_RANKS, div_up(threads, 256), 256)))
             return false;
-        buf(l, Wr, slot[RANKS_A]), buf(l, Wr, slot[RANKS_B]), buf(l, R, ikey);
-        wl_arg_u32(l, stride), wl_arg_u32(l, n), wl_arg_u32(l, threads);
+        wl_args(l, "WWRuuu", slot[RANKS_A], slot[RANKS_B], ikey, stride, n, threads);
         for (int ab = 0; ab < 2; ab++) {
             if (!(l = add(p, k, K_LIMITS, div_up(threads, 256), 256)))
                 return false;
-            buf(l, Wr, slot[ab ? LIMITS_B : LIMITS_A]), buf(l, R, slot[ab ? RANKS_B : RANKS_A]);
-            wl_arg_u32(l, stride), wl_arg_u32(l, n), wl_arg_u32(l, threads);
+            wl_args(l, "WRuuu", slot[ab ? LIMITS_B : LIMITS_A], slot[ab ? RANKS_B : RANKS_A], stride, n,
+                    threads);
         }
         uint32_t pairs = last > stride ? div_up(n, SAMPLE_STRIDE) : (n - last) / SAMPLE_STRIDE;
         if (!(l = add(p, k, K_MERGE, pairs, SAMPLE_STRIDE)))
             return false;
-        buf(l, Wr, okey), buf(l, Wr, oval), buf(l, R, ikey), buf(l, R, ival);
-        buf(l, R, slot[LIMITS_A]), buf(l, R, slot[LIMITS_B]);
-        wl_arg_u32(l, stride), wl_arg_u32(l, n);
+        wl_args(l, "WWRRRRuu", okey, oval, ikey, ival, slot[LIMITS_A], slot[LIMITS_B], stride, n);
         swap(&ikey, &okey);
         swap(&ival, &oval);
     }
@@ -138,12 +128,14 @@ static bool ms_create(wl_instance *in, wl_scale scale, char *err, size_t err_len
         s->keys[i] = (unsigned int)rand() % MS_NUM_VALUES;
     fillValues(s->values, s->n);
 
-    static const char *const names[SLOTS] = {"d_SrcKey", "d_SrcVal", "d_DstKey", "d_DstVal", "d_BufKey",
+    static const char *const names[SLOTS] = {"d_SrcKey", "d_SrcVal", "d_DstKey", "d_DstVal",  "d_BufKey",
                                              "d_BufVal", "d_RanksA", "d_RanksB", "d_LimitsA", "d_LimitsB"};
     uint32_t slot[SLOTS];
     for (int i = 0; i < SLOTS; i++) {
         size_t len = i >= RANKS_A ? MS_MAX_SAMPLE_COUNT : s->n;
-        const void *init = i == SRC_KEY ? (const void *)s->keys : i == SRC_VAL ? (const void *)s->values : NULL;
+        const void *init = i == SRC_KEY   ? (const void *)s->keys
+                           : i == SRC_VAL ? (const void *)s->values
+                                          : NULL;
         slot[i] = wl_slot_add(in, names[i], &mox_type_u32, len, init);
     }
     uint32_t port_k[K_COUNT], orig_k[K_COUNT];
@@ -163,8 +155,7 @@ static bool ms_create(wl_instance *in, wl_scale scale, char *err, size_t err_len
     return true;
 }
 
-static bool ms_verify(const wl_instance *in, bool orig, const void *const *outputs, char *why,
-                      size_t why_len)
+static bool ms_verify(const wl_instance *in, bool orig, const void *const *outputs, char *why, size_t why_len)
 {
     (void)orig;
     const ms_state *s = in->state;

@@ -11,10 +11,18 @@
 #include <string>
 #include <vector>
 
-struct float3 { float x, y, z; };
-struct float4 { float x, y, z, w; };
-struct double3 { double x, y, z; };
-struct double4 { double x, y, z, w; };
+struct float3 {
+    float x, y, z;
+};
+struct float4 {
+    float x, y, z, w;
+};
+struct double3 {
+    double x, y, z;
+};
+struct double4 {
+    double x, y, z, w;
+};
 
 #include "bodysystemcpu.h"
 
@@ -33,8 +41,10 @@ extern "C" void wl_nbody_cpu(float *pos, float *vel, int numBodies, float dt, in
     system.setArray(BODYSYSTEM_VELOCITY, vel);
     for (int i = 0; i < steps; i++)
         system.update(dt);
-    std::copy(system.getArray(BODYSYSTEM_POSITION), system.getArray(BODYSYSTEM_POSITION) + 4 * numBodies, pos);
-    std::copy(system.getArray(BODYSYSTEM_VELOCITY), system.getArray(BODYSYSTEM_VELOCITY) + 4 * numBodies, vel);
+    std::copy(system.getArray(BODYSYSTEM_POSITION), system.getArray(BODYSYSTEM_POSITION) + 4 * numBodies,
+              pos);
+    std::copy(system.getArray(BODYSYSTEM_VELOCITY), system.getArray(BODYSYSTEM_VELOCITY) + 4 * numBodies,
+              vel);
 }
 
 // The CPU system's own softening (squared) and damping, for the kernels.

@@ -108,8 +108,7 @@ static bool nbody_create(wl_instance *in, wl_scale scale, char *err, size_t err_
     wl_plan_init(&in->orig, orig_kernels, 1);
     if (!add_run(&in->port, k, s, pos, vel, false) || !add_run(&in->orig, 0, s, pos, vel, true))
         return wl_fail(err, err_len, "out of host memory");
-    snprintf(in->params, sizeof in->params, "bodies=%u steps=%d block=%d", s->n, NBODY_STEPS,
-             NBODY_BLOCK);
+    snprintf(in->params, sizeof in->params, "bodies=%u steps=%d block=%d", s->n, NBODY_STEPS, NBODY_BLOCK);
     /* The sample counts 20 flops per interaction. */
     in->flops = 20.0 * NBODY_STEPS * (double)s->n * s->n;
     in->deterministic = true;
@@ -125,8 +124,7 @@ static bool nbody_verify(const wl_instance *in, bool orig, const void *const *ou
     size_t floats = 4 * (size_t)s->n;
     bool ok = wl_check_abs(outputs[0], s->gold_pos, floats, NBODY_TOLERANCE, "positions vs BodySystemCPU",
                            pos, sizeof pos);
-    ok = wl_check_abs(outputs[1], s->gold_vel, floats, NBODY_TOLERANCE, "velocities", vel, sizeof vel) &&
-         ok;
+    ok = wl_check_abs(outputs[1], s->gold_vel, floats, NBODY_TOLERANCE, "velocities", vel, sizeof vel) && ok;
     snprintf(why, why_len, "%s; %s", pos, vel);
     return ok;
 }

@@ -19,7 +19,8 @@ static float cndGPU(float d)
 
     float K = mox_fast_divf(1.0f, (1.0f + 0.2316419f * fabsf(d)));
 
-    float cnd = RSQRT2PI * mox_fast_expf(-0.5f * d * d) * (K * (A1 + K * (A2 + K * (A3 + K * (A4 + K * A5)))));
+    float cnd =
+        RSQRT2PI * mox_fast_expf(-0.5f * d * d) * (K * (A1 + K * (A2 + K * (A3 + K * (A4 + K * A5)))));
 
     if (d > 0)
         cnd = 1.0f - cnd;
@@ -29,8 +30,8 @@ static float cndGPU(float d)
 
 /* Black-Scholes formula for both call and put (the original's float &
  * results become pointers). */
-static void BlackScholesBodyGPU(float *CallResult, float *PutResult, float S, float X, float T,
-                                float R, float V)
+static void BlackScholesBodyGPU(float *CallResult, float *PutResult, float S, float X, float T, float R,
+                                float V)
 {
     float sqrtT, expRT;
     float d1, d2, CNDD1, CNDD2;
@@ -50,10 +51,11 @@ static void BlackScholesBodyGPU(float *CallResult, float *PutResult, float S, fl
 
 /* Processes optN options, two per thread to increase instruction-level
  * parallelism, as the original does. */
-MOX_KERNEL MOX_BLOCK(128, 1, 1)
-void BlackScholesGPU(mox_float2 *d_CallResult, mox_float2 *d_PutResult, const mox_float2 *d_StockPrice,
-                     const mox_float2 *d_OptionStrike, const mox_float2 *d_OptionYears, float Riskfree,
-                     float Volatility, int32_t optN)
+MOX_KERNEL MOX_BLOCK(128, 1, 1) void BlackScholesGPU(mox_float2 *d_CallResult, mox_float2 *d_PutResult,
+                                                     const mox_float2 *d_StockPrice,
+                                                     const mox_float2 *d_OptionStrike,
+                                                     const mox_float2 *d_OptionYears, float Riskfree,
+                                                     float Volatility, int32_t optN)
 {
     const int opt = (int)(mox_block_dim().x * mox_block_idx().x + mox_thread_idx().x);
 

@@ -17,9 +17,10 @@
 
 #define TILE_W (k_blockDimX + 2 * RADIUS)
 
-MOX_KERNEL MOX_BLOCK(k_blockDimX, k_blockDimMaxY, 1)
-void FiniteDifferencesKernel(float *output, const float *input, int32_t dimx, int32_t dimy,
-                             int32_t dimz, Stencil stencil, uint32_t offset)
+MOX_KERNEL MOX_BLOCK(k_blockDimX, k_blockDimMaxY,
+                     1) void FiniteDifferencesKernel(float *output, const float *input, int32_t dimx,
+                                                     int32_t dimy, int32_t dimz, Stencil stencil,
+                                                     uint32_t offset)
 {
     output += offset;
     input += offset;
@@ -124,9 +125,9 @@ void FiniteDifferencesKernel(float *output, const float *input, int32_t dimx, in
         float value = stencil.c[0] * current;
 #pragma unroll 4
         for (int i = 1; i <= RADIUS; i++) {
-            value += stencil.c[i] * (infront[i - 1] + behind[i - 1] + tile[(ty - i) * TILE_W + tx] +
-                                     tile[(ty + i) * TILE_W + tx] + tile[ty * TILE_W + tx - i] +
-                                     tile[ty * TILE_W + tx + i]);
+            value += stencil.c[i] *
+                     (infront[i - 1] + behind[i - 1] + tile[(ty - i) * TILE_W + tx] +
+                      tile[(ty + i) * TILE_W + tx] + tile[ty * TILE_W + tx - i] + tile[ty * TILE_W + tx + i]);
         }
 
         /* Store the output value */

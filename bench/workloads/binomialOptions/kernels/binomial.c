@@ -25,8 +25,8 @@ static float expiryCallValue(float S, float X, float vDt, int i)
     return (d > 0.0F) ? d : 0.0F;
 }
 
-MOX_KERNEL MOX_BLOCK(THREADBLOCK_SIZE, 1, 1)
-void binomialOptionsKernel(const OptionDataGPU *d_OptionData, real *d_CallValue)
+MOX_KERNEL MOX_BLOCK(THREADBLOCK_SIZE, 1, 1) void binomialOptionsKernel(const OptionDataGPU *d_OptionData,
+                                                                        real *d_CallValue)
 {
     MOX_SHARED(real, call_exchange, THREADBLOCK_SIZE + 1);
 

@@ -69,9 +69,10 @@ static uint32_t binarySearchExclusive(uint32_t sortDir, uint32_t val, const uint
 }
 
 /* Bottom-level merge sort (binary search-based). */
-MOX_KERNEL MOX_BLOCK(SHARED_SIZE_LIMIT / 2, 1, 1)
-void mergeSortSharedKernel1(uint32_t *d_DstKey, uint32_t *d_DstVal, const uint32_t *d_SrcKey,
-                            const uint32_t *d_SrcVal, uint32_t arrayLength)
+MOX_KERNEL MOX_BLOCK(SHARED_SIZE_LIMIT / 2, 1,
+                     1) void mergeSortSharedKernel1(uint32_t *d_DstKey, uint32_t *d_DstVal,
+                                                    const uint32_t *d_SrcKey, const uint32_t *d_SrcVal,
+                                                    uint32_t arrayLength)
 {
     MOX_SHARED(uint32_t, s_key, SHARED_SIZE_LIMIT);
     MOX_SHARED(uint32_t, s_val, SHARED_SIZE_LIMIT);
@@ -114,9 +115,9 @@ void mergeSortSharedKernel1(uint32_t *d_DstKey, uint32_t *d_DstVal, const uint32
 }
 
 /* Merge step 1: generate sample ranks. */
-MOX_KERNEL MOX_BLOCK(256, 1, 1)
-void generateSampleRanksKernel1(uint32_t *d_RanksA, uint32_t *d_RanksB, const uint32_t *d_SrcKey,
-                                uint32_t stride, uint32_t N, uint32_t threadCount)
+MOX_KERNEL MOX_BLOCK(256, 1, 1) void generateSampleRanksKernel1(uint32_t *d_RanksA, uint32_t *d_RanksB,
+                                                                const uint32_t *d_SrcKey, uint32_t stride,
+                                                                uint32_t N, uint32_t threadCount)
 {
     uint32_t pos = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
 
@@ -143,15 +144,15 @@ void generateSampleRanksKernel1(uint32_t *d_RanksA, uint32_t *d_RanksB, const ui
     if (i < segmentSamplesB) {
         d_RanksB[(stride / SAMPLE_STRIDE) + i] = i * SAMPLE_STRIDE;
         d_RanksA[(stride / SAMPLE_STRIDE) + i] =
-            binarySearchInclusive(1U, d_SrcKey[stride + i * SAMPLE_STRIDE], d_SrcKey + 0,
-                                  segmentElementsA, nextPowerOfTwo(segmentElementsA));
+            binarySearchInclusive(1U, d_SrcKey[stride + i * SAMPLE_STRIDE], d_SrcKey + 0, segmentElementsA,
+                                  nextPowerOfTwo(segmentElementsA));
     }
 }
 
 /* Merge step 2: generate sample ranks and indices. */
-MOX_KERNEL MOX_BLOCK(256, 1, 1)
-void mergeRanksAndIndicesKernel(uint32_t *d_Limits, const uint32_t *d_Ranks, uint32_t stride,
-                                uint32_t N, uint32_t threadCount)
+MOX_KERNEL MOX_BLOCK(256, 1, 1) void mergeRanksAndIndicesKernel(uint32_t *d_Limits, const uint32_t *d_Ranks,
+                                                                uint32_t stride, uint32_t N,
+                                                                uint32_t threadCount)
 {
     uint32_t pos = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
 
@@ -169,15 +170,15 @@ void mergeRanksAndIndicesKernel(uint32_t *d_Limits, const uint32_t *d_Ranks, uin
     const uint32_t segmentSamplesB = getSampleCount(segmentElementsB);
 
     if (i < segmentSamplesA) {
-        uint32_t dstPos = binarySearchExclusive(1U, d_Ranks[i], d_Ranks + segmentSamplesA,
-                                                segmentSamplesB, nextPowerOfTwo(segmentSamplesB)) +
+        uint32_t dstPos = binarySearchExclusive(1U, d_Ranks[i], d_Ranks + segmentSamplesA, segmentSamplesB,
+                                                nextPowerOfTwo(segmentSamplesB)) +
                           i;
         d_Limits[dstPos] = d_Ranks[i];
     }
 
     if (i < segmentSamplesB) {
-        uint32_t dstPos = binarySearchInclusive(1U, d_Ranks[segmentSamplesA + i], d_Ranks,
-                                                segmentSamplesA, nextPowerOfTwo(segmentSamplesA)) +
+        uint32_t dstPos = binarySearchInclusive(1U, d_Ranks[segmentSamplesA + i], d_Ranks, segmentSamplesA,
+                                                nextPowerOfTwo(segmentSamplesA)) +
                           i;
         d_Limits[dstPos] = d_Ranks[segmentSamplesA + i];
     }
@@ -216,10 +217,9 @@ static void merge(uint32_t *dstKey, uint32_t *dstVal, const uint32_t *srcAKey, c
     }
 }
 
-MOX_KERNEL MOX_BLOCK(SAMPLE_STRIDE, 1, 1)
-void mergeElementaryIntervalsKernel1(uint32_t *d_DstKey, uint32_t *d_DstVal, const uint32_t *d_SrcKey,
-                                     const uint32_t *d_SrcVal, const uint32_t *d_LimitsA,
-                                     const uint32_t *d_LimitsB, uint32_t stride, uint32_t N)
+MOX_KERNEL MOX_BLOCK(SAMPLE_STRIDE, 1, 1) void mergeElementaryIntervalsKernel1(
+    uint32_t *d_DstKey, uint32_t *d_DstVal, const uint32_t *d_SrcKey, const uint32_t *d_SrcVal,
+    const uint32_t *d_LimitsA, const uint32_t *d_LimitsB, uint32_t stride, uint32_t N)
 {
     MOX_SHARED(uint32_t, s_key, 2 * SAMPLE_STRIDE);
     MOX_SHARED(uint32_t, s_val, 2 * SAMPLE_STRIDE);

@@ -44,8 +44,8 @@ static mox_float3 bodyBodyInteraction(mox_float3 ai, mox_float4 bi, mox_float4 b
     return ai;
 }
 
-static mox_float3 computeBodyAccel(mox_float4 bodyPos, const mox_float4 *positions, int numTiles, mox_float4 *sharedPos,
-                               float softeningSquared)
+static mox_float3 computeBodyAccel(mox_float4 bodyPos, const mox_float4 *positions, int numTiles,
+                                   mox_float4 *sharedPos, float softeningSquared)
 {
     mox_float3 acc = mox_make_float3(0.0f, 0.0f, 0.0f);
     const uint32_t tid = mox_thread_idx().x, dim = mox_block_dim().x;
@@ -66,10 +66,10 @@ static mox_float3 computeBodyAccel(mox_float4 bodyPos, const mox_float4 *positio
     return acc;
 }
 
-MOX_KERNEL MOX_BLOCK(NBODY_BLOCK, 1, 1)
-void integrateBodies(mox_float4 *newPos, const mox_float4 *oldPos, mox_float4 *vel, uint32_t deviceOffset,
-                     uint32_t deviceNumBodies, float deltaTime, float damping, int32_t numTiles,
-                     float softeningSquared)
+MOX_KERNEL MOX_BLOCK(NBODY_BLOCK, 1,
+                     1) void integrateBodies(mox_float4 *newPos, const mox_float4 *oldPos, mox_float4 *vel,
+                                             uint32_t deviceOffset, uint32_t deviceNumBodies, float deltaTime,
+                                             float damping, int32_t numTiles, float softeningSquared)
 {
     MOX_SHARED(mox_float4, sharedPos, NBODY_BLOCK);
     uint32_t index = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
