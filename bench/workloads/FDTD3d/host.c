@@ -117,6 +117,10 @@ static bool fdtd_create(wl_instance *in, wl_scale scale, char *err, size_t err_l
     /* Each timestep reads and writes the volume once at least. */
     in->bytes = 2.0 * FDTD_TIMESTEPS * (double)s->dim[0] * s->dim[1] * s->dim[2] * sizeof(float);
     in->deterministic = true;
+    /* The middle of the inner volume (the halo is copied, not checked). */
+    in->probe = FDTD_PADDING +
+                ((size_t)(RADIUS + s->dim[2] / 2) * outer[1] + (size_t)(RADIUS + s->dim[1] / 2)) * outer[0] +
+                (size_t)(RADIUS + s->dim[0] / 2);
     return true;
 }
 

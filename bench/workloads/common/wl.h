@@ -76,6 +76,7 @@ typedef struct wl_instance {
     wl_plan port;       /* one run through the mox kernels */
     wl_plan orig;       /* one run through the original kernels (kernel_count 0: none) */
     bool deterministic; /* the same inputs give the same bits on one device */
+    size_t probe;       /* an element of the first output the check covers (0: the middle) */
     void *state;        /* the workload's own: inputs, gold results */
 } wl_instance;
 

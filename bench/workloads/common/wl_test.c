@@ -1,7 +1,9 @@
 /* wl_test.c - the check of one public-sample port on the current backend
  * (ctest workload-<name>-cpu / -cuda):
  *
- *   wl_test NAME
+ *   wl_test NAME            the checks below
+ *   wl_test --detects NAME  one run with an element of its first output
+ *                           spoiled: the check must catch it
  *
  * At test sizes it runs the port through mox three ways and checks each
  * against the sample's own CPU code: one run as a sequence, one run as one
@@ -56,11 +58,34 @@ static void check_back_to_back(const wl_mox *m, const char *name, bool separate)
     report(ok, name, separate ? "runs back to back as separate ops" : "runs back to back as sequences", why);
 }
 
+/* The check must fail when one element of the first output (its probe,
+ * else the middle one) is overwritten (0x7f bytes: a huge float, an
+ * out-of-range key). */
+static void check_detects(const wl_mox *m, const char *name)
+{
+    const wl_plan *p = &m->in->port;
+    void *outputs[WL_MAX_SLOTS] = {NULL};
+    char why[512] = "";
+    bool ran = p->output_count > 0 && wl_mox_reset(m, why, sizeof why) &&
+               wl_mox_runs(m, 1, false, why, sizeof why) && wl_mox_read(m, outputs, why, sizeof why);
+    if (ran) {
+        const wl_slot *slot = &m->in->slots[p->outputs[0]];
+        size_t at = m->in->probe ? m->in->probe : slot->length / 2;
+        memset((char *)outputs[0] + at * slot->type->size, 0x7f, slot->type->size);
+        bool passed = m->in->workload->verify(m->in, false, (const void *const *)outputs, why, sizeof why);
+        report(!passed, name, "check of a spoiled output", passed ? "the spoiled output passed" : why);
+    } else {
+        report(false, name, "check of a spoiled output", why[0] ? why : "no outputs");
+    }
+    wl_outputs_free(outputs, p->output_count);
+}
+
 int main(int argc, char **argv)
 {
-    const wl_workload *w = argc == 2 ? wl_port_find(argv[1]) : NULL;
+    bool detects = argc == 3 && strcmp(argv[1], "--detects") == 0;
+    const wl_workload *w = argc == 2 || detects ? wl_port_find(argv[argc - 1]) : NULL;
     if (!w) {
-        fprintf(stderr, "usage: wl_test NAME (one of:");
+        fprintf(stderr, "usage: wl_test [--detects] NAME (one of:");
         for (size_t i = 0; i < wl_port_count; i++)
             fprintf(stderr, " %s", wl_ports[i]->name);
         fprintf(stderr, ")\n");
@@ -86,6 +111,10 @@ int main(int argc, char **argv)
         report(false, w->name, "setup", err);
     } else {
         printf("%s (%s, %s) on %s\n", w->name, w->sample, in.params, mox_device_name(dev));
+    }
+    if (failures == 0 && detects) {
+        check_detects(&m, w->name);
+    } else if (failures == 0) {
         check_one_run(&m, w->name, false);
         check_one_run(&m, w->name, true);
         if (in.deterministic) {
