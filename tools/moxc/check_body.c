@@ -86,6 +86,8 @@ static void walk_call(body_walk *w, CXCursor call) {
                 cur(w)->coop_direct = coop;
         } else if (!clang_Cursor_isNull(def)) {
             add_callee(w, def, call);
+        } else if (moxc__cuda_hint(name)) {
+            moxc__error_at(fr, loc, "unknown function '%s' in a kernel; %s", name, moxc__cuda_hint(name));
         } else if (!moxc__is_math_function(name) && !moxc__starts_with(name, "__builtin_")) {
             moxc__error_at(fr, loc, "call to '%s' which has no definition visible to moxc", name);
         }

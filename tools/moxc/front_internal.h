@@ -146,6 +146,18 @@ void moxc__binary_op(CXTranslationUnit tu, CXCursor lhs, CXCursor rhs, char *buf
 bool moxc__is_lvalue_expr(CXCursor c);
 CXCursor moxc__strip_parens(CXCursor c);
 
+/* ---- CUDA spellings (cuda_hints.c) ---- */
+/* The dialect's equivalent of a CUDA (or C library) name as a clause
+ * ("the dialect has mox_barrier()"), or NULL. */
+const char *moxc__cuda_hint(const char *name);
+/* clang's message with the hint for the name it complains about, or NULL
+ * to keep it; calls without a declaration become "unknown function 'f' in
+ * a kernel" and set *error. `after_extern`: the name follows `extern`. */
+char *moxc__clang_message(const char *msg, bool after_extern, bool *error);
+/* Whether CUDA's headers (which the CUDA translation unit includes) define
+ * a type of this name: float4, uint2, dim3, half, ... */
+bool moxc__is_cuda_type_name(const char *name);
+
 /* ---- parse steps ---- */
 /* Fills the ABI kernel, its info and errors for one kernel definition. */
 bool moxc__parse_kernel(moxc__tu *t, CXCursor fn, mox_abi_kernel *k, moxc_kernel_info *info);

@@ -382,6 +382,12 @@ mox_abi_layout *moxc__record_layout(moxc__tu *t, CXType spelled, const char *ker
     } else if (moxc__is_reserved_name(name)) {
         moxc__error_at(f, moxc__cursor_loc(header_decl),
                        "record name '%s' is a C++ keyword; the CUDA translation unit is C++", name);
+    } else if (moxc__is_cuda_type_name(name)) {
+        const char *hint = moxc__cuda_hint(name);
+        moxc__error_at(f, moxc__cursor_loc(header_decl),
+                       "record name '%s' is a CUDA built-in type, which CUDA's headers define in the CUDA "
+                       "translation unit; rename it%s%s%s",
+                       name, hint ? " (" : "", hint ? hint : "", hint ? ")" : "");
     } else if (declared_in_source(t, header_decl) || declared_in_source(t, def)) {
         moxc__error_at(f, moxc__cursor_loc(declared_in_source(t, header_decl) ? header_decl : def),
                        "record '%s' used by kernel '%s' must be declared in a header", name, kernel);
