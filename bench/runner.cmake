@@ -193,7 +193,7 @@ set_tests_properties(bench-cuda-smoke PROPERTIES
 # driver (runner_fakecuda.c) computes the kernels in C. Needs the fatbins
 # (nvcc) since the suite loads and verifies them exactly as on a GPU.
 if(MOX_NVCC)
-  add_library(mox_bench_fakecuda SHARED runner_fakecuda.c)
+  add_library(mox_bench_fakecuda SHARED runner_fakecuda.c runner_fakecuda_ports.c)
   target_include_directories(mox_bench_fakecuda PRIVATE ${PROJECT_SOURCE_DIR}/src
     ${PROJECT_SOURCE_DIR}/include ${MOX_BENCH_EXAMPLES}/particle-update/kernels)
   target_compile_options(mox_bench_fakecuda PRIVATE -ffp-contract=off)
@@ -207,12 +207,12 @@ if(MOX_NVCC)
 endif()
 if(TARGET mox_bench_fakecuda)
   # The workloads suite's raw side on the stand-in driver, which computes
-  # the examples' kernels: launch geometry, parameters, resets, read-backs
-  # and the comparisons of raw-gen with mox (the ports' kernels are unknown
-  # to it, so they run through mox alone).
+  # the examples' kernels and FDTD3d's (generated and original): launch
+  # geometry, parameters, offsets, module variables, resets, read-backs,
+  # the comparisons of raw-gen with mox and the kernel-time cases.
   add_test(NAME bench-workloads-fake
     COMMAND mox_bench --smoke --suite workloads
-            --filter workloads/vec-add,workloads/histogram,workloads/scan,workloads/particle,workloads/matmul-f16
+            --filter workloads/vec-add,workloads/histogram,workloads/scan,workloads/particle,workloads/matmul-f16,fdtd3d
             --json ${CMAKE_CURRENT_BINARY_DIR}/bench-workloads-fake.json)
   set_tests_properties(bench-workloads-fake PROPERTIES
     LABELS bench TIMEOUT 120
