@@ -96,16 +96,13 @@ static mox_op *check_args(mox_device *dev, const mox__kernel_check *k, const mox
                                     "kernel '%s' argument '%s' must be a %s buffer, got %s access",
                                     kn, p->name, access_name(p->access), access_name(a->access));
             const char *sig = a->buffer->type->signature;
-            if (a->buffer->type != p->builtin && strcmp(sig, p->signature) != 0)
+            char why[200];
+            if (a->buffer->type != p->builtin && strcmp(sig, p->signature) != 0 &&
+                !mox__view_allowed(a->buffer, p, why, sizeof why))
                 return launch_error(MOX_ERR_ABI_MISMATCH, kn,
                                     "kernel '%s' argument '%s' must be a buffer of %s, got a "
-                                    "buffer of %s",
-                                    kn, p->name, p->signature, sig);
-            if (a->access == MOX_ACCESS_ATOMIC && strcmp(sig, "u32") != 0 && strcmp(sig, "i32") != 0)
-                return launch_error(MOX_ERR_ABI_MISMATCH, kn,
-                                    "kernel '%s' argument '%s': atomic buffers hold u32 or i32, "
-                                    "not %s",
-                                    kn, p->name, sig);
+                                    "buffer of %s (%s)",
+                                    kn, p->name, p->signature, sig, why);
         } else {
             if (!a->value || !a->type || !a->type->signature)
                 return launch_error(MOX_ERR_INVALID_ARGUMENT, kn,

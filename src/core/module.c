@@ -91,6 +91,7 @@ static mox_error *build_checks(mox__modinfo *info)
                          : ap->access == MOX_PARAM_ATOMIC ? MOX_ACCESS_ATOMIC
                                                           : MOX_ACCESS_READ;
             pc->size = (uint32_t)ap->layout->size;
+            pc->align = (uint32_t)ap->layout->align;
             pc->signature = mox_abi_layout_signature(ap->layout);
             if (!pc->signature)
                 return mox__error_oom();
