@@ -89,13 +89,15 @@ static bool bs_create(wl_instance *in, wl_scale scale, char *err, size_t err_len
     BlackScholesCPU(s->call_gold, s->put_gold, s->stock, s->strike, s->years, BS_RISKFREE, BS_VOLATILITY,
                     s->opt_n);
 
-    const mox_type *pair = &mox_type_f32x2; /* the original's float2 */
+    /* Buffers of floats, as the sample allocates them; the kernel's
+     * mox_float2 parameters view them two floats at a time (the sample
+     * casts its pointers to float2 *). */
     uint32_t slot[5];
-    slot[0] = wl_slot_add(in, "d_CallResult", pair, n / 2, NULL);
-    slot[1] = wl_slot_add(in, "d_PutResult", pair, n / 2, NULL);
-    slot[2] = wl_slot_add(in, "d_StockPrice", pair, n / 2, s->stock);
-    slot[3] = wl_slot_add(in, "d_OptionStrike", pair, n / 2, s->strike);
-    slot[4] = wl_slot_add(in, "d_OptionYears", pair, n / 2, s->years);
+    slot[0] = wl_slot_add(in, "d_CallResult", &mox_type_f32, n, NULL);
+    slot[1] = wl_slot_add(in, "d_PutResult", &mox_type_f32, n, NULL);
+    slot[2] = wl_slot_add(in, "d_StockPrice", &mox_type_f32, n, s->stock);
+    slot[3] = wl_slot_add(in, "d_OptionStrike", &mox_type_f32, n, s->strike);
+    slot[4] = wl_slot_add(in, "d_OptionYears", &mox_type_f32, n, s->years);
     uint32_t k;
     if (!wl_kernel(in, "BlackScholesGPU", &k, err, err_len))
         return false;

@@ -97,9 +97,11 @@ static bool nbody_create(wl_instance *in, wl_scale scale, char *err, size_t err_
     if (!ok)
         return wl_fail(err, err_len, "out of host memory");
     uint32_t pos[2], vel;
-    pos[0] = wl_slot_add(in, "pos[0]", &mox_type_f32x4, s->n, s->pos);
-    pos[1] = wl_slot_add(in, "pos[1]", &mox_type_f32x4, s->n, NULL);
-    vel = wl_slot_add(in, "vel", &mox_type_f32x4, s->n, s->vel);
+    /* Float arrays (4 per body), as the sample keeps them; the kernel's
+     * mox_float4 parameters view them (the sample casts to float4 *). */
+    pos[0] = wl_slot_add(in, "pos[0]", &mox_type_f32, floats, s->pos);
+    pos[1] = wl_slot_add(in, "pos[1]", &mox_type_f32, floats, NULL);
+    vel = wl_slot_add(in, "vel", &mox_type_f32, floats, s->vel);
     wl_symbol_add(in, "softeningSquared", sizeof(float), &s->softening_sq);
     uint32_t k;
     if (!wl_kernel(in, "integrateBodies", &k, err, err_len))
