@@ -11,7 +11,9 @@ set(MOX_BENCH_EXAMPLES ${PROJECT_SOURCE_DIR}/examples)
 foreach(f vec-add/kernels/vec_add.c reduction/kernels/reduce.c reduction/reference.c
           cooperation/kernels/histogram.c cooperation/kernels/scan.c cooperation/reference.c
           particle-update/kernels/particle.c particle-update/reference.c
-          matmul/kernels/matmul.c matmul/kernels/matmul_f16.c matmul/reference.c)
+          matmul/kernels/matmul.c matmul/kernels/matmul_f16.c matmul/reference.c
+          pipeline/kernels/stages.c pipeline/kernels/affine.h cooperation/kernels/compact.c
+          matmul/kernels/dot.c)
   if(NOT EXISTS ${MOX_BENCH_EXAMPLES}/${f})
     message(STATUS "bench: mox_bench skipped: examples/${f} is missing")
     return()
@@ -65,7 +67,7 @@ add_executable(mox_bench
   runner.c runner_stats.c runner_report.c runner_work.c runner_rt.c runner_overhead.c
   runner_overhead_mem.c runner_pipeline.c runner_gpu.c runner_gpu_cases.c cpu_suite.c
   cpu_baseline.c runner_workloads.c runner_workloads_raw.c runner_workloads_examples.c
-  runner_workloads_summary.c ${PROJECT_SOURCE_DIR}/src/cuda/cuda_api.c)
+  runner_workloads_more.c runner_workloads_summary.c ${PROJECT_SOURCE_DIR}/src/cuda/cuda_api.c)
 mox_add_kernels(mox_bench NAME benchq
   SOURCES ${MOX_BENCH_EXAMPLES}/vec-add/kernels/vec_add.c
           ${MOX_BENCH_EXAMPLES}/reduction/kernels/reduce.c
@@ -76,6 +78,13 @@ mox_add_kernels(mox_bench NAME benchq
           ${MOX_BENCH_EXAMPLES}/matmul/kernels/matmul_f16.c
   INCLUDE_DIRS ${MOX_BENCH_EXAMPLES}/particle-update/kernels)
 mox_add_kernels(mox_bench NAME benchrt SOURCES runner_kernels/overhead.c)
+# The examples' kernels the quality suite does not time, for the workloads suite.
+mox_add_kernels(mox_bench NAME benchwl
+  SOURCES ${MOX_BENCH_EXAMPLES}/pipeline/kernels/stages.c
+          ${MOX_BENCH_EXAMPLES}/cooperation/kernels/compact.c
+          ${MOX_BENCH_EXAMPLES}/cooperation/kernels/scan.c
+          ${MOX_BENCH_EXAMPLES}/matmul/kernels/dot.c
+  INCLUDE_DIRS ${MOX_BENCH_EXAMPLES}/pipeline/kernels)
 # The runtime's own driver table (src/cuda/cuda_api.c, compiled in as the
 # CUDA engineer's cuda_overhead does) and its test hooks (src/core/testing.h).
 set_source_files_properties(${PROJECT_SOURCE_DIR}/src/cuda/cuda_api.c PROPERTIES
