@@ -59,6 +59,7 @@ typedef struct mox_atomic_i32 {
 #define MOX_BLOCK(x, y, z) \
     __attribute__((annotate("mox_block:" MOX__XSTR(x) "," MOX__XSTR(y) "," MOX__XSTR(z))))
 #define MOX_SHARED(T, name, N) static __attribute__((annotate("mox_shared"))) T name[N]
+#define MOX_TABLE(T, name, N) __attribute__((annotate("mox_table:" MOX__XSTR(N)))) const T name[N]
 #define MOX_DEVICE
 
 #define MOX__FN(ret) ret
@@ -70,6 +71,9 @@ typedef struct mox_atomic_i32 {
 /* The generated __global__ entry carries __launch_bounds__ instead. */
 #define MOX_BLOCK(x, y, z)
 #define MOX_SHARED(T, name, N) __shared__ T name[N]
+/* The entry receives the table by value as a __grid_constant__ parameter
+ * (the constant bank) and passes the kernel its address. */
+#define MOX_TABLE(T, name, N) const T name[N]
 #define MOX_DEVICE __device__
 #define MOX__FN(ret) static __device__ __forceinline__ ret
 
@@ -87,6 +91,8 @@ typedef struct mox_atomic_i32 {
 #else
 #define MOX_SHARED(T, name, N) static _Thread_local T name[N]
 #endif
+/* The kernel reads the table in place, in the launch's copy of it. */
+#define MOX_TABLE(T, name, N) const T name[N]
 #define MOX_DEVICE
 #define MOX__FN(ret) static inline ret
 

@@ -39,7 +39,8 @@ uint32_t mox_abi_required_version(const mox_abi *abi)
 {
     for (size_t k = 0; abi && k < abi->kernel_count; k++)
         for (size_t p = 0; abi->kernels[k].params && p < abi->kernels[k].param_count; p++)
-            if (mox__layout_needs_v2(abi->kernels[k].params[p].layout))
+            if (abi->kernels[k].params[p].kind == MOX_PARAM_TABLE ||
+                mox__layout_needs_v2(abi->kernels[k].params[p].layout))
                 return 2;
     return 1;
 }
@@ -50,11 +51,17 @@ static bool validate_version_needs(const mox_abi *abi, mox_artifact_error *err)
     if (abi->version >= 2)
         return true;
     for (size_t k = 0; k < abi->kernel_count; k++)
-        for (size_t p = 0; p < abi->kernels[k].param_count; p++)
-            if (mox__layout_needs_v2(abi->kernels[k].params[p].layout))
+        for (size_t p = 0; p < abi->kernels[k].param_count; p++) {
+            const mox_abi_param *param = &abi->kernels[k].params[p];
+            if (param->kind == MOX_PARAM_TABLE)
+                return mox__fail(err, "kernel %s parameter %s is a table, which needs kernel ABI version 2 "
+                                 "(this ABI is version %" PRIu32 ")", abi->kernels[k].name, param->name,
+                                 abi->version);
+            if (mox__layout_needs_v2(param->layout))
                 return mox__fail(err, "kernel %s parameter %s uses a vector or an over-aligned record "
                                  "field, which need kernel ABI version 2 (this ABI is version %" PRIu32 ")",
-                                 abi->kernels[k].name, abi->kernels[k].params[p].name, abi->version);
+                                 abi->kernels[k].name, param->name, abi->version);
+        }
     return true;
 }
 
@@ -78,8 +85,10 @@ static bool validate_param(const mox_abi_kernel *kernel, size_t index, mox_artif
             return mox__fail(err, "kernel %s parameter %s has an unknown access mode %d", k, name,
                              (int)param->access);
         mox__format(what, sizeof what, "kernel %s parameter %s element", k, name);
-    } else if (param->kind == MOX_PARAM_VALUE) {
+    } else if (param->kind == MOX_PARAM_VALUE || param->kind == MOX_PARAM_TABLE) {
         mox__format(what, sizeof what, "kernel %s parameter %s", k, name);
+        if (param->kind == MOX_PARAM_TABLE && (!param->layout || param->layout->kind != MOX_LAYOUT_ARRAY))
+            return mox__fail(err, "kernel %s parameter %s is a table, whose layout must be an array", k, name);
     } else {
         return mox__fail(err, "kernel %s parameter %s has an unknown kind %d", k, name, (int)param->kind);
     }

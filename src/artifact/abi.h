@@ -61,7 +61,9 @@ struct mox_abi_layout {
     size_t field_count;
 };
 
-typedef enum mox_param_kind { MOX_PARAM_BUFFER, MOX_PARAM_VALUE } mox_param_kind;
+/* TABLE (ABI version 2): a small read-only array the host passes by value
+ * at launch (MOX_TABLE); its layout is an array layout. */
+typedef enum mox_param_kind { MOX_PARAM_BUFFER, MOX_PARAM_VALUE, MOX_PARAM_TABLE } mox_param_kind;
 typedef enum mox_param_access {
     MOX_PARAM_READ, MOX_PARAM_WRITE, MOX_PARAM_ATOMIC
 } mox_param_access;
@@ -71,7 +73,8 @@ typedef struct mox_abi_param {
     uint32_t binding;          /* == index */
     mox_param_kind kind;
     mox_param_access access;   /* BUFFER only */
-    mox_abi_layout *layout;    /* BUFFER: element layout (stride == size); VALUE: value layout */
+    mox_abi_layout *layout;    /* BUFFER: element layout (stride == size); VALUE: value layout;
+                                  TABLE: an array layout */
 } mox_abi_param;
 
 /* Module-level required device features (the union of kernel needs that a
@@ -113,7 +116,7 @@ bool mox_abi_layout_equal(const mox_abi_layout *a, const mox_abi_layout *b);
 void mox_abi_free(mox_abi *abi); /* frees contents and abi itself */
 
 /* The lowest ABI version that can express `abi`: 1, or 2 when a layout is
- * a vector or a record field is over-aligned. */
+ * a vector, a record field is over-aligned or a parameter is a table. */
 uint32_t mox_abi_required_version(const mox_abi *abi);
 
 /* True for C11 and C++ keywords and the alternative operator spellings:

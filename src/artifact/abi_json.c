@@ -118,7 +118,7 @@ static json_t *param_value(const mox_abi_param *p)
                          layout_value(p->layout, 0), "stride", stride);
     }
     return json_pack("{s:s?,s:I,s:s,s:o?}", "name", p->name, "binding", (json_int_t)p->binding,
-                     "kind", "value", "layout", layout_value(p->layout, 0));
+                     "kind", p->kind == MOX_PARAM_TABLE ? "table" : "value", "layout", layout_value(p->layout, 0));
 }
 
 static json_t *kernel_value(const mox_abi_kernel *k)
@@ -304,12 +304,12 @@ static bool read_param(const json_t *v, const char *kernel, size_t index, mox_ab
         p->kind = MOX_PARAM_BUFFER;
         if (!mox__json_object(v, what, buffer_keys, 6, err))
             return false;
-    } else if (strcmp(kind, "value") == 0) {
-        p->kind = MOX_PARAM_VALUE;
+    } else if (strcmp(kind, "value") == 0 || strcmp(kind, "table") == 0) {
+        p->kind = strcmp(kind, "value") == 0 ? MOX_PARAM_VALUE : MOX_PARAM_TABLE;
         if (!mox__json_object(v, what, value_keys, 4, err))
             return false;
     } else {
-        return mox__fail(err, "%s: unknown parameter kind \"%s\" (expected \"buffer\" or \"value\")",
+        return mox__fail(err, "%s: unknown parameter kind \"%s\" (expected \"buffer\", \"value\" or \"table\")",
                          what, kind);
     }
     if (!mox__json_strdup(v, "name", what, &p->name, err) ||
@@ -317,7 +317,7 @@ static bool read_param(const json_t *v, const char *kernel, size_t index, mox_ab
         return false;
     p->binding = (uint32_t)binding;
     mox__format(what, sizeof what, "kernel %s parameter %s", kernel, p->name);
-    if (p->kind == MOX_PARAM_VALUE) {
+    if (p->kind != MOX_PARAM_BUFFER) {
         p->access = MOX_PARAM_READ;
         return read_layout(json_object_get(v, "layout"), what, 0, &p->layout, err);
     }

@@ -118,6 +118,22 @@ static mox_op *check_args(mox_device *dev, const mox__kernel_check *k, const mox
     return NULL;
 }
 
+/* The no-alias entry is safe when no buffer the launch writes (a write or
+ * atomic argument) is also another of its arguments: then no pointer the
+ * kernel reads through can see a store through another. Distinct buffers
+ * never overlap, so comparing the buffers is exact (a view is its buffer). */
+static uint32_t entry_for(const mox_arg *args, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (args[i].kind != MOX_ARG_BUFFER || args[i].access == MOX_ACCESS_READ)
+            continue;
+        for (uint32_t j = 0; j < n; j++)
+            if (j != i && args[j].kind == MOX_ARG_BUFFER && args[j].buffer == args[i].buffer)
+                return MOX__ENTRY_DEFAULT;
+    }
+    return MOX__ENTRY_NOALIAS;
+}
+
 mox_op *mox_launch_generated(mox_device *device, const mox_module_desc *module,
                              uint32_t kernel_index, mox_launch_config config, const mox_arg *args,
                              uint32_t arg_count)
@@ -167,6 +183,7 @@ mox_op *mox_launch_generated(mox_device *device, const mox_module_desc *module,
     d->kernel = kernel_index;
     d->kernel_name = k->name;
     d->kernel_features = k->features;
+    d->entry = entry_for(args, arg_count);
     d->config = config;
     d->devmod = dm;
     size_t at = 0;

@@ -72,6 +72,7 @@ mox_error *mox__cuda_last_error(mox_status code);
 
 typedef struct mox__cuda_kernel {
     CUfunction fn;
+    CUfunction fn_noalias;  /* mox_entry_<kernel>__noalias, or NULL (no read buffers, older artifact) */
     char name[96];
     uint32_t max_threads;   /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK */
     uint32_t static_shared; /* bytes */
@@ -92,6 +93,12 @@ typedef struct mox__cuda_module {
 mox_status mox__cuda_module_load(mox__cuda_dev *dev, const void *image, size_t size,
                                  const mox_abi *abi, mox__cuda_module **out);
 void mox__cuda_module_unload(mox__cuda_module *module);
+
+/* The entry a dispatch of kernel k runs (mox__dispatch.entry). */
+static inline CUfunction mox__cuda_entry_fn(const mox__cuda_kernel *k, const mox__dispatch *d)
+{
+    return d->entry == MOX__ENTRY_NOALIAS && k->fn_noalias ? k->fn_noalias : k->fn;
+}
 
 /* ---- per-submission state: lives in sub->be ---- */
 

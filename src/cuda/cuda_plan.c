@@ -71,7 +71,7 @@ static void key_fill(const mox__cuda_ldesc *b, uint64_t *k)
     for (uint32_t i = 0; i < b->count; i++) {
         const mox__cuda_lnode *ln = &b->nodes[i];
         const mox__dispatch *d = ln->d;
-        k[w++] = ln->k ? (uint64_t)(uintptr_t)ln->k->fn : (uint64_t)d->kind;
+        k[w++] = ln->k ? (uint64_t)(uintptr_t)mox__cuda_entry_fn(ln->k, d) : (uint64_t)d->kind;
         k[w++] = ((uint64_t)d->config.grid.x << 32) | d->config.block.x;
         k[w++] = ((uint64_t)d->config.grid.y << 32) | d->config.block.y;
         k[w++] = ((uint64_t)d->config.grid.z << 32) | d->config.block.z;
@@ -244,7 +244,7 @@ static mox_status plan_create(mox__cuda_dev *dev, const mox__cuda_ldesc *b, uint
         const mox__cuda_lnode *ln = &b->nodes[i];
         const mox__dispatch *d = ln->d;
         plan_node *n = &p->nodes[i];
-        n->fn = ln->k ? ln->k->fn : NULL;
+        n->fn = ln->k ? mox__cuda_entry_fn(ln->k, d) : NULL;
         n->grid[0] = d->config.grid.x;
         n->grid[1] = d->config.grid.y;
         n->grid[2] = d->config.grid.z;

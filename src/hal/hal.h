@@ -183,6 +183,9 @@ typedef struct mox__gate {
     uint32_t dispatch;
 } mox__gate;
 
+/* mox__dispatch.entry values (mox/kernel_abi.h, MOX_ENTRY_NOALIAS_SUFFIX). */
+enum { MOX__ENTRY_DEFAULT = 0, MOX__ENTRY_NOALIAS = 1 };
+
 struct mox__dispatch {
     /* ---- set by the core, read by the backend ---- */
     mox__cmd_kind kind;
@@ -192,6 +195,10 @@ struct mox__dispatch {
     uint32_t kernel;         /* kernel index in the module (ABI order) */
     const char *kernel_name;
     uint32_t kernel_features; /* MOX_KFEAT_* from the ABI */
+    /* Which generated entry to run (MOX__ENTRY_*): NOALIAS when no buffer
+     * the dispatch writes is also another of its arguments (launch.c); a
+     * backend without that entry for the kernel runs the default one. */
+    uint32_t entry;
     mox_launch_config config; /* validated, non-empty grid */
     uint32_t param_count;
     void *const *params;     /* see "Memory shape" above */

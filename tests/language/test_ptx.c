@@ -1,7 +1,8 @@
-/* test_ptx.c - the CUDA code of whole-vector accesses: compiles the
+/* test_ptx.c - the CUDA code of the dialect's constructs: compiles the
  * artifact's kernels_cuda.cu to PTX with the artifact's own nvcc flags and
  * checks that each kernel moves its vectors with single
- * ld/st.global[.nc].v2/.v4 instructions, as CUDA's float2/float4 do. Needs
+ * ld/st.global[.nc].v2/.v4 instructions, as CUDA's float2/float4 do, and
+ * reads its tables from the parameter bank. Needs
  * nvcc (exit 77 without it, or when the module was built without CUDA);
  * no GPU. */
 #include <stdio.h>
@@ -129,6 +130,47 @@ static void test_vector_accesses(void **state)
     expect(ptx, "integrate", "st.global", ".v4");
 }
 
+/* MOX_TABLE parameters are read from the parameter (constant) bank, at
+ * uniform and at varying indices. */
+static void test_table_reads(void **state)
+{
+    const char *ptx = *state;
+    expect(ptx, "stencil9", "ld.param", ".f32");
+    expect(ptx, "lookup", "ld.param", ".u32");
+    expect(ptx, "lookup", "ld.param", ".f32"); /* Body.mass of the record table */
+}
+
+static bool has_text(const char *ptx, const char *kernel, const char *text)
+{
+    char *body = entry_body(ptx, kernel);
+    bool yes = strstr(body, text) != NULL;
+    free(body);
+    return yes;
+}
+
+/* Kernels with read buffers have a __noalias entry, whose read-only loads
+ * take the read-only path; the default entry (which the runtime runs when
+ * a written buffer is also another argument) never does. */
+static void test_noalias_entries(void **state)
+{
+    const char *ptx = *state;
+    static const struct {
+        const char *kernel, *load;
+    } cases[] = {{"stencil9", "ld.global.nc.f32"}, {"scale4", "ld.global.nc.v4.f32"},
+                 {"add_u4", "ld.global.nc.v4.u32"}, {"sum4", "ld.global.nc.v4.u32"},
+                 {"step_twice", "ld.global.nc.f32"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char noalias[96];
+        snprintf(noalias, sizeof noalias, "%s__noalias", cases[i].kernel);
+        if (!has_text(ptx, noalias, cases[i].load))
+            fail_msg("entry %s has no %s", noalias, cases[i].load);
+        if (has_text(ptx, cases[i].kernel, cases[i].load))
+            fail_msg("the default entry of %s loads through %s", cases[i].kernel, cases[i].load);
+    }
+    /* no read buffer, no second entry */
+    assert_null(strstr(ptx, ".entry mox_entry_inc_u32__noalias("));
+}
+
 int main(void)
 {
     if (!MOX_NVCC_PATH[0]) {
@@ -148,6 +190,8 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_prestate(test_vector_accesses, ptx),
+        cmocka_unit_test_prestate(test_table_reads, ptx),
+        cmocka_unit_test_prestate(test_noalias_entries, ptx),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     free(ptx);

@@ -120,6 +120,8 @@ int moxc__u_intrinsic_level(const char *name, int args);
  * when its index is uniform; otherwise *why_not (may be NULL) gets a
  * malloc'd reason. */
 bool moxc__u_shared_read_uniform(moxc__tu *t, CXCursor fn_def, CXCursor decl, CXCursor read, char **why_not);
+/* Whether `decl` is a MOX_TABLE parameter (read-only during the launch). */
+bool moxc__u_is_table(CXCursor decl);
 int moxc__u_eval(uwalk *w, CXCursor e);
 int moxc__u_eval_children(uwalk *w, CXCursor e);
 void moxc__u_stmt(uwalk *w, CXCursor s);

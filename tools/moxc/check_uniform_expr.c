@@ -202,6 +202,14 @@ int moxc__u_eval_children(uwalk *w, CXCursor e) {
     return level;
 }
 
+bool moxc__u_is_table(CXCursor decl) {
+    if (clang_getCursorKind(decl) != CXCursor_ParmDecl)
+        return false;
+    char *table = moxc__annotation(decl, "mox_table:");
+    free(table);
+    return table != NULL;
+}
+
 static bool is_shared(CXCursor decl) {
     char *shared = moxc__annotation(decl, "mox_shared");
     free(shared);
@@ -310,6 +318,8 @@ int moxc__u_eval(uwalk *w, CXCursor e) {
                 level = all;
             else if (clang_getCursorKind(ref) == CXCursor_VarDecl && is_shared(ref) && shared_uniform(w, ref, e))
                 level = index;
+            else if (moxc__u_is_table(ref)) /* a MOX_TABLE parameter: read-only for the launch */
+                level = all;
         }
     } else if (k == CXCursor_UnaryOperator && ch.count == 1) {
         level = eval_unary(w, e, ch.items[0]);

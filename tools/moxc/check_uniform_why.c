@@ -235,6 +235,7 @@ static char *root_of(explain *x, size_t fn, CXCursor e, int depth) {
         bool table = !clang_Cursor_isNull(decl) && clang_getCursorKind(decl) == CXCursor_VarDecl &&
                      clang_Cursor_hasVarDeclGlobalStorage(decl) && moxc__u_is_array_type(clang_getCursorType(decl)) &&
                      moxc__is_const_object(clang_getCursorType(decl));
+        table = table || (!clang_Cursor_isNull(decl) && moxc__u_is_table(decl));
         char *shared = table || clang_Cursor_isNull(decl) ? NULL : moxc__annotation(decl, "mox_shared");
         if (shared)
             table = moxc__u_shared_read_uniform(x->a->t, x->a->t->fns[fn].cursor, decl, e, NULL);

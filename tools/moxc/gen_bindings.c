@@ -124,6 +124,8 @@ static const char *access_text(const mox_abi_param *p)
 {
     if (p->kind == MOX_PARAM_VALUE)
         return "value";
+    if (p->kind == MOX_PARAM_TABLE)
+        return "table (copied at launch)";
     return p->access == MOX_PARAM_READ ? "read buffer" : p->access == MOX_PARAM_WRITE ? "write buffer"
                                                                                        : "atomic buffer";
 }
@@ -139,7 +141,7 @@ static void put_prototype(moxc_buf *b, const moxc_module *module, const char *na
         if (p->kind == MOX_PARAM_BUFFER)
             moxc_buf_printf(b, "%smox_buffer *%s", p->access == MOX_PARAM_READ ? "const " : "", names[i]);
         else
-            moxc_put_decl(b, module, p->layout, NULL, MOXC_HOST, "", names[i]);
+            moxc_put_decl(b, module, p->layout, NULL, MOXC_HOST, p->kind == MOX_PARAM_TABLE ? "const " : "", names[i]);
     }
     moxc_buf_put(b, ")");
 }
@@ -288,9 +290,29 @@ static void put_json_literal(moxc_buf *b, const char *json)
         moxc_buf_put(b, "    \"\"\n");
 }
 
-static void put_arg(moxc_buf *b, const char *module_name, const mox_abi_param *p, const char *arg)
+/* The mox_type of table parameter `p` of kernel `k`: its array signature. */
+static void put_table_type(moxc_buf *b, const char *module_name, const mox_abi_kernel *k, const mox_abi_param *p)
 {
-    if (p->kind == MOX_PARAM_BUFFER) {
+    char *signature = mox_abi_layout_signature(p->layout);
+    if (!signature) {
+        b->failed = true;
+        return;
+    }
+    moxc_buf_printf(b, "\nstatic const mox_type %s__table_%s_%s = {\n    \"", module_name, k->name, p->name);
+    moxc_buf_put_c_string(b, signature);
+    moxc_buf_put(b, "\",\n    \"");
+    moxc_buf_put_c_string(b, signature);
+    moxc_buf_printf(b, "\",\n    %lluu,\n    %lluu,\n};\n", (unsigned long long)p->layout->size,
+                    (unsigned long long)p->layout->align);
+    free(signature);
+}
+
+static void put_arg(moxc_buf *b, const char *module_name, const mox_abi_kernel *k, const mox_abi_param *p,
+                    const char *arg)
+{
+    if (p->kind == MOX_PARAM_TABLE) {
+        moxc_buf_printf(b, "        MOX_ARG_VALUE(%s, &%s__table_%s_%s),\n", arg, module_name, k->name, p->name);
+    } else if (p->kind == MOX_PARAM_BUFFER) {
         const char *macro = p->access == MOX_PARAM_READ ? "MOX_ARG_READ" : p->access == MOX_PARAM_WRITE
                                                                              ? "MOX_ARG_WRITE"
                                                                              : "MOX_ARG_ATOMIC";
@@ -360,6 +382,9 @@ char *moxc_gen_bindings_c(const moxc_module *module, const char *name, const cha
             b.failed = true;
             break;
         }
+        for (size_t i = 0; i < kernel->param_count; ++i)
+            if (kernel->params[i].kind == MOX_PARAM_TABLE)
+                put_table_type(&b, name, kernel, &kernel->params[i]);
         moxc_buf_put(&b, "\n");
         put_prototype(&b, module, name, kernel, names);
         moxc_buf_put(&b, "\n{\n");
@@ -369,7 +394,7 @@ char *moxc_gen_bindings_c(const moxc_module *module, const char *name, const cha
         } else {
             moxc_buf_printf(&b, "    const mox_arg args[%zu] = {\n", kernel->param_count);
             for (size_t i = 0; i < kernel->param_count; ++i)
-                put_arg(&b, name, &kernel->params[i], names[i]);
+                put_arg(&b, name, kernel, &kernel->params[i], names[i]);
             moxc_buf_printf(&b, "    };\n    return mox_launch_generated(device, &%s_module, %zuu, config, args, %zuu);\n",
                             name, k, kernel->param_count);
         }

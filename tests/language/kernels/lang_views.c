@@ -35,3 +35,15 @@ MOX_KERNEL void inc_u32(uint32_t *data, uint32_t n) {
     if (i < n)
         data[i] += 1u;
 }
+
+/* out[i] = in[i] + 1, then out[i] += in[i]: when in and out are the same
+ * buffer the second read must see the first store (2 in + 2); when they
+ * differ, 2 in + 1. The CUDA backend runs the no-alias entry (__restrict__,
+ * ld.global.nc) only in the second case (test_aliasing.c). */
+MOX_KERNEL void step_twice(const float *in, float *out, uint32_t n) {
+    uint32_t i = view_gid();
+    if (i < n) {
+        out[i] = in[i] + 1.0f;
+        out[i] = out[i] + in[i];
+    }
+}

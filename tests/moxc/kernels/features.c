@@ -1,5 +1,5 @@
 /* features.c - the "features" golden module: one kernel per construct of
- * the dialect that changes generated code (vector types, ...), parsed by the
+ * the dialect that changes generated code (vector types, tables, ...), parsed by the
  * real front end (test_golden_front.c). */
 #include "feature_records.h"
 
@@ -11,8 +11,10 @@ MOX_KERNEL void vec_scale(const mox_float4 *in, mox_float4 *out, mox_float2 k, u
     }
 }
 
-MOX_KERNEL MOX_BLOCK(64, 1, 1) void particles(Particle4 *p, mox_half2 scale, mox_uint4 mask) {
+MOX_KERNEL MOX_BLOCK(64, 1, 1) void particles(Particle4 *p, mox_half2 scale, mox_uint4 mask,
+                                            MOX_TABLE(mox_f16, gains, 8), MOX_TABLE(Particle4, anchors, 2)) {
     uint32_t i = mox_block_idx().x * 64u + mox_thread_idx().x;
     p[i].pos.x += p[i].vel.x * mox_f16_to_f32(scale.x);
     p[i].id &= mask.x;
+    p[i].vel.y = mox_f16_to_f32(gains[i % 8u]) + anchors[i % 2u].pos.w;
 }

@@ -43,7 +43,18 @@ static const char features__abi_json[] =
     "{\"name\":\"scale\",\"binding\":1,\"kind\":\"value\",\"layout\":{\"size\":4,"
     "\"alignment\":4,\"kind\":\"vector\",\"scalar\":\"f16\",\"lanes\":2}},{\"name\":\"mask\","
     "\"binding\":2,\"kind\":\"value\",\"layout\":{\"size\":16,\"alignment\":16,"
-    "\"kind\":\"vector\",\"scalar\":\"u32\",\"lanes\":4}}]}]}"
+    "\"kind\":\"vector\",\"scalar\":\"u32\",\"lanes\":4}},{\"name\":\"gains\",\"binding\":3,"
+    "\"kind\":\"table\",\"layout\":{\"size\":16,\"alignment\":2,\"kind\":\"array\","
+    "\"element\":{\"size\":2,\"alignment\":2,\"kind\":\"scalar\",\"scalar\":\"f16\"},"
+    "\"length\":8,\"stride\":2}},{\"name\":\"anchors\",\"binding\":4,\"kind\":\"table\","
+    "\"layout\":{\"size\":96,\"alignment\":16,\"kind\":\"array\",\"element\":{\"size\":48,"
+    "\"alignment\":16,\"kind\":\"record\",\"name\":\"Particle4\","
+    "\"fields\":[{\"name\":\"pos\",\"offset\":0,\"layout\":{\"size\":16,\"alignment\":16,"
+    "\"kind\":\"vector\",\"scalar\":\"f32\",\"lanes\":4}},{\"name\":\"vel\",\"offset\":16,"
+    "\"layout\":{\"size\":12,\"alignment\":4,\"kind\":\"vector\",\"scalar\":\"f32\","
+    "\"lanes\":3}},{\"name\":\"id\",\"offset\":32,\"alignment\":8,\"layout\":{\"size\":4,"
+    "\"alignment\":4,\"kind\":\"scalar\",\"scalar\":\"u32\"}}]},\"length\":2,"
+    "\"stride\":48}}]}]}"
     ;
 
 static const char *const features__kernel_names[] = {
@@ -54,7 +65,7 @@ static const char *const features__kernel_names[] = {
 const mox_module_desc features_module = {
     "features",
     features__abi_json,
-    "da7a7b31f52d9be60206c29b54bec1531b111f0030dfe2484c6c67684536d791",
+    "2d7e66db47dc8137eec096302e35cfc370e222672af69e88efd5e615b1a8fee0",
     "/artifacts/features/0123456789abcdef",
     "MOX_ARTIFACT_FEATURES",
     2u,
@@ -76,15 +87,33 @@ mox_op *features_vec_scale(mox_device *device, mox_launch_config config,
     return mox_launch_generated(device, &features_module, 0u, config, args, 4u);
 }
 
+static const mox_type features__table_particles_gains = {
+    "[f16;8]",
+    "[f16;8]",
+    16u,
+    2u,
+};
+
+static const mox_type features__table_particles_anchors = {
+    "[Particle4{pos@0:f32x4,vel@16:f32x3,id@32/8:u32};2]",
+    "[Particle4{pos@0:f32x4,vel@16:f32x3,id@32/8:u32};2]",
+    96u,
+    16u,
+};
+
 mox_op *features_particles(mox_device *device, mox_launch_config config,
     mox_buffer *p,
     mox_half2 scale,
-    mox_uint4 mask)
+    mox_uint4 mask,
+    const uint16_t gains[8],
+    const Particle4 anchors[2])
 {
-    const mox_arg args[3] = {
+    const mox_arg args[5] = {
         MOX_ARG_WRITE(p),
         MOX_ARG_VALUE(&scale, &mox_type_f16x2),
         MOX_ARG_VALUE(&mask, &mox_type_u32x4),
+        MOX_ARG_VALUE(gains, &features__table_particles_gains),
+        MOX_ARG_VALUE(anchors, &features__table_particles_anchors),
     };
-    return mox_launch_generated(device, &features_module, 1u, config, args, 3u);
+    return mox_launch_generated(device, &features_module, 1u, config, args, 5u);
 }

@@ -36,13 +36,17 @@ mox_op *features_vec_scale(mox_device *device, mox_launch_config config,
  *   p: write buffer of Particle4
  *   scale: value of f16x2
  *   mask: value of u32x4
+ *   gains: table (copied at launch) of [f16;8]
+ *   anchors: table (copied at launch) of [Particle4;2]
  * Returns a lazy op that runs the kernel once submitted. Never NULL: a
  * construction error (ABI mismatch, bad geometry, wrong device) resolves
  * the op to that error. */
 mox_op *features_particles(mox_device *device, mox_launch_config config,
     mox_buffer *p,
     mox_half2 scale,
-    mox_uint4 mask);
+    mox_uint4 mask,
+    const uint16_t gains[8],
+    const Particle4 anchors[2]);
 
 #ifdef __cplusplus
 }

@@ -56,7 +56,9 @@ static void mox__thread_particles(void *const *mox__args)
     memcpy(&mox__a1, mox__args[1], sizeof mox__a1);
     mox_uint4 mox__a2;
     memcpy(&mox__a2, mox__args[2], sizeof mox__a2);
-    particles(mox__a0, mox__a1, mox__a2);
+    const mox_f16 *mox__a3 = (const mox_f16 *)mox__args[3];
+    const Particle4 *mox__a4 = (const Particle4 *)mox__args[4];
+    particles(mox__a0, mox__a1, mox__a2, mox__a3, mox__a4);
 }
 
 /* Kernel particles: every thread of one block, x fastest, on the calling thread. */
@@ -67,6 +69,8 @@ static void mox__block_particles(void *const *mox__args, mox_cpu_lane *mox__lane
     memcpy(&mox__a1, mox__args[1], sizeof mox__a1);
     mox_uint4 mox__a2;
     memcpy(&mox__a2, mox__args[2], sizeof mox__a2);
+    const mox_f16 *mox__a3 = (const mox_f16 *)mox__args[3];
+    const Particle4 *mox__a4 = (const Particle4 *)mox__args[4];
     *mox__lane_slot() = mox__lane;
     uint32_t mox__linear = 0;
     for (uint32_t mox__z = 0; mox__z < mox__lane->block_dim.z; ++mox__z)
@@ -76,7 +80,7 @@ static void mox__block_particles(void *const *mox__args, mox_cpu_lane *mox__lane
                 mox__lane->thread_idx.y = mox__y;
                 mox__lane->thread_idx.z = mox__z;
                 mox__lane->linear = mox__linear++;
-                particles(mox__a0, mox__a1, mox__a2);
+                particles(mox__a0, mox__a1, mox__a2, mox__a3, mox__a4);
             }
 }
 
@@ -93,7 +97,7 @@ const mox_cpu_module_entry *mox_cpu_module(void)
         MOX_CPU_INTERFACE_VERSION,
         2u,
         mox__kernels,
-        "da7a7b31f52d9be60206c29b54bec1531b111f0030dfe2484c6c67684536d791",
+        "2d7e66db47dc8137eec096302e35cfc370e222672af69e88efd5e615b1a8fee0",
         mox__lane_slot,
     };
     return &entry;

@@ -5,7 +5,7 @@
 
 #line 1 "@TESTS@/kernels/features.c"
 /* features.c - the "features" golden module: one kernel per construct of
- * the dialect that changes generated code (vector types, ...), parsed by the
+ * the dialect that changes generated code (vector types, tables, ...), parsed by the
  * real front end (test_golden_front.c). */
 #include "feature_records.h"
 
@@ -17,12 +17,14 @@ __device__ MOX_KERNEL void vec_scale(const mox_float4 *in, mox_float4 *out, mox_
     }
 }
 
-__device__ MOX_KERNEL MOX_BLOCK(64, 1, 1) void particles(Particle4 *p, mox_half2 scale, mox_uint4 mask) {
+__device__ MOX_KERNEL MOX_BLOCK(64, 1, 1) void particles(Particle4 *p, mox_half2 scale, mox_uint4 mask,
+                                            MOX_TABLE(mox_f16, gains, 8), MOX_TABLE(Particle4, anchors, 2)) {
     uint32_t i = mox_block_idx().x * 64u + mox_thread_idx().x;
     p[i].pos.x += p[i].vel.x * mox_f16_to_f32(scale.x);
     p[i].id &= mask.x;
+    p[i].vel.y = mox_f16_to_f32(gains[i % 8u]) + anchors[i % 2u].pos.w;
 }
-#line 26 "kernels_cuda.cu"
+#line 28 "kernels_cuda.cu"
 
 extern "C" __global__ void mox_entry_vec_scale(mox_gate mox__gate, const mox_float4 *mox__p0, mox_float4 *mox__p1, mox_float2 mox__p2, uint32_t mox__p3)
 {
@@ -32,7 +34,25 @@ extern "C" __global__ void mox_entry_vec_scale(mox_gate mox__gate, const mox_flo
     mox__gate_leave(&mox__gate);
 }
 
-extern "C" __global__ void __launch_bounds__(64) mox_entry_particles(mox_gate mox__gate, Particle4 *mox__p0, mox_half2 mox__p1, mox_uint4 mox__p2)
+/* The runtime launches this one when no written buffer of the launch is
+ * also another of its arguments: every pointer is __restrict__. */
+extern "C" __global__ void mox_entry_vec_scale__noalias(mox_gate mox__gate, const mox_float4 *__restrict__ mox__p0, mox_float4 *__restrict__ mox__p1, mox_float2 mox__p2, uint32_t mox__p3)
+{
+    if (mox__gate_enter(&mox__gate))
+        return;
+    vec_scale(mox__p0, mox__p1, mox__p2, mox__p3);
+    mox__gate_leave(&mox__gate);
+}
+
+typedef struct mox__table_particles_3 {
+    mox_f16 v[8];
+} mox__table_particles_3;
+
+typedef struct mox__table_particles_4 {
+    Particle4 v[2];
+} mox__table_particles_4;
+
+extern "C" __global__ void __launch_bounds__(64) mox_entry_particles(mox_gate mox__gate, Particle4 *mox__p0, mox_half2 mox__p1, mox_uint4 mox__p2, const __grid_constant__ mox__table_particles_3 mox__p3, const __grid_constant__ mox__table_particles_4 mox__p4)
 {
     __builtin_assume(blockDim.x == 64u);
     __builtin_assume(blockDim.y == 1u);
@@ -42,6 +62,6 @@ extern "C" __global__ void __launch_bounds__(64) mox_entry_particles(mox_gate mo
     __builtin_assume(threadIdx.z < 1u);
     if (mox__gate_enter(&mox__gate))
         return;
-    particles(mox__p0, mox__p1, mox__p2);
+    particles(mox__p0, mox__p1, mox__p2, mox__p3.v, mox__p4.v);
     mox__gate_leave(&mox__gate);
 }
