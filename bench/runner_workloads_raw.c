@@ -106,6 +106,38 @@ static CUdeviceptr slot_address(const raw_instance *ri, raw_kind kind, uint32_t 
     return ri->in->slots[slot].symbol ? ri->sym[kind][slot] : ri->mem[slot];
 }
 
+/* True when a buffer the launch writes is also another of its arguments:
+ * then mox runs a kernel's default entry, else its no-alias one. */
+static bool launch_aliases(const wl_launch *l)
+{
+    for (uint32_t a = 0; a < l->arg_count; a++) {
+        const wl_arg *w = &l->args[a];
+        if (w->kind != WL_ARG_BUFFER || w->access == MOX_ACCESS_READ)
+            continue;
+        for (uint32_t b = 0; b < l->arg_count; b++)
+            if (b != a && l->args[b].kind == WL_ARG_BUFFER && l->args[b].slot == w->slot)
+                return true;
+    }
+    return false;
+}
+
+/* The function a launch runs: for the generated kernels the entry mox
+ * would pick (mox_entry_<k>__noalias where it exists and nothing aliases,
+ * as the runtime decides per launch), for the originals their symbol. */
+static bool find_function(raw_instance *ri, raw_kind kind, const wl_launch *src, CUfunction *fn)
+{
+    raw_ctx *rc = ri->rc;
+    const char *kernel = plan_of(ri, kind)->kernels[src->kernel];
+    char name[192];
+    if (kind == RAW_GEN && !launch_aliases(src)) {
+        snprintf(name, sizeof name, "mox_entry_%s" MOX_ENTRY_NOALIAS_SUFFIX, kernel);
+        if (rc->cu->cuModuleGetFunction(fn, ri->module[kind], name) == CUDA_SUCCESS)
+            return true;
+    }
+    snprintf(name, sizeof name, "%s%s", kind == RAW_GEN ? "mox_entry_" : "", kernel);
+    return raw_check(rc, rc->cu->cuModuleGetFunction(fn, ri->module[kind], name), name);
+}
+
 /* Binds kind's plan to functions and device addresses; a failure leaves
  * the kind out with the reason. */
 static bool bind(raw_instance *ri, raw_kind kind)
@@ -141,9 +173,7 @@ static bool bind(raw_instance *ri, raw_kind kind)
     for (size_t i = 0; i < p->count; i++) {
         const wl_launch *src = &p->launches[i];
         raw_launch *l = &ls[i];
-        char name[160];
-        snprintf(name, sizeof name, "%s%s", kind == RAW_GEN ? "mox_entry_" : "", p->kernels[src->kernel]);
-        if (!raw_check(rc, rc->cu->cuModuleGetFunction(&l->fn, ri->module[kind], name), name))
+        if (!find_function(ri, kind, src, &l->fn))
             return false;
         l->cfg = src->cfg;
         l->shared_bytes = src->shared_bytes;
@@ -156,7 +186,7 @@ static bool bind(raw_instance *ri, raw_kind kind)
                 l->ptr[a] = slot_address(ri, kind, arg->slot) + arg->offset * in->slots[arg->slot].type->size;
                 l->params[n++] = &l->ptr[a];
             } else {
-                l->params[n++] = (void *)arg->value;
+                l->params[n++] = (void *)(arg->data ? arg->data : arg->value);
             }
         }
     }

@@ -1,7 +1,8 @@
 /* runner_workloads_raw.h - the workloads suite's raw-CUDA side: a workload
  * instance's plans launched with cuLaunchKernel on one stream of the
  * device's primary context (the context mox's CUDA backend uses too), with
- * the moxc-generated entries (the artifact's fatbin, gate off) or the
+ * the moxc-generated entries (the artifact's fatbin, gate off; the no-alias
+ * entry where mox would run it) or the
  * unchanged original kernels (bench/workloads/<sample>/original, built
  * twice: moxc's numerics and nvcc's defaults). Runs are waited by spinning
  * on an event, the cheapest wait the driver offers. */

@@ -33,7 +33,8 @@ typedef struct fdtd_state {
     float *padded; /* FDTD_PADDING zeros, then the input volume */
     float *gold;   /* fdtdReference after FDTD_TIMESTEPS */
     float coeff[RADIUS + 1];
-    uint32_t symbol; /* the original's stencil slot */
+    char table_sig[32];
+    mox_type table; /* the port's MOX_TABLE(float, stencil, RADIUS + 1) */
 } fdtd_state;
 
 static void fdtd_destroy(wl_instance *in)
@@ -54,8 +55,6 @@ static bool add_run(wl_plan *p, uint32_t kernel, const fdtd_state *s, const uint
     uint32_t bx = k_blockDimX, by = k_blockDimMaxY;
     mox_launch_config cfg =
         wl_cfg(((uint32_t)s->dim[0] + bx - 1) / bx, ((uint32_t)s->dim[1] + by - 1) / by, bx, by);
-    Stencil stencil;
-    memcpy(stencil.c, s->coeff, sizeof stencil.c);
     for (int it = 0; it < FDTD_TIMESTEPS; it++) {
         /* Timestep 0 reads bufferIn (buf[0]) and writes bufferOut (buf[1]). */
         uint32_t dst = buf[(it + 1) % 2], src = buf[it % 2];
@@ -67,7 +66,7 @@ static bool add_run(wl_plan *p, uint32_t kernel, const fdtd_state *s, const uint
         for (int d = 0; d < 3; d++)
             wl_arg_i32(l, s->dim[d]);
         if (!orig) {
-            wl_arg_value(l, &fdtd3d_type_Stencil, &stencil);
+            wl_arg_table(l, &s->table, s->coeff);
             wl_arg_u32(l, FDTD_PADDING);
         }
     }
@@ -104,7 +103,8 @@ static bool fdtd_create(wl_instance *in, wl_scale scale, char *err, size_t err_l
     uint32_t buf[2];
     buf[0] = wl_slot_add(in, "bufferIn", &mox_type_f32, len, s->padded);
     buf[1] = wl_slot_add(in, "bufferOut", &mox_type_f32, len, s->padded);
-    s->symbol = wl_symbol_add(in, "stencil", sizeof s->coeff, s->coeff);
+    wl_symbol_add(in, "stencil", sizeof s->coeff, s->coeff);
+    wl_table_type(&s->table, &mox_type_f32, RADIUS + 1, s->table_sig, sizeof s->table_sig);
     uint32_t k;
     if (!wl_kernel(in, "FiniteDifferencesKernel", &k, err, err_len))
         return false;

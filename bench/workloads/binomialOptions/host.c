@@ -4,7 +4,8 @@
  * option per run, checked with the sample's criterion against its CPU
  * tree (binomialOptionsCPU): L1 norm of the prices below 5e-4. The
  * original kernel reads the options from its __constant__ d_OptionData and
- * writes its __device__ d_CallValue; the port uses buffers. */
+ * writes its __device__ d_CallValue; the port gets the options in a
+ * MOX_TABLE at each launch and writes a buffer. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,8 +25,10 @@ static const char *const orig_kernels[] = {"_Z21binomialOptionsKernelv"};
 
 typedef struct binomial_state {
     int opt_n;
-    OptionDataGPU *gpu_data;
+    OptionDataGPU *gpu_data; /* MAX_OPTIONS entries, the first opt_n used */
     float *gold;
+    char table_sig[160];
+    mox_type table; /* the kernel's MOX_TABLE(OptionDataGPU, d_OptionData, MAX_OPTIONS) */
 } binomial_state;
 
 /* The sample's randData (binomialOptions.cpp). */
@@ -69,7 +72,7 @@ static bool binomial_create(wl_instance *in, wl_scale scale, char *err, size_t e
     if (!s)
         return wl_fail(err, err_len, "out of host memory");
     s->opt_n = scale == WL_FULL ? MAX_OPTIONS : 8; /* the sample's OPT_N is MAX_OPTIONS */
-    s->gpu_data = calloc((size_t)s->opt_n, sizeof *s->gpu_data);
+    s->gpu_data = calloc(MAX_OPTIONS, sizeof *s->gpu_data);
     s->gold = calloc((size_t)s->opt_n, sizeof *s->gold);
     if (!s->gpu_data || !s->gold)
         return wl_fail(err, err_len, "out of host memory");
@@ -85,19 +88,19 @@ static bool binomial_create(wl_instance *in, wl_scale scale, char *err, size_t e
         wl_binomial_cpu(&s->gold[i], &o);
     }
     size_t n = (size_t)s->opt_n;
-    uint32_t data = wl_slot_add(in, "option data", &binomial_type_OptionDataGPU, n, s->gpu_data);
     uint32_t value = wl_slot_add(in, "call values", &mox_type_f32, n, NULL);
     wl_symbol_add(in, "d_OptionData", n * sizeof(OptionDataGPU), s->gpu_data);
     uint32_t orig_value = wl_symbol_add(in, "d_CallValue", n * sizeof(float), NULL);
     uint32_t k;
     if (!wl_kernel(in, "binomialOptionsKernel", &k, err, err_len))
         return false;
+    wl_table_type(&s->table, &binomial_type_OptionDataGPU, MAX_OPTIONS, s->table_sig, sizeof s->table_sig);
     mox_launch_config cfg = wl_cfg((uint32_t)s->opt_n, 1, BINOMIAL_THREADS, 1);
     wl_plan_init(&in->port, binomial_module.kernel_names, binomial_module.kernel_count);
     wl_launch *l = wl_plan_add(&in->port, k, cfg);
     if (!l)
         return wl_fail(err, err_len, "out of host memory");
-    wl_arg_buffer(l, MOX_ACCESS_READ, data, 0);
+    wl_arg_table(l, &s->table, s->gpu_data);
     wl_arg_buffer(l, MOX_ACCESS_WRITE, value, 0);
     wl_plan_output(&in->port, value);
     wl_plan_init(&in->orig, orig_kernels, 1);

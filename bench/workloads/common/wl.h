@@ -43,8 +43,9 @@ typedef struct wl_arg {
     mox_access access;    /* buffers */
     uint32_t slot;        /* buffers */
     size_t offset;        /* buffers: elements from the slot's start (original kernels only) */
-    const mox_type *type; /* values */
+    const mox_type *type; /* values (a table: its whole array type) */
     uint32_t size;        /* values: bytes */
+    const void *data;     /* tables: the array (owned by the workload), else NULL: `value` */
     _Alignas(16) unsigned char value[WL_VALUE_BYTES];
 } wl_arg;
 
@@ -109,6 +110,13 @@ wl_launch *wl_plan_add(wl_plan *p, uint32_t kernel, mox_launch_config cfg);
 void wl_plan_output(wl_plan *p, uint32_t slot);
 void wl_arg_buffer(wl_launch *l, mox_access access, uint32_t slot, size_t offset);
 void wl_arg_value(wl_launch *l, const mox_type *type, const void *value);
+/* A MOX_TABLE argument: `type` is the table's array type (signature
+ * "[<element signature>;<count>]", size count * element size), `data` the
+ * count elements, kept alive by the workload. */
+void wl_arg_table(wl_launch *l, const mox_type *type, const void *data);
+/* Fills *out as the array type of `count` elements of `element`, its text
+ * in sig[sig_len] (which must outlive *out). */
+void wl_table_type(mox_type *out, const mox_type *element, uint32_t count, char *sig, size_t sig_len);
 void wl_arg_u32(wl_launch *l, uint32_t v);
 void wl_arg_i32(wl_launch *l, int32_t v);
 void wl_arg_f32(wl_launch *l, float v);

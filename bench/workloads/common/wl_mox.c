@@ -64,7 +64,7 @@ bool wl_mox_open(wl_mox *m, mox_device *dev, const wl_instance *in, char *err, s
                 dst->buffer = m->buffers[src->slot];
             } else {
                 dst->kind = MOX_ARG_VALUE;
-                dst->value = src->value;
+                dst->value = src->data ? src->data : src->value;
                 dst->type = src->type;
             }
         }

@@ -112,6 +112,24 @@ void wl_arg_value(wl_launch *l, const mox_type *type, const void *value)
     memcpy(a->value, value, type->size);
 }
 
+void wl_arg_table(wl_launch *l, const mox_type *type, const void *data)
+{
+    wl_arg *a = next_arg(l);
+    a->kind = WL_ARG_VALUE;
+    a->type = type;
+    a->size = type->size;
+    a->data = data;
+}
+
+void wl_table_type(mox_type *out, const mox_type *element, uint32_t count, char *sig, size_t sig_len)
+{
+    snprintf(sig, sig_len, "[%s;%u]", element->signature, count);
+    out->name = sig;
+    out->signature = sig;
+    out->size = element->size * count;
+    out->align = element->align;
+}
+
 void wl_arg_u32(wl_launch *l, uint32_t v)
 {
     wl_arg_value(l, &mox_type_u32, &v);

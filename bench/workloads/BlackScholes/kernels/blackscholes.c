@@ -51,11 +51,10 @@ static void BlackScholesBodyGPU(float *CallResult, float *PutResult, float S, fl
 
 /* Processes optN options, two per thread to increase instruction-level
  * parallelism, as the original does. */
-MOX_KERNEL MOX_BLOCK(128, 1, 1) void BlackScholesGPU(mox_float2 *d_CallResult, mox_float2 *d_PutResult,
-                                                     const mox_float2 *d_StockPrice,
-                                                     const mox_float2 *d_OptionStrike,
-                                                     const mox_float2 *d_OptionYears, float Riskfree,
-                                                     float Volatility, int32_t optN)
+MOX_KERNEL MOX_BLOCK(128, 1, 1)
+void BlackScholesGPU(mox_float2 *d_CallResult, mox_float2 *d_PutResult, const mox_float2 *d_StockPrice,
+                     const mox_float2 *d_OptionStrike, const mox_float2 *d_OptionYears, float Riskfree,
+                     float Volatility, int32_t optN)
 {
     const int opt = (int)(mox_block_dim().x * mox_block_idx().x + mox_thread_idx().x);
 

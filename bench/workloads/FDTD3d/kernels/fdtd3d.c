@@ -4,10 +4,10 @@
  * xy-planes through z, keeping the points in front and behind in
  * registers and the current plane with its halo in a shared tile; radius 4.
  *
- * Differences, each forced by the dialect: the tile is one-dimensional
- * (indexed row * TILE_W + column, the same layout as the original's 2-D
- * array); the stencil comes by value instead of from __constant__; the
- * buffers come whole with the original's 128-byte alignment padding as
+ * The stencil is a MOX_TABLE (the constant bank, as the original's
+ * __constant__ array), set by each launch. Differences, each forced by the
+ * dialect: the tile is one-dimensional (indexed row * TILE_W + column, the
+ * same layout as the original's 2-D array); the buffers come whole with the original's 128-byte alignment padding as
  * `offset` (the original receives pointers already advanced by it); the
  * register arrays start at zero (the original leaves them undefined for
  * threads outside the volume, which never store them). */
@@ -17,10 +17,9 @@
 
 #define TILE_W (k_blockDimX + 2 * RADIUS)
 
-MOX_KERNEL MOX_BLOCK(k_blockDimX, k_blockDimMaxY,
-                     1) void FiniteDifferencesKernel(float *output, const float *input, int32_t dimx,
-                                                     int32_t dimy, int32_t dimz, Stencil stencil,
-                                                     uint32_t offset)
+MOX_KERNEL MOX_BLOCK(k_blockDimX, k_blockDimMaxY, 1)
+void FiniteDifferencesKernel(float *output, const float *input, int32_t dimx, int32_t dimy, int32_t dimz,
+                             MOX_TABLE(float, stencil, RADIUS + 1), uint32_t offset)
 {
     output += offset;
     input += offset;
@@ -122,10 +121,10 @@ MOX_KERNEL MOX_BLOCK(k_blockDimX, k_blockDimMaxY,
         mox_barrier();
 
         /* Compute the output value */
-        float value = stencil.c[0] * current;
+        float value = stencil[0] * current;
 #pragma unroll 4
         for (int i = 1; i <= RADIUS; i++) {
-            value += stencil.c[i] *
+            value += stencil[i] *
                      (infront[i - 1] + behind[i - 1] + tile[(ty - i) * TILE_W + tx] +
                       tile[(ty + i) * TILE_W + tx] + tile[ty * TILE_W + tx - i] + tile[ty * TILE_W + tx + i]);
         }

@@ -11,8 +11,8 @@
 
 #define k_2powneg32 2.3283064E-10F
 
-MOX_KERNEL MOX_BLOCK(64, 1, 1) void sobolGPU_kernel(uint32_t n_vectors, uint32_t n_dimensions,
-                                                    const uint32_t *d_directions, float *d_output)
+MOX_KERNEL MOX_BLOCK(64, 1, 1)
+void sobolGPU_kernel(uint32_t n_vectors, uint32_t n_dimensions, const uint32_t *d_directions, float *d_output)
 {
     (void)n_dimensions;
     MOX_SHARED(uint32_t, v, n_directions);

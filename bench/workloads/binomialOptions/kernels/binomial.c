@@ -5,9 +5,10 @@
  * ELEMS_PER_THREAD nodes in registers and trading its edge node through
  * shared memory between two barriers per step.
  *
- * Differences, each forced by the dialect: the option data come from a
- * read buffer instead of __constant__ memory and the results go to a write
- * buffer instead of a __device__ array. (__expf is mox_fast_expf.) */
+ * The options come in a read-only table (MOX_TABLE, the constant bank on
+ * CUDA, as the original's __constant__ d_OptionData), set by the launch
+ * instead of cudaMemcpyToSymbol; the results go to a write buffer instead
+ * of the original's __device__ d_CallValue. (__expf is mox_fast_expf.) */
 #include <mox/kernel.h>
 
 #include "binomialOptions_common.h" /* the original's NUM_STEPS */
@@ -25,8 +26,8 @@ static float expiryCallValue(float S, float X, float vDt, int i)
     return (d > 0.0F) ? d : 0.0F;
 }
 
-MOX_KERNEL MOX_BLOCK(THREADBLOCK_SIZE, 1, 1) void binomialOptionsKernel(const OptionDataGPU *d_OptionData,
-                                                                        real *d_CallValue)
+MOX_KERNEL MOX_BLOCK(THREADBLOCK_SIZE, 1, 1)
+void binomialOptionsKernel(MOX_TABLE(OptionDataGPU, d_OptionData, MAX_OPTIONS), real *d_CallValue)
 {
     MOX_SHARED(real, call_exchange, THREADBLOCK_SIZE + 1);
 

@@ -69,10 +69,9 @@ static uint32_t binarySearchExclusive(uint32_t sortDir, uint32_t val, const uint
 }
 
 /* Bottom-level merge sort (binary search-based). */
-MOX_KERNEL MOX_BLOCK(SHARED_SIZE_LIMIT / 2, 1,
-                     1) void mergeSortSharedKernel1(uint32_t *d_DstKey, uint32_t *d_DstVal,
-                                                    const uint32_t *d_SrcKey, const uint32_t *d_SrcVal,
-                                                    uint32_t arrayLength)
+MOX_KERNEL MOX_BLOCK(SHARED_SIZE_LIMIT / 2, 1, 1)
+void mergeSortSharedKernel1(uint32_t *d_DstKey, uint32_t *d_DstVal, const uint32_t *d_SrcKey,
+                            const uint32_t *d_SrcVal, uint32_t arrayLength)
 {
     MOX_SHARED(uint32_t, s_key, SHARED_SIZE_LIMIT);
     MOX_SHARED(uint32_t, s_val, SHARED_SIZE_LIMIT);
@@ -115,9 +114,9 @@ MOX_KERNEL MOX_BLOCK(SHARED_SIZE_LIMIT / 2, 1,
 }
 
 /* Merge step 1: generate sample ranks. */
-MOX_KERNEL MOX_BLOCK(256, 1, 1) void generateSampleRanksKernel1(uint32_t *d_RanksA, uint32_t *d_RanksB,
-                                                                const uint32_t *d_SrcKey, uint32_t stride,
-                                                                uint32_t N, uint32_t threadCount)
+MOX_KERNEL MOX_BLOCK(256, 1, 1)
+void generateSampleRanksKernel1(uint32_t *d_RanksA, uint32_t *d_RanksB, const uint32_t *d_SrcKey,
+                                uint32_t stride, uint32_t N, uint32_t threadCount)
 {
     uint32_t pos = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
 
@@ -150,9 +149,9 @@ MOX_KERNEL MOX_BLOCK(256, 1, 1) void generateSampleRanksKernel1(uint32_t *d_Rank
 }
 
 /* Merge step 2: generate sample ranks and indices. */
-MOX_KERNEL MOX_BLOCK(256, 1, 1) void mergeRanksAndIndicesKernel(uint32_t *d_Limits, const uint32_t *d_Ranks,
-                                                                uint32_t stride, uint32_t N,
-                                                                uint32_t threadCount)
+MOX_KERNEL MOX_BLOCK(256, 1, 1)
+void mergeRanksAndIndicesKernel(uint32_t *d_Limits, const uint32_t *d_Ranks, uint32_t stride, uint32_t N,
+                                uint32_t threadCount)
 {
     uint32_t pos = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
 
@@ -217,9 +216,10 @@ static void merge(uint32_t *dstKey, uint32_t *dstVal, const uint32_t *srcAKey, c
     }
 }
 
-MOX_KERNEL MOX_BLOCK(SAMPLE_STRIDE, 1, 1) void mergeElementaryIntervalsKernel1(
-    uint32_t *d_DstKey, uint32_t *d_DstVal, const uint32_t *d_SrcKey, const uint32_t *d_SrcVal,
-    const uint32_t *d_LimitsA, const uint32_t *d_LimitsB, uint32_t stride, uint32_t N)
+MOX_KERNEL MOX_BLOCK(SAMPLE_STRIDE, 1, 1)
+void mergeElementaryIntervalsKernel1(uint32_t *d_DstKey, uint32_t *d_DstVal, const uint32_t *d_SrcKey,
+                                     const uint32_t *d_SrcVal, const uint32_t *d_LimitsA,
+                                     const uint32_t *d_LimitsB, uint32_t stride, uint32_t N)
 {
     MOX_SHARED(uint32_t, s_key, 2 * SAMPLE_STRIDE);
     MOX_SHARED(uint32_t, s_val, 2 * SAMPLE_STRIDE);

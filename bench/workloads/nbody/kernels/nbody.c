@@ -66,10 +66,10 @@ static mox_float3 computeBodyAccel(mox_float4 bodyPos, const mox_float4 *positio
     return acc;
 }
 
-MOX_KERNEL MOX_BLOCK(NBODY_BLOCK, 1,
-                     1) void integrateBodies(mox_float4 *newPos, const mox_float4 *oldPos, mox_float4 *vel,
-                                             uint32_t deviceOffset, uint32_t deviceNumBodies, float deltaTime,
-                                             float damping, int32_t numTiles, float softeningSquared)
+MOX_KERNEL MOX_BLOCK(NBODY_BLOCK, 1, 1)
+void integrateBodies(mox_float4 *newPos, const mox_float4 *oldPos, mox_float4 *vel, uint32_t deviceOffset,
+                     uint32_t deviceNumBodies, float deltaTime, float damping, int32_t numTiles,
+                     float softeningSquared)
 {
     MOX_SHARED(mox_float4, sharedPos, NBODY_BLOCK);
     uint32_t index = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
