@@ -480,11 +480,12 @@ static void flush_all_ordered(mox__cuda_dev *dev)
     }
 }
 
-void mox__cuda_flush(mox__cuda_dev *dev)
+void mox__cuda_flush(mox__cuda_dev *dev, mox__submission *pub)
 {
     pthread_mutex_lock(&dev->lock);
-    if (!dev->hold)
-        flush_all_ordered(dev);
+    const mox__cuda_sub *me = mox__cuda_sub_of(pub);
+    if (!dev->hold && me->pending)
+        mox__cuda_flush_stream(dev, me->stream);
     pthread_mutex_unlock(&dev->lock);
 }
 

@@ -306,10 +306,13 @@ typedef struct mox__backend_vtable {
     /* Starts executing `sub` (see "Execution"). Never fails: problems are
      * reported through completion. */
     void (*execute)(mox__backend *backend, mox__submission *sub);
-    /* The core is about to block on (or has polled into) work it executed:
-     * launch whatever the backend holds back to merge (CUDA coalescing), so
-     * nothing waits for a backend thread to start it. NULL if it holds none. */
-    void (*flush)(mox__backend *backend);
+    /* The core is about to block on `sub`, an execution it handed over and
+     * has not seen complete (it may complete meanwhile: read only the
+     * backend's own state of it, under the backend's lock). If the backend
+     * holds it back to merge it with later ones (CUDA coalescing), launch
+     * it now, so nothing waited for waits for a backend thread to start it.
+     * NULL if the backend holds nothing back. */
+    void (*flush)(mox__backend *backend, mox__submission *sub);
     /* Testing hook (src/core/testing.h): while held, executed work does not
      * start; releasing starts it. NULL if unsupported. */
     void (*set_hold)(mox__backend *backend, bool hold);
