@@ -299,6 +299,7 @@ API CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
     return CUDA_ERROR_NOT_FOUND;
 }
 API CUresult cuFuncGetAttribute(int *v, int a, CUfunction f) { (void)a; (void)f; *v = 0; return CUDA_SUCCESS; }
+API CUresult cuFuncSetAttribute(CUfunction f, int a, int v) { (void)f; (void)a; (void)v; return CUDA_SUCCESS; }
 API CUresult cuStreamCreate(CUstream *s, unsigned int f) { (void)f; *s = NULL; return CUDA_SUCCESS; }
 API CUresult cuStreamDestroy_v2(CUstream s) { (void)s; return CUDA_SUCCESS; }
 API CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int f) { (void)s; (void)e; (void)f; return CUDA_SUCCESS; }

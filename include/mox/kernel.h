@@ -60,6 +60,8 @@ typedef struct mox_atomic_i32 {
     __attribute__((annotate("mox_block:" MOX__XSTR(x) "," MOX__XSTR(y) "," MOX__XSTR(z))))
 #define MOX_SHARED(T, name, N) static __attribute__((annotate("mox_shared"))) T name[N]
 #define MOX_TABLE(T, name, N) __attribute__((annotate("mox_table:" MOX__XSTR(N)))) const T name[N]
+#define MOX_SHARED_DYNAMIC(T, name) \
+    __attribute__((annotate("mox_shared_dynamic"))) T *const name = (T *)mox__dynamic_shared()
 #define MOX_DEVICE
 
 #define MOX__FN(ret) ret
@@ -74,6 +76,9 @@ typedef struct mox_atomic_i32 {
 /* The entry receives the table by value as a __grid_constant__ parameter
  * (the constant bank) and passes the kernel its address. */
 #define MOX_TABLE(T, name, N) const T name[N]
+/* All dynamic shared memory of a block starts at one 16-byte aligned
+ * extern __shared__ array (kernel_cuda.h), sized by the launch. */
+#define MOX_SHARED_DYNAMIC(T, name) T *const name = (T *)(void *)mox__dynamic_smem
 #define MOX_DEVICE __device__
 #define MOX__FN(ret) static __device__ __forceinline__ ret
 
@@ -93,6 +98,8 @@ typedef struct mox_atomic_i32 {
 #endif
 /* The kernel reads the table in place, in the launch's copy of it. */
 #define MOX_TABLE(T, name, N) const T name[N]
+/* The executor gives each block its dynamic shared memory in the lane. */
+#define MOX_SHARED_DYNAMIC(T, name) T *const name = (T *)mox__dynamic_shared()
 #define MOX_DEVICE
 #define MOX__FN(ret) static inline ret
 
@@ -235,6 +242,9 @@ MOX__I(int32_t, mox_max_i32(int32_t a, int32_t b))
 /* Records a device-side failure of this dispatch (first code wins) and
  * returns; the calling thread goes on unless it returns itself. */
 MOX__I(void, mox_fail(uint32_t code))
+
+/* The block's dynamic shared memory (what MOX_SHARED_DYNAMIC points at). */
+MOX__I(void *, mox__dynamic_shared(void))
 
 #undef MOX__I
 

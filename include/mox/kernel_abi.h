@@ -16,7 +16,8 @@
 
 #include <stdint.h>
 
-#define MOX_CPU_INTERFACE_VERSION 1u
+/* 2: dynamic shared memory in the lane. */
+#define MOX_CPU_INTERFACE_VERSION 2u
 
 /* Per-dispatch status words (CUDA: status[2*i], status[2*i+1]; CPU: fields). */
 #define MOX_DISPATCH_OK 0u
@@ -30,7 +31,8 @@ enum {
     MOX_KFEAT_ATOMICS = 1u << 2, /* "atomics": atomic buffers or shared atomics */
     MOX_KFEAT_FAIL = 1u << 3,    /* "fail": may call mox_fail */
     MOX_KFEAT_SHARED = 1u << 4,  /* "shared": declares MOX_SHARED memory */
-    MOX_KFEAT_F16 = 1u << 5      /* "f16": uses mox_f16 */
+    MOX_KFEAT_F16 = 1u << 5,     /* "f16": uses mox_f16 */
+    MOX_KFEAT_DYNAMIC_SHARED = 1u << 6 /* "dynamic_shared": declares MOX_SHARED_DYNAMIC memory (ABI version 2) */
 };
 
 typedef struct mox_kdim3 {
@@ -59,6 +61,11 @@ typedef struct mox_cpu_lane {
     const mox_cpu_services *svc;
     void *block;                   /* executor's per-block state */
     void *dispatch;                /* executor's per-dispatch state */
+    /* The block's dynamic shared memory (sized at launch; 64-byte aligned),
+     * NULL when the launch asks for none. Like static shared memory it is
+     * not cleared between blocks. */
+    void *dynamic_shared;
+    uint32_t dynamic_shared_bytes;
 } mox_cpu_lane;
 
 /* Runs one thread: reads the lane from the module's slot. `args[i]` points to

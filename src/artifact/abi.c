@@ -38,6 +38,9 @@ static const char *scalar_text(const mox_abi_layout *l)
 uint32_t mox_abi_required_version(const mox_abi *abi)
 {
     for (size_t k = 0; abi && k < abi->kernel_count; k++)
+        if (abi->kernels[k].features & MOX_KFEAT_DYNAMIC_SHARED)
+            return 2;
+    for (size_t k = 0; abi && k < abi->kernel_count; k++)
         for (size_t p = 0; abi->kernels[k].params && p < abi->kernels[k].param_count; p++)
             if (abi->kernels[k].params[p].kind == MOX_PARAM_TABLE ||
                 mox__layout_needs_v2(abi->kernels[k].params[p].layout))
@@ -50,7 +53,10 @@ static bool validate_version_needs(const mox_abi *abi, mox_artifact_error *err)
 {
     if (abi->version >= 2)
         return true;
-    for (size_t k = 0; k < abi->kernel_count; k++)
+    for (size_t k = 0; k < abi->kernel_count; k++) {
+        if (abi->kernels[k].features & MOX_KFEAT_DYNAMIC_SHARED)
+            return mox__fail(err, "kernel %s uses dynamic shared memory, which needs kernel ABI version 2 "
+                             "(this ABI is version %" PRIu32 ")", abi->kernels[k].name, abi->version);
         for (size_t p = 0; p < abi->kernels[k].param_count; p++) {
             const mox_abi_param *param = &abi->kernels[k].params[p];
             if (param->kind == MOX_PARAM_TABLE)
@@ -62,6 +68,7 @@ static bool validate_version_needs(const mox_abi *abi, mox_artifact_error *err)
                                  "field, which need kernel ABI version 2 (this ABI is version %" PRIu32 ")",
                                  abi->kernels[k].name, param->name, abi->version);
         }
+    }
     return true;
 }
 

@@ -116,7 +116,8 @@ bool mox_abi_layout_equal(const mox_abi_layout *a, const mox_abi_layout *b);
 void mox_abi_free(mox_abi *abi); /* frees contents and abi itself */
 
 /* The lowest ABI version that can express `abi`: 1, or 2 when a layout is
- * a vector, a record field is over-aligned or a parameter is a table. */
+ * a vector, a record field is over-aligned, a parameter is a table or a
+ * kernel has the "dynamic_shared" feature. */
 uint32_t mox_abi_required_version(const mox_abi *abi);
 
 /* True for C11 and C++ keywords and the alternative operator spellings:

@@ -167,6 +167,11 @@ mox_op *mox_launch_generated(mox_device *device, const mox_module_desc *module,
                                    device->info.max_threads_per_block, NULL) != MOX_OK)
         return launch_error(MOX_ERR_INVALID_LAUNCH, k->name, "kernel '%s': %s", k->name,
                             mox_error_last_message());
+    if (config.shared_bytes > device->info.max_shared_bytes)
+        return launch_error(MOX_ERR_INVALID_LAUNCH, k->name,
+                            "invalid launch of kernel '%s': %u bytes of dynamic shared memory exceed "
+                            "the device's limit of %u bytes per block",
+                            k->name, config.shared_bytes, device->info.max_shared_bytes);
 
     size_t value_bytes = 0;
     for (uint32_t i = 0; i < arg_count; i++)

@@ -76,6 +76,7 @@ typedef struct mox__cuda_kernel {
     char name[96];
     uint32_t max_threads;   /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK */
     uint32_t static_shared; /* bytes */
+    uint32_t max_dynamic_shared; /* bytes a launch may ask (MOX_KFEAT_DYNAMIC_SHARED kernels) */
     uint32_t param_count;
     uint32_t param_size[MOX_MAX_PARAMS]; /* bytes each parameter occupies */
 } mox__cuda_kernel;
@@ -314,6 +315,7 @@ typedef struct mox__cuda_limits {
     uint32_t max_threads;
     uint32_t warp_size;
     uint32_t shared_per_block;
+    uint32_t shared_optin;  /* CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
     uint32_t sm_count;
     uint32_t cc_major, cc_minor;
     uint64_t total_mem;

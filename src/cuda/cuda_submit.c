@@ -177,6 +177,16 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b, C
             if (d->kind == MOX__CMD_KERNEL) {
                 const mox__cuda_module *m = d->module;
                 ln->k = &m->kernels[d->kernel];
+                if (d->config.shared_bytes > ln->k->max_dynamic_shared)
+                    return mox__cuda_error(MOX_ERR_INVALID_LAUNCH,
+                                           "invalid launch of kernel '%s': %u bytes of dynamic shared memory "
+                                           "exceed its limit of %u on %s (the device's %u bytes per block less "
+                                           "the kernel's %u bytes of static shared memory)",
+                                           ln->k->name, d->config.shared_bytes, ln->k->max_dynamic_shared,
+                                           dev->name,
+                                           (d->kernel_features & MOX_KFEAT_DYNAMIC_SHARED) ? dev->limits.shared_optin
+                                                                                            : dev->limits.shared_per_block,
+                                           ln->k->static_shared);
             } else {
                 b->desc.has_transfer = true;
             }

@@ -265,6 +265,7 @@ typedef struct mox__backend_info {
     char name[128];              /* mox_device_name */
     mox_dim3 max_block;          /* per-axis block limit */
     uint32_t max_threads_per_block;
+    uint32_t max_shared_bytes;   /* dynamic shared memory a launch may ask per block */
     uint64_t max_buffer_bytes;   /* largest single buffer */
     uint32_t warp_size;
     uint32_t features;           /* MOX_FEAT_* the device supports */

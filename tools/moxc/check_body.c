@@ -140,7 +140,18 @@ static void walk_var(body_walk *w, CXCursor c) {
     cur(w)->direct_features |= moxc__type_features(type, true);
     char *shared = moxc__annotation(c, "mox_shared");
     char *name = moxc__cxstr(clang_getCursorSpelling(c));
-    if (shared) {
+    if (shared && strcmp(shared, "mox_shared_dynamic") == 0) {
+        if (!w->is_kernel)
+            moxc__error_at(fr, moxc__cursor_loc(c),
+                           "MOX_SHARED_DYNAMIC '%s' must be declared in a kernel body, not in a helper function",
+                           name ? name : "?");
+        else if (w->loop_depth > 0)
+            moxc__error_at(fr, moxc__cursor_loc(c),
+                           "MOX_SHARED_DYNAMIC '%s' must not be declared inside a loop; declare it at the top of "
+                           "the kernel",
+                           name ? name : "?");
+        cur(w)->direct_features |= MOX_KFEAT_SHARED | MOX_KFEAT_DYNAMIC_SHARED;
+    } else if (shared) {
         if (!w->is_kernel)
             moxc__error_at(fr, moxc__cursor_loc(c),
                            "MOX_SHARED '%s' must be declared in a kernel body, not in a helper function",

@@ -94,7 +94,7 @@ int moxc__u_read_decl(uwalk *w, CXCursor ref) {
 /* Level of an intrinsic's result, given the level of its arguments. */
 int moxc__u_intrinsic_level(const char *name, int args) {
     static const char *const uniform[] = {"mox_block_idx", "mox_block_dim", "mox_grid_dim",
-                                          "mox_warp_size", "mox_warps_per_block"};
+                                          "mox_warp_size", "mox_warps_per_block", "mox__dynamic_shared"};
     static const char *const warp_uniform[] = {"mox_warp_id", "mox_warp_sum_", "mox_warp_min_",
                                                "mox_warp_max_", "mox_warp_and_", "mox_warp_or_",
                                                "mox_warp_xor_", "mox_warp_any", "mox_warp_all",
@@ -211,9 +211,7 @@ bool moxc__u_is_table(CXCursor decl) {
 }
 
 static bool is_shared(CXCursor decl) {
-    char *shared = moxc__annotation(decl, "mox_shared");
-    free(shared);
-    return shared != NULL;
+    return moxc__is_shared_array(decl);
 }
 
 static bool shared_uniform(uwalk *w, CXCursor decl, CXCursor read) {

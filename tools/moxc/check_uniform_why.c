@@ -130,7 +130,7 @@ static CXCursor base_decl(CXCursor base) {
 static char *memory_read(explain *x, size_t fn, CXCursor read, CXCursor decl, const char *where) {
     if (clang_Cursor_isNull(decl))
         return moxc__printf("a value read from memory (at %s)", where);
-    char *name = name_of(decl), *shared = moxc__annotation(decl, "mox_shared"), *text;
+    char *name = name_of(decl), *shared = moxc__is_shared_array(decl) ? moxc__strdup("") : NULL, *text;
     char *why_not = NULL;
     if (shared && !moxc__u_shared_read_uniform(x->a->t, x->a->t->fns[fn].cursor, decl, read, &why_not))
         text = moxc__printf("a value read from shared memory '%s' (at %s), which moxc cannot prove every "
@@ -236,7 +236,7 @@ static char *root_of(explain *x, size_t fn, CXCursor e, int depth) {
                      clang_Cursor_hasVarDeclGlobalStorage(decl) && moxc__u_is_array_type(clang_getCursorType(decl)) &&
                      moxc__is_const_object(clang_getCursorType(decl));
         table = table || (!clang_Cursor_isNull(decl) && moxc__u_is_table(decl));
-        char *shared = table || clang_Cursor_isNull(decl) ? NULL : moxc__annotation(decl, "mox_shared");
+        char *shared = table || clang_Cursor_isNull(decl) || !moxc__is_shared_array(decl) ? NULL : moxc__strdup("");
         if (shared)
             table = moxc__u_shared_read_uniform(x->a->t, x->a->t->fns[fn].cursor, decl, e, NULL);
         free(shared);

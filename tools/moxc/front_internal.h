@@ -121,6 +121,8 @@ void moxc__children_of(CXCursor c, moxc__children *out); /* out->items malloc'd 
 void moxc__children_free(moxc__children *ch);
 /* Text of the first annotate attribute on `c` starting with `prefix`, malloc'd, or NULL. */
 char *moxc__annotation(CXCursor c, const char *prefix);
+/* Whether `c` declares a MOX_SHARED array (not MOX_SHARED_DYNAMIC). */
+bool moxc__is_shared_array(CXCursor c);
 /* Strips typedefs' sugar one level at a time: elaborated, attributed. */
 CXType moxc__strip_elaborated(CXType t);
 /* The canonical type's spelling without qualifiers or "struct ". */

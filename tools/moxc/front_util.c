@@ -215,6 +215,13 @@ char *moxc__annotation(CXCursor c, const char *prefix) {
     return found;
 }
 
+bool moxc__is_shared_array(CXCursor c) {
+    char *text = moxc__annotation(c, "mox_shared");
+    bool yes = text && strcmp(text, "mox_shared") == 0;
+    free(text);
+    return yes;
+}
+
 CXType moxc__strip_elaborated(CXType t) {
     for (int guard = 0; guard < 64; guard++) {
         if (t.kind == CXType_Elaborated)

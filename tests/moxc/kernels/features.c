@@ -1,5 +1,5 @@
 /* features.c - the "features" golden module: one kernel per construct of
- * the dialect that changes generated code (vector types, tables, ...), parsed by the
+ * the dialect that changes generated code (vector types, tables, dynamic shared memory, no-alias entries), parsed by the
  * real front end (test_golden_front.c). */
 #include "feature_records.h"
 
@@ -17,4 +17,12 @@ MOX_KERNEL MOX_BLOCK(64, 1, 1) void particles(Particle4 *p, mox_half2 scale, mox
     p[i].pos.x += p[i].vel.x * mox_f16_to_f32(scale.x);
     p[i].id &= mask.x;
     p[i].vel.y = mox_f16_to_f32(gains[i % 8u]) + anchors[i % 2u].pos.w;
+}
+
+MOX_KERNEL void reverse(const float *in, float *out) {
+    MOX_SHARED_DYNAMIC(float, tile);
+    uint32_t t = mox_thread_idx().x;
+    tile[t] = in[t];
+    mox_barrier();
+    out[t] = tile[mox_block_dim().x - 1u - t];
 }

@@ -54,21 +54,28 @@ static const char features__abi_json[] =
     "\"layout\":{\"size\":12,\"alignment\":4,\"kind\":\"vector\",\"scalar\":\"f32\","
     "\"lanes\":3}},{\"name\":\"id\",\"offset\":32,\"alignment\":8,\"layout\":{\"size\":4,"
     "\"alignment\":4,\"kind\":\"scalar\",\"scalar\":\"u32\"}}]},\"length\":2,"
-    "\"stride\":48}}]}]}"
+    "\"stride\":48}}]},{\"name\":\"reverse\",\"required_block\":null,"
+    "\"features\":[\"barrier\",\"shared\",\"dynamic_shared\"],"
+    "\"parameters\":[{\"name\":\"in\",\"binding\":0,\"kind\":\"buffer\",\"access\":\"read\","
+    "\"element\":{\"size\":4,\"alignment\":4,\"kind\":\"scalar\",\"scalar\":\"f32\"},"
+    "\"stride\":4},{\"name\":\"out\",\"binding\":1,\"kind\":\"buffer\",\"access\":\"write\","
+    "\"element\":{\"size\":4,\"alignment\":4,\"kind\":\"scalar\",\"scalar\":\"f32\"},"
+    "\"stride\":4}]}]}"
     ;
 
 static const char *const features__kernel_names[] = {
     "vec_scale",
     "particles",
+    "reverse",
 };
 
 const mox_module_desc features_module = {
     "features",
     features__abi_json,
-    "2d7e66db47dc8137eec096302e35cfc370e222672af69e88efd5e615b1a8fee0",
+    "025e954f7448afcb44dcfd13fd86504494aa70fe5b4b8992ad37c9863f5be5c9",
     "/artifacts/features/0123456789abcdef",
     "MOX_ARTIFACT_FEATURES",
-    2u,
+    3u,
     features__kernel_names,
 };
 
@@ -116,4 +123,15 @@ mox_op *features_particles(mox_device *device, mox_launch_config config,
         MOX_ARG_VALUE(anchors, &features__table_particles_anchors),
     };
     return mox_launch_generated(device, &features_module, 1u, config, args, 5u);
+}
+
+mox_op *features_reverse(mox_device *device, mox_launch_config config,
+    const mox_buffer *in,
+    mox_buffer *out)
+{
+    const mox_arg args[2] = {
+        MOX_ARG_READ(in),
+        MOX_ARG_WRITE(out),
+    };
+    return mox_launch_generated(device, &features_module, 2u, config, args, 2u);
 }

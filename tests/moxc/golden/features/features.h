@@ -48,6 +48,17 @@ mox_op *features_particles(mox_device *device, mox_launch_config config,
     const uint16_t gains[8],
     const Particle4 anchors[2]);
 
+/* Launch of kernel reverse (@TESTS@/kernels/features.c:22).
+ * Uses: barrier, shared, dynamic_shared.
+ *   in: read buffer of f32
+ *   out: write buffer of f32
+ * Returns a lazy op that runs the kernel once submitted. Never NULL: a
+ * construction error (ABI mismatch, bad geometry, wrong device) resolves
+ * the op to that error. */
+mox_op *features_reverse(mox_device *device, mox_launch_config config,
+    const mox_buffer *in,
+    mox_buffer *out);
+
 #ifdef __cplusplus
 }
 #endif

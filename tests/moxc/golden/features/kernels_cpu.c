@@ -84,9 +84,36 @@ static void mox__block_particles(void *const *mox__args, mox_cpu_lane *mox__lane
             }
 }
 
+/* Kernel reverse: one thread; the runtime has installed its lane. */
+static void mox__thread_reverse(void *const *mox__args)
+{
+    const float *mox__a0 = (const float *)*(void *const *)mox__args[0];
+    float *mox__a1 = (float *)*(void *const *)mox__args[1];
+    reverse(mox__a0, mox__a1);
+}
+
+/* Kernel reverse: every thread of one block, x fastest, on the calling thread. */
+static void mox__block_reverse(void *const *mox__args, mox_cpu_lane *mox__lane)
+{
+    const float *mox__a0 = (const float *)*(void *const *)mox__args[0];
+    float *mox__a1 = (float *)*(void *const *)mox__args[1];
+    *mox__lane_slot() = mox__lane;
+    uint32_t mox__linear = 0;
+    for (uint32_t mox__z = 0; mox__z < mox__lane->block_dim.z; ++mox__z)
+        for (uint32_t mox__y = 0; mox__y < mox__lane->block_dim.y; ++mox__y)
+            for (uint32_t mox__x = 0; mox__x < mox__lane->block_dim.x; ++mox__x) {
+                mox__lane->thread_idx.x = mox__x;
+                mox__lane->thread_idx.y = mox__y;
+                mox__lane->thread_idx.z = mox__z;
+                mox__lane->linear = mox__linear++;
+                reverse(mox__a0, mox__a1);
+            }
+}
+
 static const mox_cpu_kernel_entry mox__kernels[] = {
     {"vec_scale", mox__thread_vec_scale, mox__block_vec_scale, 0u},
     {"particles", mox__thread_particles, mox__block_particles, MOX_KFEAT_F16},
+    {"reverse", mox__thread_reverse, mox__block_reverse, MOX_KFEAT_BARRIER | MOX_KFEAT_SHARED | MOX_KFEAT_DYNAMIC_SHARED},
 };
 
 __attribute__((visibility("default"))) const mox_cpu_module_entry *mox_cpu_module(void);
@@ -95,9 +122,9 @@ const mox_cpu_module_entry *mox_cpu_module(void)
 {
     static const mox_cpu_module_entry entry = {
         MOX_CPU_INTERFACE_VERSION,
-        2u,
+        3u,
         mox__kernels,
-        "2d7e66db47dc8137eec096302e35cfc370e222672af69e88efd5e615b1a8fee0",
+        "025e954f7448afcb44dcfd13fd86504494aa70fe5b4b8992ad37c9863f5be5c9",
         mox__lane_slot,
     };
     return &entry;

@@ -5,7 +5,7 @@
 
 #line 1 "@TESTS@/kernels/features.c"
 /* features.c - the "features" golden module: one kernel per construct of
- * the dialect that changes generated code (vector types, tables, ...), parsed by the
+ * the dialect that changes generated code (vector types, tables, dynamic shared memory, no-alias entries), parsed by the
  * real front end (test_golden_front.c). */
 #include "feature_records.h"
 
@@ -24,7 +24,15 @@ __device__ MOX_KERNEL MOX_BLOCK(64, 1, 1) void particles(Particle4 *p, mox_half2
     p[i].id &= mask.x;
     p[i].vel.y = mox_f16_to_f32(gains[i % 8u]) + anchors[i % 2u].pos.w;
 }
-#line 28 "kernels_cuda.cu"
+
+__device__ MOX_KERNEL void reverse(const float *in, float *out) {
+    MOX_SHARED_DYNAMIC(float, tile);
+    uint32_t t = mox_thread_idx().x;
+    tile[t] = in[t];
+    mox_barrier();
+    out[t] = tile[mox_block_dim().x - 1u - t];
+}
+#line 36 "kernels_cuda.cu"
 
 extern "C" __global__ void mox_entry_vec_scale(mox_gate mox__gate, const mox_float4 *mox__p0, mox_float4 *mox__p1, mox_float2 mox__p2, uint32_t mox__p3)
 {
@@ -63,5 +71,23 @@ extern "C" __global__ void __launch_bounds__(64) mox_entry_particles(mox_gate mo
     if (mox__gate_enter(&mox__gate))
         return;
     particles(mox__p0, mox__p1, mox__p2, mox__p3.v, mox__p4.v);
+    mox__gate_leave(&mox__gate);
+}
+
+extern "C" __global__ void mox_entry_reverse(mox_gate mox__gate, const float *mox__p0, float *mox__p1)
+{
+    if (mox__gate_enter(&mox__gate))
+        return;
+    reverse(mox__p0, mox__p1);
+    mox__gate_leave(&mox__gate);
+}
+
+/* The runtime launches this one when no written buffer of the launch is
+ * also another of its arguments: every pointer is __restrict__. */
+extern "C" __global__ void mox_entry_reverse__noalias(mox_gate mox__gate, const float *__restrict__ mox__p0, float *__restrict__ mox__p1)
+{
+    if (mox__gate_enter(&mox__gate))
+        return;
+    reverse(mox__p0, mox__p1);
     mox__gate_leave(&mox__gate);
 }
