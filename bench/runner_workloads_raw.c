@@ -176,7 +176,6 @@ static bool bind(raw_instance *ri, raw_kind kind)
         if (!find_function(ri, kind, src, &l->fn))
             return false;
         l->cfg = src->cfg;
-        l->shared_bytes = src->shared_bytes;
         uint32_t n = 0;
         if (kind == RAW_GEN)
             l->params[n++] = &no_gate;
@@ -289,7 +288,7 @@ static bool enqueue_run(raw_instance *ri, raw_kind kind)
     for (size_t i = 0; i < ri->count[kind]; i++) {
         const raw_launch *l = &ls[i];
         CUresult r = rc->cu->cuLaunchKernel(l->fn, l->cfg.grid.x, l->cfg.grid.y, l->cfg.grid.z,
-                                            l->cfg.block.x, l->cfg.block.y, l->cfg.block.z, l->shared_bytes,
+                                            l->cfg.block.x, l->cfg.block.y, l->cfg.block.z, l->cfg.shared_bytes,
                                             rc->stream, (void **)l->params, NULL);
         if (r != CUDA_SUCCESS) {
             char what[96];

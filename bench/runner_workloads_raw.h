@@ -33,7 +33,6 @@ typedef struct raw_ctx {
 typedef struct raw_launch {
     CUfunction fn;
     mox_launch_config cfg;
-    uint32_t shared_bytes;
     CUdeviceptr ptr[WL_MAX_ARGS];
     void *params[WL_MAX_ARGS + 1];
 } raw_launch;

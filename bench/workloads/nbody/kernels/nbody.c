@@ -2,19 +2,18 @@
  * (Samples/5_Domain_Specific/nbody/bodysystemcuda.cu, unchanged in
  * ../original/; after Nyland, Harris and Prins, GPU Gems 3 ch. 31) to the
  * mox dialect: every thread integrates one body, walking all bodies in
- * tiles of one block's size staged in shared memory; 256-thread blocks;
- * the velocities are updated in place.
+ * tiles of one block's size staged in dynamic shared memory (sized by the
+ * launch, as the original's extern __shared__); any block size, the
+ * velocities updated in place.
  *
- * Differences, each forced by the dialect: the tile is a fixed shared
- * array of NBODY_BLOCK bodies (the original sizes it at launch); the
- * softening comes by value instead of from __constant__; and the
- * original's early return of threads past the last
- * body, which precedes barriers and so cannot pass moxc's uniformity check,
- * becomes a guard on their loads and stores (with whole blocks, as the
- * sample runs, nothing changes). */
+ * Differences, each forced by the dialect: the softening comes by value
+ * instead of from __constant__ (the parameter bank either way); and the
+ * original's early return of threads past the last body, which precedes
+ * barriers and so cannot pass moxc's uniformity check, becomes a guard on
+ * their loads and stores (with whole blocks, as the sample runs, nothing
+ * changes). */
 #include <mox/kernel.h>
 
-#include "nbody_port.h"
 
 static mox_float3 bodyBodyInteraction(mox_float3 ai, mox_float4 bi, mox_float4 bj, float softeningSquared)
 {
@@ -66,12 +65,12 @@ static mox_float3 computeBodyAccel(mox_float4 bodyPos, const mox_float4 *positio
     return acc;
 }
 
-MOX_KERNEL MOX_BLOCK(NBODY_BLOCK, 1, 1)
+MOX_KERNEL
 void integrateBodies(mox_float4 *newPos, const mox_float4 *oldPos, mox_float4 *vel, uint32_t deviceOffset,
                      uint32_t deviceNumBodies, float deltaTime, float damping, int32_t numTiles,
                      float softeningSquared)
 {
-    MOX_SHARED(mox_float4, sharedPos, NBODY_BLOCK);
+    MOX_SHARED_DYNAMIC(mox_float4, sharedPos); /* blockDim.x bodies */
     uint32_t index = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
     const bool active = index < deviceNumBodies;
     mox_float4 position = mox_make_float4(0.0f, 0.0f, 0.0f, 0.0f);
