@@ -288,8 +288,8 @@ static bool enqueue_run(raw_instance *ri, raw_kind kind)
     for (size_t i = 0; i < ri->count[kind]; i++) {
         const raw_launch *l = &ls[i];
         CUresult r = rc->cu->cuLaunchKernel(l->fn, l->cfg.grid.x, l->cfg.grid.y, l->cfg.grid.z,
-                                            l->cfg.block.x, l->cfg.block.y, l->cfg.block.z, l->cfg.shared_bytes,
-                                            rc->stream, (void **)l->params, NULL);
+                                            l->cfg.block.x, l->cfg.block.y, l->cfg.block.z,
+                                            l->cfg.shared_bytes, rc->stream, (void **)l->params, NULL);
         if (r != CUDA_SUCCESS) {
             char what[96];
             snprintf(what, sizeof what, "cuLaunchKernel (launch %zu)", i);

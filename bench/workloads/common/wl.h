@@ -50,7 +50,7 @@ typedef struct wl_arg {
 } wl_arg;
 
 typedef struct wl_launch {
-    uint32_t kernel; /* index into the plan's kernel names */
+    uint32_t kernel;       /* index into the plan's kernel names */
     mox_launch_config cfg; /* with the dynamic shared memory (shared_bytes) */
     uint32_t arg_count;
     wl_arg args[WL_MAX_ARGS];

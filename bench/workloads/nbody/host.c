@@ -51,8 +51,8 @@ static bool add_run(wl_plan *p, uint32_t kernel, const nbody_state *s, const uin
     uint32_t tiles = (s->n + NBODY_BLOCK - 1) / NBODY_BLOCK;
     for (int step = 0; step < NBODY_STEPS; step++) {
         /* sharedMemSize = blockSize * 4 * sizeof(T), both kernels */
-        mox_launch_config cfg = mox_launch_config_with_shared(wl_cfg(tiles, 1, NBODY_BLOCK, 1),
-                                                              NBODY_BLOCK * 4 * sizeof(float));
+        mox_launch_config cfg =
+            mox_launch_config_with_shared(wl_cfg(tiles, 1, NBODY_BLOCK, 1), NBODY_BLOCK * 4 * sizeof(float));
         wl_launch *l = wl_plan_add(p, kernel, cfg);
         if (!l)
             return false;

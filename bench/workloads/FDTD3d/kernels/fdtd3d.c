@@ -7,10 +7,11 @@
  * The stencil is a MOX_TABLE (the constant bank, as the original's
  * __constant__ array), set by each launch. Differences, each forced by the
  * dialect: the tile is one-dimensional (indexed row * TILE_W + column, the
- * same layout as the original's 2-D array); the buffers come whole with the original's 128-byte alignment padding as
- * `offset` (the original receives pointers already advanced by it); the
- * register arrays start at zero (the original leaves them undefined for
- * threads outside the volume, which never store them). */
+ * same layout as the original's 2-D array); the buffers come whole, with
+ * the original's 128-byte alignment padding as `offset` (the original
+ * receives pointers already advanced by it); the register arrays start at
+ * zero (the original leaves them undefined for threads outside the volume,
+ * which never store them). */
 #include <mox/kernel.h>
 
 #include "fdtd3d_port.h"
