@@ -302,10 +302,13 @@ bool bench_suite_workloads(bench_report *r)
         if (!s.raw)
             fprintf(stderr, "mox_bench: workloads: no raw CUDA side: %s\n", s.rc.err);
     }
-    for (size_t i = 0; i < wl_port_count; i++)
-        run_workload(&s, wl_ports[i]);
-    for (size_t i = 0; i < bench_example_workload_count; i++)
-        run_workload(&s, bench_example_workloads[i]);
+    /* The JSON is rewritten after every workload: a run stopped by a time
+     * limit keeps the workloads it finished. */
+    for (size_t i = 0; i < wl_port_count + bench_example_workload_count; i++) {
+        run_workload(&s, i < wl_port_count ? wl_ports[i] : bench_example_workloads[i - wl_port_count]);
+        if (r->config.json_path)
+            bench_write_json(r, r->config.json_path);
+    }
     if (s.raw)
         raw_close(&s.rc);
     mox_device_release(s.dev);
