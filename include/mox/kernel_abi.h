@@ -97,6 +97,13 @@ typedef struct mox_cpu_module_entry {
 
 /* ---------------- CUDA ---------------- */
 
+/* A kernel with read buffers has a second entry, mox_entry_<kernel> +
+ * this suffix, whose buffer parameters are all __restrict__: the runtime
+ * launches it when no buffer a launch writes (write or atomic parameter) is
+ * also another of its arguments, so read-only loads may use the read-only
+ * data path (ld.global.nc). */
+#define MOX_ENTRY_NOALIAS_SUFFIX "__noalias"
+
 /* First parameter of every generated CUDA entry. `status` is a device array
  * of 2 words per status slot (state, fail code), zeroed before a slot is
  * used. An entry first checks the state of each dependency's slot: if any
@@ -108,14 +115,6 @@ typedef struct mox_cpu_module_entry {
  * failure wins) and sets *host_flag = 1 (host mapped memory) so completion
  * can tell a clean batch with one load. status == NULL disables gating. */
 #define MOX_GATE_INLINE_DEPS 4u
-
-/* A kernel with read buffers has a second entry, mox_entry_<kernel> +
- * this suffix, whose buffer parameters are all __restrict__: the runtime
- * launches it when no buffer a launch writes (write or atomic parameter) is
- * also another of its arguments, so read-only loads may use the read-only
- * data path (ld.global.nc). */
-#define MOX_ENTRY_NOALIAS_SUFFIX "__noalias"
-
 typedef struct mox_gate {
     uint32_t *status;
     const uint32_t *deps;

@@ -178,14 +178,14 @@ void mox__semaphore_fail(mox__semaphore *sem, mox_error *error);
 
 /* ---------------- command buffers ---------------- */
 
+/* mox__dispatch.entry values (mox/kernel_abi.h, MOX_ENTRY_NOALIAS_SUFFIX). */
+enum { MOX__ENTRY_DEFAULT = 0, MOX__ENTRY_NOALIAS = 1 };
+
 /* A dispatch of an earlier execution whose failure gates. */
 typedef struct mox__gate {
     const mox__submission *sub;
     uint32_t dispatch;
 } mox__gate;
-
-/* mox__dispatch.entry values (mox/kernel_abi.h, MOX_ENTRY_NOALIAS_SUFFIX). */
-enum { MOX__ENTRY_DEFAULT = 0, MOX__ENTRY_NOALIAS = 1 };
 
 struct mox__dispatch {
     /* ---- set by the core, read by the backend ---- */
@@ -200,7 +200,7 @@ struct mox__dispatch {
      * the dispatch writes is also another of its arguments (launch.c); a
      * backend without that entry for the kernel runs the default one. */
     uint32_t entry;
-    mox_launch_config config; /* validated, non-empty grid */
+    mox_launch_config config; /* validated, non-empty grid; shared_bytes: dynamic shared memory per block */
     uint32_t param_count;
     void *const *params;     /* see "Memory shape" above */
     /* MOX__CMD_DOWNLOAD / MOX__CMD_UPLOAD */

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 mox_device *lang_open(void)
 {
@@ -52,4 +53,25 @@ mox_launch_config lang_cfg(uint32_t n)
     if (mox_launch_config_for_elements(64, n, &cfg) != MOX_OK)
         fail_msg("config for %u elements: %s", n, mox_error_last_message());
     return cfg;
+}
+
+void lang_expect_error(mox_op *op, mox_status code, const char *text)
+{
+    mox_status st = mox_op_wait(op);
+    const char *msg = st == MOX_OK ? "" : mox_error_message(mox_result_error(mox_op_result(op)));
+    if (st != code || !strstr(msg, text))
+        fail_msg("got %s \"%s\", expected %s with \"%s\"", mox_status_name(st), msg, mox_status_name(code), text);
+    mox_op_drop(op);
+}
+
+int lang_setup(void **state)
+{
+    *state = lang_open();
+    return 0;
+}
+
+int lang_teardown(void **state)
+{
+    mox_device_release(*state);
+    return 0;
 }

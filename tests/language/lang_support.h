@@ -27,5 +27,12 @@ void lang_read(mox_buffer *b, void *out);
 mox_status lang_run(mox_op *op);
 /* 1-D config of ceil(n / 64) blocks of 64 threads. */
 mox_launch_config lang_cfg(uint32_t n);
+/* Waits for `op`, expects it to fail with `code` and a message containing
+ * `text`, and drops it. */
+void lang_expect_error(mox_op *op, mox_status code, const char *text);
+
+/* cmocka group setup/teardown: *state is the device. */
+int lang_setup(void **state);
+int lang_teardown(void **state);
 
 #endif

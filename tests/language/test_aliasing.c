@@ -32,20 +32,8 @@ static void test_same_and_distinct_buffers(void **state)
     mox_buffer_release(b);
 }
 
-static int setup(void **state)
-{
-    *state = lang_open();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    mox_device_release(*state);
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_same_and_distinct_buffers)};
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, lang_setup, lang_teardown);
 }

@@ -65,30 +65,13 @@ static void test_beyond_the_limit(void **state)
     mox_buffer *b = lang_buffer(dev, &mox_type_f32, 64, NULL);
     mox_launch_config cfg = mox_launch_config_make(mox_dim3_make(1, 1, 1), mox_dim3_make(64, 1, 1));
     cfg.shared_bytes = max + 1u;
-    mox_op *op = lang_views_and_size(dev, cfg, b, 4);
-    assert_int_equal(mox_op_wait(op), MOX_ERR_INVALID_LAUNCH);
     char want[200];
     snprintf(want, sizeof want,
              "invalid launch of kernel 'views_and_size': %u bytes of dynamic shared memory exceed the device's limit "
              "of %u bytes per block",
              max + 1u, max);
-    const char *msg = mox_error_message(mox_result_error(mox_op_result(op)));
-    if (!strstr(msg, want))
-        fail_msg("message \"%s\" lacks \"%s\"", msg, want);
-    mox_op_drop(op);
+    lang_expect_error(lang_views_and_size(dev, cfg, b, 4), MOX_ERR_INVALID_LAUNCH, want);
     mox_buffer_release(b);
-}
-
-static int setup(void **state)
-{
-    *state = lang_open();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    mox_device_release(*state);
-    return 0;
 }
 
 int main(void)
@@ -98,5 +81,5 @@ int main(void)
         cmocka_unit_test(test_views_and_sizes),
         cmocka_unit_test(test_beyond_the_limit),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, lang_setup, lang_teardown);
 }

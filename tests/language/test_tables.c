@@ -81,24 +81,9 @@ static void test_null_table(void **state)
 {
     mox_device *dev = *state;
     mox_buffer *b = lang_buffer(dev, &mox_type_f32, 16, NULL);
-    mox_op *op = lang_stencil9(dev, lang_cfg(16), b, b, NULL, 16);
-    assert_int_equal(mox_op_wait(op), MOX_ERR_INVALID_ARGUMENT);
-    const char *msg = mox_error_message(mox_result_error(mox_op_result(op)));
-    assert_non_null(strstr(msg, "kernel 'stencil9' argument 'weights': the value or its type is NULL"));
-    mox_op_drop(op);
+    lang_expect_error(lang_stencil9(dev, lang_cfg(16), b, b, NULL, 16), MOX_ERR_INVALID_ARGUMENT,
+                      "kernel 'stencil9' argument 'weights': the value or its type is NULL");
     mox_buffer_release(b);
-}
-
-static int setup(void **state)
-{
-    *state = lang_open();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    mox_device_release(*state);
-    return 0;
 }
 
 int main(void)
@@ -108,5 +93,5 @@ int main(void)
         cmocka_unit_test(test_lookup_tables),
         cmocka_unit_test(test_null_table),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, lang_setup, lang_teardown);
 }

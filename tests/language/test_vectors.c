@@ -133,25 +133,10 @@ static void test_type_checked(void **state)
 {
     mox_device *dev = *state;
     mox_buffer *f4 = lang_buffer(dev, &mox_type_f32x4, 4, NULL), *u4 = lang_buffer(dev, &mox_type_u32x4, 4, NULL);
-    mox_op *op = lang_add_u4(dev, lang_cfg(4), f4, u4, u4, 4);
-    assert_int_equal(mox_op_wait(op), MOX_ERR_ABI_MISMATCH);
-    const mox_error *e = mox_result_error(mox_op_result(op));
-    assert_non_null(strstr(mox_error_message(e), "kernel 'add_u4' argument 'a' must be a buffer of u32x4, got a buffer of f32x4"));
-    mox_op_drop(op);
+    lang_expect_error(lang_add_u4(dev, lang_cfg(4), f4, u4, u4, 4), MOX_ERR_ABI_MISMATCH,
+                      "kernel 'add_u4' argument 'a' must be a buffer of u32x4, got a buffer of f32x4");
     mox_buffer_release(f4);
     mox_buffer_release(u4);
-}
-
-static int setup(void **state)
-{
-    *state = lang_open();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    mox_device_release(*state);
-    return 0;
 }
 
 int main(void)
@@ -160,5 +145,5 @@ int main(void)
         cmocka_unit_test(test_scale4), cmocka_unit_test(test_swap_and_add), cmocka_unit_test(test_three_lanes_and_halves),
         cmocka_unit_test(test_records), cmocka_unit_test(test_type_checked),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, lang_setup, lang_teardown);
 }

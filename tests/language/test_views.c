@@ -81,11 +81,7 @@ static void test_views_are_ordered(void **state)
 
 static void expect_refused(mox_op *op, const char *text)
 {
-    assert_int_equal(mox_op_wait(op), MOX_ERR_ABI_MISMATCH);
-    const char *msg = mox_error_message(mox_result_error(mox_op_result(op)));
-    if (!strstr(msg, text))
-        fail_msg("message \"%s\" lacks \"%s\"", msg, text);
-    mox_op_drop(op);
+    lang_expect_error(op, MOX_ERR_ABI_MISMATCH, text);
 }
 
 static void test_refused_views(void **state)
@@ -106,18 +102,6 @@ static void test_refused_views(void **state)
     mox_buffer_release(bodies);
 }
 
-static int setup(void **state)
-{
-    *state = lang_open();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    mox_device_release(*state);
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -126,5 +110,5 @@ int main(void)
         cmocka_unit_test(test_views_are_ordered),
         cmocka_unit_test(test_refused_views),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, lang_setup, lang_teardown);
 }

@@ -140,27 +140,18 @@ static void walk_var(body_walk *w, CXCursor c) {
     cur(w)->direct_features |= moxc__type_features(type, true);
     char *shared = moxc__annotation(c, "mox_shared");
     char *name = moxc__cxstr(clang_getCursorSpelling(c));
-    if (shared && strcmp(shared, "mox_shared_dynamic") == 0) {
+    if (shared) {
+        /* only the kernel owns block memory, allocated once per block */
+        bool dynamic = strcmp(shared, "mox_shared_dynamic") == 0;
+        const char *macro = dynamic ? "MOX_SHARED_DYNAMIC" : "MOX_SHARED";
         if (!w->is_kernel)
-            moxc__error_at(fr, moxc__cursor_loc(c),
-                           "MOX_SHARED_DYNAMIC '%s' must be declared in a kernel body, not in a helper function",
-                           name ? name : "?");
+            moxc__error_at(fr, moxc__cursor_loc(c), "%s '%s' must be declared in a kernel body, not in a helper function",
+                           macro, name ? name : "?");
         else if (w->loop_depth > 0)
             moxc__error_at(fr, moxc__cursor_loc(c),
-                           "MOX_SHARED_DYNAMIC '%s' must not be declared inside a loop; declare it at the top of "
-                           "the kernel",
+                           "%s '%s' must not be declared inside a loop; declare it at the top of the kernel", macro,
                            name ? name : "?");
-        cur(w)->direct_features |= MOX_KFEAT_SHARED | MOX_KFEAT_DYNAMIC_SHARED;
-    } else if (shared) {
-        if (!w->is_kernel)
-            moxc__error_at(fr, moxc__cursor_loc(c),
-                           "MOX_SHARED '%s' must be declared in a kernel body, not in a helper function",
-                           name ? name : "?");
-        else if (w->loop_depth > 0)
-            moxc__error_at(fr, moxc__cursor_loc(c),
-                           "MOX_SHARED '%s' must not be declared inside a loop; declare it at the top of the kernel",
-                           name ? name : "?");
-        cur(w)->direct_features |= MOX_KFEAT_SHARED;
+        cur(w)->direct_features |= MOX_KFEAT_SHARED | (dynamic ? MOX_KFEAT_DYNAMIC_SHARED : 0u);
     } else if (clang_Cursor_getStorageClass(c) == CX_SC_Static && !moxc__is_const_object(type)) {
         moxc__error_at(fr, moxc__cursor_loc(c),
                        "static local variable '%s' is not supported in kernels; use MOX_SHARED for block-shared memory",

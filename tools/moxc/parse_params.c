@@ -318,7 +318,7 @@ static void parse_table(moxc__tu *t, CXCursor pc, mox_abi_kernel *k, mox_abi_par
 #define MOXC_CUDA_PARAM_BYTES 32764u
 
 static void check_param_space(moxc__tu *t, CXCursor fn, const mox_abi_kernel *k) {
-    uint64_t end = 32; /* the mox_gate: three pointers and two u32 */
+    uint64_t end = sizeof(mox_gate); /* the entry's first parameter (mox/kernel_abi.h) */
     const mox_abi_param *biggest = NULL;
     for (size_t i = 0; i < k->param_count; i++) {
         const mox_abi_param *p = &k->params[i];
