@@ -275,9 +275,11 @@ static void prepare_sub(cpu_backend *be, mox__submission *s)
             mox__cpu_dispatch_init(&cd->exec, &m->entry->kernels[d->kernel], m->entry->lane_slot,
                                    grid, block, d->params);
             cd->job.total = mox__cpu_dispatch_block_count(&cd->exec);
+            cd->job.unit_work = mox__cpu_dispatch_block_threads(&cd->exec); /* chunk sizing */
         } else {
             uint64_t chunks = (d->bytes + TRANSFER_CHUNK - 1) / TRANSFER_CHUNK;
             cd->job.total = chunks ? chunks : 1;
+            cd->job.unit_work = 0;
         }
     }
 }
@@ -447,6 +449,11 @@ static uint64_t physical_memory(void)
 mox_status mox__cpu_backend_open(const mox__backend_config *config, mox__backend **out,
                                  mox__backend_info *info, mox_error **error)
 {
+    char why[160];
+    if (!mox__cpu_executor_setting_valid(why, sizeof why)) { /* block_exec.h */
+        *error = mox__error_new(MOX_ERR_CONFIG, "%s", why);
+        return MOX_ERR_CONFIG;
+    }
     cpu_backend *be = calloc(1, sizeof *be);
     if (!be) {
         *error = mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory opening the CPU backend");

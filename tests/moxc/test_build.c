@@ -481,7 +481,7 @@ static void test_fingerprint_dialect_headers(void **state)
     char *mox_dir = file_in(inc, "mox");
     assert_int_equal(mkdir(inc, 0755), 0);
     assert_int_equal(mkdir(mox_dir, 0755), 0);
-    static const char *const headers[] = {"kernel.h", "kernel_abi.h", "kernel_cpu.h",
+    static const char *const headers[] = {"kernel.h", "kernel_abi.h", "kernel_cpu.h", "kernel_cpu_wg.h",
                                           "kernel_cuda.h", "types.h", "export.h"};
     for (size_t i = 0; i < sizeof headers / sizeof *headers; ++i) {
         char *from = moxc_path_join(MOX_INCLUDE_DIR "/mox", headers[i]);

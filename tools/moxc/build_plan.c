@@ -185,7 +185,7 @@ static bool push_includes(const moxc_plan *plan, moxc_strv *flags, bool source_d
 
 static bool make_flags(moxc_plan *plan)
 {
-    static const char *const cc_base[] = {"-std=c11", "-O2", "-fPIC", "-shared", "-ffp-contract=off",
+    static const char *const cc_base[] = {"-std=c11", "-O3", "-fPIC", "-shared", "-ffp-contract=off",
                                           "-fno-fast-math", "-fvisibility=hidden"};
     static const char *const nvcc_base[] = {"-fatbin", "-x", "cu", "-std=c++17", "-O3", "-fmad=false",
                                             "-prec-div=true", "-prec-sqrt=true", "-ftz=false"};
