@@ -8,6 +8,10 @@
  *
  * What a work-group function has in scope (mox_cpu_group_fn):
  *   mox__g                        the block (const mox_cpu_group *)
+ *   mox__bi, mox__gd              its block index and the grid's dimensions,
+ *                                 copied: a store through a kernel's pointer
+ *                                 cannot change them, so the compiler keeps
+ *                                 them out of the loops
  *   mox__bx, mox__by, mox__bz     the block's dimensions (constants for
  *                                 kernels with MOX_BLOCK), mox__nt their
  *                                 product, mox__nw its warps
@@ -37,9 +41,9 @@ static inline mox_dim3 mox__wg_dim3(uint32_t x, uint32_t y, uint32_t z) {
 #define MOX_SHARED(T, name, N) T name[N] __attribute__((aligned(16)))
 
 #define mox_thread_idx() mox__wg_dim3(mox__x, mox__y, mox__z)
-#define mox_block_idx() mox__dim3(mox__g->block_idx)
+#define mox_block_idx() mox__dim3(mox__bi)
 #define mox_block_dim() mox__wg_dim3(mox__bx, mox__by, mox__bz)
-#define mox_grid_dim() mox__dim3(mox__g->grid_dim)
+#define mox_grid_dim() mox__dim3(mox__gd)
 #define mox_lane_id() (mox__t % MOX_WARP_SIZE)
 #define mox_warp_id() (mox__t / MOX_WARP_SIZE)
 #define mox_warps_per_block() mox__nw

@@ -95,6 +95,14 @@ bool moxc_plan_parse(const moxc_options *o, moxc_plan *plan, FILE *diag)
     }
     if (!moxc_gen_check(plan->module, plan->name, diag))
         goto done;
+    for (size_t k = 0; k < plan->module->abi->kernel_count; ++k) {
+        const char *note = plan->module->kernels[k].cpu.note;
+        moxc_cpu_executor e = moxc_cpu_executor_of(plan->module, k, true);
+        if (note)
+            fprintf(diag, "moxc: note: kernel '%s': the CPU %s, not as region loops: %s\n",
+                    plan->module->abi->kernels[k].name,
+                    e == MOXC_CPU_FIBERS ? "runs each of its threads on a fiber" : "calls it once per thread", note);
+    }
     plan->texts = calloc(plan->module->edit_count + 1, sizeof *plan->texts);
     if (!plan->texts)
         goto done;

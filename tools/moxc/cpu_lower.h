@@ -217,6 +217,18 @@ const lw_seq *lw_iteration(lw *L, size_t loop, lw_seq *tmp);
  * declarations are block-level) rather than region code. */
 bool lw_is_hoist(lw *L, size_t item);
 
+/* ---- cpu_lower_loops.c ---- */
+/* A region that is one `if (x < E) S` (x the thread's x index, E
+ * block-level; also <= E and == 0): its loop runs S for those x only. */
+typedef struct lw_guard {
+    size_t item;
+    CXCursor body, bound;
+    const char *op; /* "<", "<=" or "==" (bound 0) */
+} lw_guard;
+bool lw_region_guard(lw *L, const size_t *at, size_t n, lw_guard *g);
+/* Whether the region reads the warp or lane index. */
+bool lw_region_reads_warp(lw *L, const size_t *at, size_t n);
+
 /* ---- cpu_lower_text.c ---- */
 void lw_edit_add(lw *L, lw_edits *e, unsigned start, unsigned end, char *text);
 void lw_edits_free(lw_edits *e);

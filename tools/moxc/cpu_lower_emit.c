@@ -192,7 +192,7 @@ static void emit_prologue(em *m, size_t region) {
     free(need);
 }
 
-static void emit_region_body(em *m, const size_t *at, size_t n) {
+static void emit_region_body(em *m, const size_t *at, size_t n, const lw_guard *guard) {
     lw *L = m->L;
     size_t region = LW_NONE;
     for (size_t k = 0; k < n && region == LW_NONE; k++)
@@ -204,7 +204,23 @@ static void emit_region_body(em *m, const size_t *at, size_t n) {
     }
     emit_prologue(m, region);
     m->returned = false;
-    for (size_t k = 0; k < n; k++) {
+    if (guard) {
+        /* the guard is the loop's condition: only its statement is left */
+        unsigned start, end;
+        if (!lw_stmt_range(L, guard->body, true, &start, &end)) {
+            lw_fail(L, guard->body, "a statement written by a macro");
+            return;
+        }
+        lw_edits e = {0};
+        lw_collect_edits(L, guard->body, guard->item, &e);
+        for (size_t i = 0; i < e.n; i++)
+            m->returned = m->returned || strncmp(e.at[i].text, "goto mox__tend", 14) == 0;
+        indent(m);
+        put_reindented(m, start, end, &e);
+        moxc_buf_put(m->b, "\n");
+        lw_edits_free(&e);
+    }
+    for (size_t k = 0; k < n && !guard; k++) {
         const lw_item *it = &L->items[at[k]];
         if (it->kind == LW_CODE && !it->dead && it->region != LW_NONE)
             emit_code(m, at[k]);
@@ -246,8 +262,27 @@ static void emit_thread_loop(em *m, const size_t *at, size_t n) {
     if (!has_region_code(L, at, n))
         return;
     bool line_1d = L->block[0] && L->block[1] == 1 && L->block[2] == 1;
-    if (line_1d) {
-        line(m, "for (uint32_t mox__x = 0; mox__x < mox__bx; ++mox__x) {");
+    lw_guard guard;
+    bool guarded = line_1d && lw_region_guard(L, at, n, &guard);
+    if (line_1d && !guarded && L->block[0] % 32u == 0 && lw_region_reads_warp(L, at, n)) {
+        line(m, "for (uint32_t mox__w = 0; mox__w < mox__nw; ++mox__w)");
+        line(m, "for (uint32_t mox__l = 0; mox__l < MOX_WARP_SIZE; ++mox__l) {");
+        m->depth++;
+        line(m, "const uint32_t mox__x = mox__w * MOX_WARP_SIZE + mox__l, mox__y = 0, mox__z = 0, mox__t = mox__x;");
+    } else if (line_1d) {
+        indent(m);
+        moxc_buf_put(m->b, "for (uint32_t mox__x = 0; mox__x < mox__bx");
+        if (guarded) {
+            moxc_buf_printf(m->b, " && mox__x %s ", strcmp(guard.op, "==") == 0 ? "<" : guard.op);
+            if (strcmp(guard.op, "==") == 0)
+                moxc_buf_put(m->b, "1u");
+            else {
+                moxc_buf_put(m->b, "(");
+                lw_put_expr(L, m->b, guard.bound, guard.item);
+                moxc_buf_put(m->b, ")");
+            }
+        }
+        moxc_buf_put(m->b, "; ++mox__x) {\n");
         m->depth++;
         line(m, "const uint32_t mox__y = 0, mox__z = 0, mox__t = mox__x;");
     } else {
@@ -257,7 +292,7 @@ static void emit_thread_loop(em *m, const size_t *at, size_t n) {
         m->depth++;
         line(m, "const uint32_t mox__t = mox__x + mox__bx * (mox__y + mox__by * mox__z);");
     }
-    emit_region_body(m, at, n);
+    emit_region_body(m, at, n, guarded ? &guard : NULL);
     m->depth--;
     line(m, "}");
 }
@@ -275,7 +310,7 @@ static void emit_lane_loop(em *m, const size_t *at, size_t n) {
     else
         line(m, "const uint32_t mox__x = mox__t % mox__bx, mox__y = mox__t / mox__bx % mox__by, "
                 "mox__z = mox__t / (mox__bx * mox__by);");
-    emit_region_body(m, at, n);
+    emit_region_body(m, at, n, NULL);
     m->depth--;
     line(m, "}");
 }
@@ -551,7 +586,8 @@ char *lw_emit(lw *L) {
         moxc_buf_put(&b, "    const uint32_t mox__bx = mox__g->block_dim.x, mox__by = mox__g->block_dim.y, "
                          "mox__bz = mox__g->block_dim.z;\n");
     moxc_buf_put(&b, "    const uint32_t mox__nt = mox__bx * mox__by * mox__bz, "
-                     "mox__nw = (mox__nt + MOX_WARP_SIZE - 1u) / MOX_WARP_SIZE;\n");
+                     "mox__nw = (mox__nt + MOX_WARP_SIZE - 1u) / MOX_WARP_SIZE;\n"
+                     "    const mox_kdim3 mox__bi = mox__g->block_idx, mox__gd = mox__g->grid_dim;\n");
     if (L->any_lane_sync)
         moxc_buf_put(&b, "    mox_cpu_lane *const mox__lane = mox__g->lane;\n");
     emit_declarations(&d);

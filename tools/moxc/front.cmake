@@ -19,6 +19,7 @@ set(MOXC_FRONT_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_expr.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_vars.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_regions.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_loops.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_text.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_emit.c)
 

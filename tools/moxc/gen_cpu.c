@@ -12,10 +12,10 @@
 
 #include "gen.h"
 
-moxc_cpu_executor moxc_cpu_executor_of(const moxc_module *module, size_t kernel)
+moxc_cpu_executor moxc_cpu_executor_of(const moxc_module *module, size_t kernel, bool use_plans)
 {
     const moxc_kernel_info *info = module->kernels ? &module->kernels[kernel] : NULL;
-    if (info && info->cpu.body)
+    if (use_plans && info && info->cpu.body)
         return MOXC_CPU_LOOPS;
     uint32_t f = module->abi->kernels[kernel].features;
     return f & (MOX_KFEAT_BARRIER | MOX_KFEAT_WARP) ? MOXC_CPU_FIBERS : MOXC_CPU_THREAD_CALLS;
@@ -107,13 +107,15 @@ static void put_thread_fn(moxc_buf *b, const moxc_module *module, size_t index)
     moxc_buf_put(b, "}\n");
 }
 
-static void put_thread_calls(moxc_buf *b, const moxc_module *module, size_t index)
+static void put_thread_calls(moxc_buf *b, const moxc_module *module, size_t index, bool use_plans)
 {
     const mox_abi_kernel *k = &module->abi->kernels[index];
     const moxc_kernel_info *info = module->kernels ? &module->kernels[index] : NULL;
     moxc_buf_printf(b, "\n/* Kernel %s: every thread of one block, x fastest, one call each", k->name);
     if (info && info->cpu.note)
         moxc_buf_printf(b, " (no region loops: %s)", info->cpu.note);
+    else if (!use_plans && info && info->cpu.body)
+        moxc_buf_put(b, " (no region loops: its work-group function did not compile)");
     moxc_buf_put(b, ". */\n");
     moxc_buf_printf(b, "static void mox__group_%s(void *const *mox__args, const mox_cpu_group *mox__g)\n{\n", k->name);
     if (!k->param_count)
@@ -157,13 +159,14 @@ static void put_group_fn(moxc_buf *b, const moxc_module *module, size_t index)
     moxc_buf_printf(b, "}\nMOX__WG_DEFINE(%s)\n", k->name);
 }
 
-static void put_table(moxc_buf *b, const moxc_module *module, const char *table, const char *suffix)
+static void put_table(moxc_buf *b, const moxc_module *module, const char *table, const char *suffix,
+                      bool use_plans)
 {
     static const char *const executors[] = {"MOX_CPU_EXEC_THREAD_CALLS", "MOX_CPU_EXEC_LOOPS", "MOX_CPU_EXEC_FIBERS"};
     moxc_buf_printf(b, "\nstatic const mox_cpu_kernel_entry %s[] = {\n", table);
     for (size_t k = 0; k < module->abi->kernel_count; k++) {
         const mox_abi_kernel *kernel = &module->abi->kernels[k];
-        moxc_cpu_executor e = moxc_cpu_executor_of(module, k);
+        moxc_cpu_executor e = moxc_cpu_executor_of(module, k, use_plans);
         moxc_buf_printf(b, "    {\"%s\", mox__thread_%s, ", kernel->name, kernel->name);
         if (e == MOXC_CPU_FIBERS)
             moxc_buf_put(b, "NULL");
@@ -176,11 +179,11 @@ static void put_table(moxc_buf *b, const moxc_module *module, const char *table,
     moxc_buf_put(b, "};\n");
 }
 
-static void put_module_entry(moxc_buf *b, const moxc_module *module, const char *abi_sha256)
+static void put_module_entry(moxc_buf *b, const moxc_module *module, const char *abi_sha256, bool use_plans)
 {
-    put_table(b, module, "mox__kernels", "");
+    put_table(b, module, "mox__kernels", "", use_plans);
     moxc_buf_put(b, "#if MOX__WG_V3");
-    put_table(b, module, "mox__kernels_v3", "_v3");
+    put_table(b, module, "mox__kernels_v3", "_v3", use_plans);
     moxc_buf_put(b, "#endif\n\n"
                     "__attribute__((visibility(\"default\"))) const mox_cpu_module_entry *mox_cpu_module(void);\n\n"
                     "const mox_cpu_module_entry *mox_cpu_module(void)\n{\n");
@@ -198,7 +201,7 @@ static void put_module_entry(moxc_buf *b, const moxc_module *module, const char 
     moxc_buf_put(b, "    return &entry;\n}\n");
 }
 
-char *moxc_gen_cpu(const moxc_module *module, const char *abi_sha256)
+static char *gen_cpu(const moxc_module *module, const char *abi_sha256, bool use_plans)
 {
     moxc_buf b = {0};
     moxc_buf_put(&b, "/* kernels_cpu.c - " MOXC_GEN_BANNER ".\n"
@@ -212,15 +215,25 @@ char *moxc_gen_cpu(const moxc_module *module, const char *abi_sha256)
                      "static mox_cpu_lane **mox__lane_slot(void)\n{\n    return &mox__cpu_lane;\n}\n");
     for (size_t k = 0; k < module->abi->kernel_count; k++) {
         put_thread_fn(&b, module, k);
-        if (moxc_cpu_executor_of(module, k) == MOXC_CPU_THREAD_CALLS)
-            put_thread_calls(&b, module, k);
+        if (moxc_cpu_executor_of(module, k, use_plans) == MOXC_CPU_THREAD_CALLS)
+            put_thread_calls(&b, module, k, use_plans);
     }
     moxc_buf_put(&b, "\n/* From here on the dialect's geometry reads the work-group functions' loop\n"
                      " * variables (the kernels above keep reading the lane). */\n"
                      "#include <mox/kernel_cpu_wg.h>\n");
     for (size_t k = 0; k < module->abi->kernel_count; k++)
-        if (moxc_cpu_executor_of(module, k) == MOXC_CPU_LOOPS)
+        if (moxc_cpu_executor_of(module, k, use_plans) == MOXC_CPU_LOOPS)
             put_group_fn(&b, module, k);
-    put_module_entry(&b, module, abi_sha256);
+    put_module_entry(&b, module, abi_sha256, use_plans);
     return moxc_buf_finish(&b);
+}
+
+char *moxc_gen_cpu(const moxc_module *module, const char *abi_sha256)
+{
+    return gen_cpu(module, abi_sha256, true);
+}
+
+char *moxc_gen_cpu_unplanned(const moxc_module *module, const char *abi_sha256)
+{
+    return gen_cpu(module, abi_sha256, false);
 }

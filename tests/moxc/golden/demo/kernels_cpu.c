@@ -72,6 +72,7 @@ static inline __attribute__((always_inline)) void mox__wg_scale(void *const *mox
     (void)n;
     const uint32_t mox__bx = 256u, mox__by = 1u, mox__bz = 1u;
     const uint32_t mox__nt = mox__bx * mox__by * mox__bz, mox__nw = (mox__nt + MOX_WARP_SIZE - 1u) / MOX_WARP_SIZE;
+    const mox_kdim3 mox__bi = mox__g->block_idx, mox__gd = mox__g->grid_dim;
     for (uint32_t mox__x = 0; mox__x < mox__bx; ++mox__x) {
         const uint32_t mox__y = 0, mox__z = 0, mox__t = mox__x;
         uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
@@ -98,6 +99,7 @@ static inline __attribute__((always_inline)) void mox__wg_integrate(void *const 
     (void)counter;
     const uint32_t mox__bx = mox__g->block_dim.x, mox__by = mox__g->block_dim.y, mox__bz = mox__g->block_dim.z;
     const uint32_t mox__nt = mox__bx * mox__by * mox__bz, mox__nw = (mox__nt + MOX_WARP_SIZE - 1u) / MOX_WARP_SIZE;
+    const mox_kdim3 mox__bi = mox__g->block_idx, mox__gd = mox__g->grid_dim;
     for (uint32_t mox__z = 0; mox__z < mox__bz; ++mox__z)
     for (uint32_t mox__y = 0; mox__y < mox__by; ++mox__y)
     for (uint32_t mox__x = 0; mox__x < mox__bx; ++mox__x) {
@@ -132,6 +134,7 @@ static inline __attribute__((always_inline)) void mox__wg_tile(void *const *mox_
     (void)bias;
     const uint32_t mox__bx = 16u, mox__by = 16u, mox__bz = 1u;
     const uint32_t mox__nt = mox__bx * mox__by * mox__bz, mox__nw = (mox__nt + MOX_WARP_SIZE - 1u) / MOX_WARP_SIZE;
+    const mox_kdim3 mox__bi = mox__g->block_idx, mox__gd = mox__g->grid_dim;
     MOX_SHARED(float, cache, 256);
     uint32_t mox__b5; /* base */
     mox__b5 = mox_block_idx().x * 256u; /* base */
@@ -168,6 +171,7 @@ static inline __attribute__((always_inline)) void mox__wg_noop(void *const *mox_
     (void)mox__args;
     const uint32_t mox__bx = mox__g->block_dim.x, mox__by = mox__g->block_dim.y, mox__bz = mox__g->block_dim.z;
     const uint32_t mox__nt = mox__bx * mox__by * mox__bz, mox__nw = (mox__nt + MOX_WARP_SIZE - 1u) / MOX_WARP_SIZE;
+    const mox_kdim3 mox__bi = mox__g->block_idx, mox__gd = mox__g->grid_dim;
 }
 MOX__WG_DEFINE(noop)
 
