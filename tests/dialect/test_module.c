@@ -80,3 +80,5 @@ static const mox_cpu_module_entry module = {
 };
 
 const mox_cpu_module_entry *test_dialect_module(void) { return &module; }
+
+bool test_kernel_available(enum test_kernel k) { return module.kernels[k].name != NULL; }

@@ -4,6 +4,7 @@
 #ifndef MOX_TEST_DIALECT_MODULE_H
 #define MOX_TEST_DIALECT_MODULE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <mox/kernel_abi.h>
@@ -28,6 +29,9 @@ enum test_kernel {
 };
 
 const mox_cpu_module_entry *test_dialect_module(void);
+/* Whether the module has kernel k (the work-group variant lacks the two
+ * kernels that break moxc's rules on purpose). */
+bool test_kernel_available(enum test_kernel k);
 
 static inline mox_kdim3 kdim3(uint32_t x, uint32_t y, uint32_t z) {
     mox_kdim3 d = {x, y, z};

@@ -182,17 +182,28 @@ static void walk_calls(call_walk *w, CXCursor c) {
             return;
         }
     }
-    bool saved = w->conditional;
+    /* children after the first of ?:, && and || may not run; a comma's
+     * right side runs after its left side's effects */
+    size_t unconditional = (size_t)-1;
     if (k == CXCursor_ConditionalOperator) {
-        w->conditional = true;
+        unconditional = 1;
     } else if (k == CXCursor_BinaryOperator) {
         char op[8];
         lw_operator(L, c, op, sizeof op);
-        if (strcmp(op, "&&") == 0 || strcmp(op, "||") == 0 || strcmp(op, ",") == 0)
-            w->conditional = true;
+        if (strcmp(op, "&&") == 0 || strcmp(op, "||") == 0)
+            unconditional = 1;
+        else if (strcmp(op, ",") == 0)
+            unconditional = 0;
     }
-    clang_visitChildren(c, walk_call_child, w);
+    moxc__children ch;
+    moxc__children_of(c, &ch);
+    bool saved = w->conditional;
+    for (size_t i = 0; i < ch.count && !L->failed; i++) {
+        w->conditional = saved || i >= unconditional;
+        walk_calls(w, ch.items[i]);
+    }
     w->conditional = saved;
+    moxc__children_free(&ch);
 }
 
 /* Pushes the PRE part, the steps and the POST part of statement or
