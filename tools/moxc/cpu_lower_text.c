@@ -179,7 +179,7 @@ static enum CXChildVisitResult visit_edit(edit_walk *w, CXCursor c) {
         if (lw_stmt_range(L, c, false, &start, &end))
             lw_edit_add(L, w->e, start, end, moxc__printf("mox__wr%zu[mox__l]", call));
         else
-            lw_fail(L, c, "a warp operation inside a macro");
+            lw_fail(L, c, "a warp operation written by a macro");
         return CXChildVisit_Continue;
     }
     if (k == CXCursor_CallExpr) {
