@@ -21,7 +21,10 @@ static bool read_all(const char *path, char **data, size_t *size, mox_artifact_e
 {
     *data = NULL;
     *size = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO (or a device) put in an artifact's place
+     * must not block the preparation worker; such files are refused below.
+     * Regular files ignore the flag. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return mox__fail(err, "cannot open %s: %s", path, strerror(errno));
     struct stat st;

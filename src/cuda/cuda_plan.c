@@ -294,6 +294,11 @@ static mox_status inst_create(mox__cuda_dev *dev, mox__cuda_plan *p, mox__cuda_i
     if (st != MOX_OK)
         goto fail;
     inst->plan = p; /* from here on inst_destroy frees the slots */
+    /* Slots come back from destroyed instances as they were: one whose
+     * dispatch failed still reads FAILED. Reset before the first launch,
+     * or a new plan's dispatch inherits another's failure (seen on the
+     * H200 under tests/stress: "kernel 'fill' failed: mox_fail(7)"). */
+    inst->dirty = true;
     st = mox__cuda_flag_alloc(dev, &inst->host_flag, &inst->host_flag_dev);
     if (st != MOX_OK)
         goto fail;
