@@ -239,6 +239,7 @@ static void count(lw *L) {
         if (v->param && !v->written && !v->addr_taken)
             continue;
         s->locals++;
+        s->crossing += v->cls != LV_LOCAL || v->multi;
         if (v->cls == LV_STORAGE) {
             s->privatized++;
             s->private_bytes += v->size;

@@ -71,9 +71,10 @@ void lw_put_range(lw *L, moxc_buf *b, unsigned start, unsigned end, const lw_edi
         L->oom = L->failed = true;
         return;
     }
-    if (e->n)
+    if (e->n) {
         memcpy(sorted, e->at, e->n * sizeof *sorted);
-    qsort(sorted, e->n, sizeof *sorted, compare_edits);
+        qsort(sorted, e->n, sizeof *sorted, compare_edits);
+    }
     unsigned at = start;
     for (size_t i = 0; i < e->n; i++) {
         const lw_edit *x = &sorted[i];

@@ -39,6 +39,9 @@ typedef struct moxc_cpu_stats {
     unsigned regions;        /* region loops (thread and lane loops) */
     unsigned warp_steps;     /* warp operations computed over lane arrays */
     unsigned locals;         /* local variables, and parameters the kernel assigns */
+    unsigned crossing;       /* of those: used outside the region that declares
+                                them (what privatizing every such variable
+                                would keep per thread) */
     unsigned privatized;     /* of those: per-thread storage (live across a region boundary) */
     unsigned block_level;    /* one value per block */
     unsigned rematerialized; /* recomputed from the thread index in each region */

@@ -136,11 +136,10 @@ static void put_thread_calls(moxc_buf *b, const moxc_module *module, size_t inde
 
 static void put_stats(moxc_buf *b, const moxc_cpu_stats *s)
 {
-    moxc_buf_printf(b, " * %u region loop%s, %u warp step%s; of %u local variable%s %u %s per-thread storage "
-                       "(%llu bytes per thread), %u block-level, %u recomputed per region. */\n",
-                    s->regions, s->regions == 1 ? "" : "s", s->warp_steps, s->warp_steps == 1 ? "" : "s",
-                    s->locals, s->locals == 1 ? "" : "s", s->privatized, s->privatized == 1 ? "has" : "have",
-                    s->private_bytes, s->block_level, s->rematerialized);
+    moxc_buf_printf(b, " * %u region loop%s, %u warp step%s. Local variables: %u, %u used outside their region:\n"
+                       " * %u kept per thread (%llu bytes per thread), %u block-level, %u recomputed per region. */\n",
+                    s->regions, s->regions == 1 ? "" : "s", s->warp_steps, s->warp_steps == 1 ? "" : "s", s->locals,
+                    s->crossing, s->privatized, s->private_bytes, s->block_level, s->rematerialized);
 }
 
 static void put_group_fn(moxc_buf *b, const moxc_module *module, size_t index)

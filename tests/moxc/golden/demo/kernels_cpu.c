@@ -59,7 +59,8 @@ static void mox__thread_noop(void *const *mox__args)
 #include <mox/kernel_cpu_wg.h>
 
 /* Kernel scale: work-group function (one block; threads as loops, x fastest).
- * 1 region loop, 0 warp steps; of 1 local variable 0 have per-thread storage (0 bytes per thread), 0 block-level, 0 recomputed per region. */
+ * 1 region loop, 0 warp steps. Local variables: 1, 0 used outside their region:
+ * 0 kept per thread (0 bytes per thread), 0 block-level, 0 recomputed per region. */
 static inline __attribute__((always_inline)) void mox__wg_scale(void *const *mox__args,
                                                          const mox_cpu_group *mox__g)
 {
@@ -83,7 +84,8 @@ static inline __attribute__((always_inline)) void mox__wg_scale(void *const *mox
 MOX__WG_DEFINE(scale)
 
 /* Kernel integrate: work-group function (one block; threads as loops, x fastest).
- * 1 region loop, 0 warp steps; of 2 local variables 0 have per-thread storage (0 bytes per thread), 0 block-level, 0 recomputed per region. */
+ * 1 region loop, 0 warp steps. Local variables: 2, 0 used outside their region:
+ * 0 kept per thread (0 bytes per thread), 0 block-level, 0 recomputed per region. */
 static inline __attribute__((always_inline)) void mox__wg_integrate(void *const *mox__args,
                                                          const mox_cpu_group *mox__g)
 {
@@ -121,7 +123,8 @@ static inline __attribute__((always_inline)) void mox__wg_integrate(void *const 
 MOX__WG_DEFINE(integrate)
 
 /* Kernel tile: work-group function (one block; threads as loops, x fastest).
- * 2 region loops, 0 warp steps; of 3 local variables 0 have per-thread storage (0 bytes per thread), 1 block-level, 2 recomputed per region. */
+ * 2 region loops, 0 warp steps. Local variables: 3, 3 used outside their region:
+ * 0 kept per thread (0 bytes per thread), 1 block-level, 2 recomputed per region. */
 static inline __attribute__((always_inline)) void mox__wg_tile(void *const *mox__args,
                                                          const mox_cpu_group *mox__g)
 {
@@ -164,7 +167,8 @@ static inline __attribute__((always_inline)) void mox__wg_tile(void *const *mox_
 MOX__WG_DEFINE(tile)
 
 /* Kernel noop: work-group function (one block; threads as loops, x fastest).
- * 0 region loops, 0 warp steps; of 0 local variables 0 have per-thread storage (0 bytes per thread), 0 block-level, 0 recomputed per region. */
+ * 0 region loops, 0 warp steps. Local variables: 0, 0 used outside their region:
+ * 0 kept per thread (0 bytes per thread), 0 block-level, 0 recomputed per region. */
 static inline __attribute__((always_inline)) void mox__wg_noop(void *const *mox__args,
                                                          const mox_cpu_group *mox__g)
 {

@@ -30,7 +30,8 @@ static void mox__thread_tree_sum(void *const *mox__args)
 #include <mox/kernel_cpu_wg.h>
 
 /* Kernel tree_sum: work-group function (one block; threads as loops, x fastest).
- * 3 region loops, 0 warp steps; of 3 local variables 0 have per-thread storage (0 bytes per thread), 1 block-level, 1 recomputed per region. */
+ * 3 region loops, 0 warp steps. Local variables: 3, 2 used outside their region:
+ * 0 kept per thread (0 bytes per thread), 1 block-level, 1 recomputed per region. */
 static inline __attribute__((always_inline)) void mox__wg_tree_sum(void *const *mox__args,
                                                          const mox_cpu_group *mox__g)
 {

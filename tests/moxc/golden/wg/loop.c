@@ -31,7 +31,8 @@ static void mox__thread_tiled(void *const *mox__args)
 #include <mox/kernel_cpu_wg.h>
 
 /* Kernel tiled: work-group function (one block; threads as loops, x fastest).
- * 4 region loops, 0 warp steps; of 7 local variables 1 has per-thread storage (4 bytes per thread), 2 block-level, 4 recomputed per region. */
+ * 4 region loops, 0 warp steps. Local variables: 7, 7 used outside their region:
+ * 1 kept per thread (4 bytes per thread), 2 block-level, 4 recomputed per region. */
 static inline __attribute__((always_inline)) void mox__wg_tiled(void *const *mox__args,
                                                          const mox_cpu_group *mox__g)
 {

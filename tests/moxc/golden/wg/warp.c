@@ -29,7 +29,8 @@ static void mox__thread_warp_scan(void *const *mox__args)
 #include <mox/kernel_cpu_wg.h>
 
 /* Kernel warp_scan: work-group function (one block; threads as loops, x fastest).
- * 7 region loops, 3 warp steps; of 4 local variables 3 have per-thread storage (12 bytes per thread), 0 block-level, 1 recomputed per region. */
+ * 7 region loops, 3 warp steps. Local variables: 4, 4 used outside their region:
+ * 3 kept per thread (12 bytes per thread), 0 block-level, 1 recomputed per region. */
 static inline __attribute__((always_inline)) void mox__wg_warp_scan(void *const *mox__args,
                                                          const mox_cpu_group *mox__g)
 {
