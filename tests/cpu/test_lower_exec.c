@@ -68,9 +68,10 @@ static outcome run(const mox_cpu_kernel_entry *k, mox_kdim3 grid, mox_kdim3 bloc
 }
 
 /* The kernel with its work-group function, then on fibers: same bits. */
-static void compare(const char *name, mox_kdim3 grid, mox_kdim3 block, uint32_t p, uint32_t q, uint64_t seed) {
+static void compare_as(const char *name, uint32_t executor, mox_kdim3 grid, mox_kdim3 block, uint32_t p, uint32_t q,
+                       uint64_t seed) {
     const mox_cpu_kernel_entry *loops = kernel(name);
-    assert_int_equal(loops->executor, MOX_CPU_EXEC_LOOPS);
+    assert_int_equal(loops->executor, executor);
     mox_cpu_kernel_entry fibers = *loops;
     fibers.group_fn = NULL;
     fibers.executor = MOX_CPU_EXEC_FIBERS;
@@ -94,6 +95,10 @@ static void compare(const char *name, mox_kdim3 grid, mox_kdim3 block, uint32_t 
         free(b.out);
     }
     free(in);
+}
+
+static void compare(const char *name, mox_kdim3 grid, mox_kdim3 block, uint32_t p, uint32_t q, uint64_t seed) {
+    compare_as(name, MOX_CPU_EXEC_LOOPS, grid, block, p, q, seed);
 }
 
 static void test_barrier_loops(void **state) {
@@ -145,6 +150,8 @@ static void test_fallbacks_stay_on_fibers(void **state) {
         assert_int_equal(o.fail_state, MOX_DISPATCH_OK);
         free(o.out);
     }
+    /* barrier-free: a loop calling the kernel per thread */
+    compare_as("macro_body_use", MOX_CPU_EXEC_THREAD_CALLS, kdim3(3, 2, 1), kdim3(7, 5, 1), 4, 1, 90);
 }
 
 int main(void) {

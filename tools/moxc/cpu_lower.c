@@ -245,6 +245,8 @@ static void lower_free(lw *L) {
     for (size_t i = 0; i < L->var_count; i++)
         free(L->vars[i].name);
     free(L->vars);
+    free(L->refs);
+    free(L->jumps);
     free(L->statics);
     free_seq(&L->top);
     free(L->loops);

@@ -231,3 +231,15 @@ void helper_barrier(const uint32_t *in, uint32_t *out, uint32_t p, uint32_t q)
     mox_barrier();
     out[gid * LOWER_WORDS] = s[63u - t] + q;
 }
+
+#define SCALED(v) ((v) * scale)
+
+/* Stays a loop calling the kernel per thread: a block-level variable moxc
+ * would rename is used inside a macro's body. */
+MOX_KERNEL
+void macro_body_use(const uint32_t *in, uint32_t *out, uint32_t p, uint32_t q)
+{
+    uint32_t scale = p * 3u + q;
+    uint32_t gid = gid_of();
+    out[gid * LOWER_WORDS] = SCALED(in[gid]);
+}
