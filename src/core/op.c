@@ -243,6 +243,40 @@ mox_poll_state mox_op_poll(mox_op *op, mox_waker waker)
     return MOX_READY;
 }
 
+/* The device whose work `op` waits for now (following then/map/clone to
+ * the stage in progress), or NULL. */
+static mox_device *pending_device(mox_op *op)
+{
+    while (op && op->stage != MOX__STAGE_RESOLVED) {
+        switch (op->kind) {
+        case MOX__OP_LAUNCH:
+        case MOX__OP_SUBMIT:
+            return op->device;
+        case MOX__OP_THEN:
+            op = op->u.then.next ? op->u.then.next : op->u.then.inner;
+            break;
+        case MOX__OP_MAP:
+            op = op->u.map.inner;
+            break;
+        case MOX__OP_CLONE:
+            op = mox__clone_inner(op);
+            break;
+        case MOX__OP_READY:
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+/* Before blocking: whatever the backend holds back to merge goes out now,
+ * so the batch waited for never waits for a backend thread to start it. */
+static void flush_before_blocking(mox_op *op)
+{
+    mox_device *dev = pending_device(op);
+    if (dev && dev->backend->vt->flush)
+        dev->backend->vt->flush(dev->backend);
+}
+
 mox_status mox_op_wait(mox_op *op)
 {
     if (!op)
@@ -253,8 +287,10 @@ mox_status mox_op_wait(mox_op *op)
         mox__parker parker;
         mox__parker_init(&parker);
         mox_waker w = {mox__parker_unpark, &parker};
-        while (mox_op_poll(op, w) == MOX_PENDING)
+        while (mox_op_poll(op, w) == MOX_PENDING) {
+            flush_before_blocking(op);
             mox__parker_park(&parker);
+        }
         mox__parker_destroy(&parker);
     }
     return mox_result_status(mox_op_result(op));

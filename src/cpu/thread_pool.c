@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "core/backend.h"
+#include "hal/hal.h"
 
 struct mox__pool {
     pthread_mutex_t lock;
