@@ -443,10 +443,8 @@ mox_error *mox__cpu_backend_open(const mox__backend_config *config, mox__backend
                                  mox__backend_info *info)
 {
     char why[160];
-    if (!mox__cpu_executor_setting_valid(why, sizeof why)) { /* block_exec.h */
-        *error = mox__error_new(MOX_ERR_CONFIG, "%s", why);
-        return MOX_ERR_CONFIG;
-    }
+    if (!mox__cpu_executor_setting_valid(why, sizeof why)) /* block_exec.h */
+        return mox__error_new(MOX_ERR_CONFIG, "%s", why);
     cpu_backend *be = calloc(1, sizeof *be);
     if (!be)
         return mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory opening the CPU backend");
