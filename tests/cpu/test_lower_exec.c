@@ -136,6 +136,7 @@ static void test_warp_control(void **state) {
                                 kdim3(16, 16, 1)};
     for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++)
         for (uint32_t p = 0; p < 2; p++) compare("warp_control", kdim3(3, 1, 1), blocks[i], p, (uint32_t)i, 80 + i);
+    compare("warp_prefix", kdim3(5, 1, 1), kdim3(128, 1, 1), 7, 0x55u, 95);
 }
 
 /* What moxc cannot restructure runs on fibers, without a work-group function. */

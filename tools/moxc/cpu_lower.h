@@ -177,6 +177,14 @@ const char *lw_intrinsic(lw *L, CXCursor call, CXCursor *def);
 const lw_op *lw_find_op(const char *name);
 CXCursor lw_strip(CXCursor c);                  /* parentheses and implicit conversions */
 
+/* ---- cpu_lower_jumps.c ---- */
+unsigned lw_start_offset(CXCursor c);
+unsigned lw_end_offset(CXCursor c);
+/* Records every jump of the kernel body with the level it needs. */
+void lw_find_jumps(lw *L, CXCursor body);
+/* The level statement c needs (LW_T, LW_W or LW_B). */
+int lw_stmt_level(lw *L, CXCursor c);
+
 /* ---- cpu_lower_ir.c ---- */
 void lw_build(lw *L, CXCursor body);
 
@@ -242,6 +250,29 @@ void lw_collect_edits(lw *L, CXCursor c, size_t item, lw_edits *e);
 void lw_put_expr(lw *L, moxc_buf *b, CXCursor c, size_t item);
 /* C declaration of `name` with the type of variable v (top-level const dropped). */
 bool lw_put_decl(lw *L, moxc_buf *b, CXType type, const char *name);
+
+/* How many leading region items of at[0..n) can run once per warp for
+ * all its lanes (they go before the lane loop); their indices in prefix. */
+size_t lw_warp_prefix(lw *L, const size_t *at, size_t n, size_t *prefix);
+
+/* ---- cpu_lower_code.c: per-thread code (the emitter's state) ---- */
+typedef struct lw_em {
+    lw *L;
+    moxc_buf *b;
+    int depth;
+    size_t warp_loop; /* the warp loop being written (its label), or LW_NONE */
+    bool returned;    /* a T-level return jumps to the current region's end */
+} lw_em;
+void lw_indent(lw_em *m);
+void lw_line(lw_em *m, const char *text);
+void lw_emit_code(lw_em *m, size_t item);
+/* Block-level variables declared by the run's items, set before its loop. */
+void lw_emit_hoists(lw_em *m, const size_t *at, size_t n);
+void lw_emit_prologue(lw_em *m, size_t region, const size_t *at, size_t n, bool warp_only);
+/* The body of a region's loop: lane sync, prologue, the items but
+ * skip[0..skips), its end label; with a guard, only the guarded statement. */
+void lw_emit_region_body(lw_em *m, const size_t *at, size_t n, const lw_guard *guard, const size_t *skip,
+                         size_t skips);
 
 /* ---- cpu_lower_emit.c ---- */
 char *lw_emit(lw *L);

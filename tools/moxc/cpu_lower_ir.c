@@ -12,101 +12,6 @@
 
 static void build_stmt(lw *L, CXCursor c, lw_seq *seq);
 
-/* ---------------- levels ---------------- */
-
-static unsigned end_offset(CXCursor c) {
-    return lw_offset(clang_getRangeEnd(clang_getCursorExtent(c)));
-}
-
-static unsigned start_offset(CXCursor c) {
-    return lw_offset(moxc__cursor_start(c));
-}
-
-static int coop_in(lw *L, unsigned start, unsigned end) {
-    int level = LW_T;
-    for (size_t i = 0; i < L->coop_count; i++)
-        if (L->coop_offsets[i] >= start && L->coop_offsets[i] < end && L->coop_levels[i] > level)
-            level = L->coop_levels[i];
-    return level;
-}
-
-typedef struct scope {
-    unsigned start, end;
-    bool is_switch;
-} scope;
-
-typedef struct jump_walk {
-    lw *L;
-    unsigned body_end;
-    scope *scopes;
-    size_t depth, cap;
-} jump_walk;
-
-static void add_jump(jump_walk *w, CXCursor c, enum CXCursorKind k) {
-    lw *L = w->L;
-    if (!moxc__grow(&L->jumps, &L->jump_cap, L->jump_count + 1, sizeof *L->jumps)) {
-        L->oom = L->failed = true;
-        return;
-    }
-    lw_jump *j = &L->jumps[L->jump_count++];
-    memset(j, 0, sizeof *j);
-    j->at = start_offset(c);
-    j->is_return = k == CXCursor_ReturnStmt;
-    if (j->is_return) {
-        /* what follows it, and all of every loop around it (the next iteration) */
-        j->level = coop_in(L, j->at, w->body_end);
-        for (size_t i = 0; i < w->depth; i++)
-            if (!w->scopes[i].is_switch) {
-                int l = coop_in(L, w->scopes[i].start, w->scopes[i].end);
-                j->level = l > j->level ? l : j->level;
-            }
-        return;
-    }
-    for (size_t i = w->depth; i-- > 0;) {
-        if (k == CXCursor_ContinueStmt && w->scopes[i].is_switch)
-            continue;
-        j->target_start = w->scopes[i].start;
-        j->target_end = w->scopes[i].end;
-        j->level = w->scopes[i].is_switch ? LW_T : coop_in(L, j->target_start, j->target_end);
-        return;
-    }
-}
-
-static enum CXChildVisitResult walk_jumps(CXCursor c, CXCursor parent, void *data) {
-    (void)parent;
-    jump_walk *w = data;
-    enum CXCursorKind k = clang_getCursorKind(c);
-    if (k == CXCursor_ReturnStmt || k == CXCursor_BreakStmt || k == CXCursor_ContinueStmt)
-        add_jump(w, c, k);
-    bool scoped = k == CXCursor_ForStmt || k == CXCursor_WhileStmt || k == CXCursor_DoStmt ||
-                  k == CXCursor_SwitchStmt;
-    if (!scoped)
-        return CXChildVisit_Recurse;
-    if (!moxc__grow(&w->scopes, &w->cap, w->depth + 1, sizeof *w->scopes)) {
-        w->L->oom = w->L->failed = true;
-        return CXChildVisit_Break;
-    }
-    w->scopes[w->depth++] = (scope){start_offset(c), end_offset(c), k == CXCursor_SwitchStmt};
-    clang_visitChildren(c, walk_jumps, w);
-    w->depth--;
-    return CXChildVisit_Continue;
-}
-
-/* The level statement c needs: its barriers and warp calls, and its jumps
- * that leave it over cooperative code. */
-static int stmt_level(lw *L, CXCursor c) {
-    unsigned start = start_offset(c), end = end_offset(c);
-    int level = coop_in(L, start, end);
-    for (size_t i = 0; i < L->jump_count; i++) {
-        const lw_jump *j = &L->jumps[i];
-        if (j->at < start || j->at >= end || j->level <= level)
-            continue;
-        if (j->is_return || j->target_start < start || j->target_end > end)
-            level = j->level;
-    }
-    return level;
-}
-
 /* ---------------- statements with warp calls ---------------- */
 
 typedef struct call_walk {
@@ -326,7 +231,7 @@ static bool for_parts(lw *L, CXCursor c, CXCursor parts[4]) {
     moxc__children ch;
     moxc__children_of(c, &ch);
     for (size_t i = 0; i < ch.count; i++) {
-        unsigned at = start_offset(ch.items[i]);
+        unsigned at = lw_start_offset(ch.items[i]);
         int part = at < semis[0] ? 0 : at < semis[1] ? 1 : at < close ? 2 : 3;
         parts[part] = ch.items[i];
     }
@@ -433,7 +338,7 @@ static void build_stmt(lw *L, CXCursor c, lw_seq *seq) {
     enum CXCursorKind k = clang_getCursorKind(c);
     if (k == CXCursor_NullStmt)
         return;
-    int level = stmt_level(L, c);
+    int level = lw_stmt_level(L, c);
     if (level == LW_T) {
         if (k == CXCursor_DeclStmt && declares_static(c)) {
             if (!moxc__grow(&L->statics, &L->static_cap, L->static_count + 1, sizeof *L->statics)) {
@@ -489,9 +394,7 @@ static void build_stmt(lw *L, CXCursor c, lw_seq *seq) {
 }
 
 void lw_build(lw *L, CXCursor body) {
-    jump_walk w = {L, end_offset(body), NULL, 0, 0};
-    clang_visitChildren(body, walk_jumps, &w);
-    free(w.scopes);
+    lw_find_jumps(L, body);
     /* the body's statements are the top sequence (its braces add nothing) */
     moxc__children ch;
     moxc__children_of(body, &ch);

@@ -128,3 +128,203 @@ bool lw_region_reads_warp(lw *L, const size_t *at, size_t n) {
     }
     return w.found;
 }
+
+/* ---------------- code that runs once per warp ---------------- */
+
+typedef struct inv_walk {
+    lw *L;
+    size_t region;
+    bool ok;
+    int depth;          /* nesting under the item */
+    bool under_subscript; /* the DeclRefExpr is the base of a subscript */
+} inv_walk;
+
+/* A MOX_SHARED array that region `region` only ever reads by subscript. */
+typedef struct shared_use {
+    lw *L;
+    CXCursor array;
+    bool clean;
+} shared_use;
+
+static bool is_shared_array(CXCursor decl) {
+    char *shared = moxc__annotation(decl, "mox_shared");
+    bool yes = shared != NULL;
+    free(shared);
+    return yes;
+}
+
+/* Whether target (of an assignment, ++, -- or &) reaches `array`. */
+static bool targets(CXCursor target, CXCursor array) {
+    for (int guard = 0; guard < 32; guard++) {
+        target = lw_strip(target);
+        enum CXCursorKind k = clang_getCursorKind(target);
+        if (k == CXCursor_DeclRefExpr)
+            return clang_equalCursors(clang_getCursorReferenced(target), array);
+        if (k != CXCursor_ArraySubscriptExpr && k != CXCursor_MemberRefExpr)
+            return false;
+        moxc__children ch;
+        moxc__children_of(target, &ch);
+        CXCursor base = ch.count ? ch.items[0] : clang_getNullCursor();
+        moxc__children_free(&ch);
+        if (clang_Cursor_isNull(base))
+            return false;
+        target = base;
+    }
+    return false;
+}
+
+static enum CXChildVisitResult find_shared_write(CXCursor c, CXCursor parent, void *data) {
+    (void)parent;
+    shared_use *u = data;
+    CXCursor target;
+    bool addr;
+    if (lw_writes(u->L, c, &target, &addr) && targets(target, u->array))
+        u->clean = false;
+    if (clang_getCursorKind(c) == CXCursor_CallExpr) {
+        const char *name = lw_intrinsic(u->L, c, NULL);
+        /* a helper or an atomic may write it */
+        if (!name || moxc__starts_with(name, "mox_atomic_"))
+            u->clean = false;
+    }
+    return u->clean ? CXChildVisit_Recurse : CXChildVisit_Break;
+}
+
+static bool region_only_reads(lw *L, size_t region, CXCursor array) {
+    shared_use u = {L, array, true};
+    for (size_t i = 0; i < L->item_count && u.clean; i++)
+        if (L->items[i].kind == LW_CODE && !L->items[i].dead && L->items[i].region == region)
+            clang_visitChildren(L->items[i].cur, find_shared_write, &u);
+    return u.clean;
+}
+
+/* What code may do to run once per warp for all its lanes: read block-
+ * and warp-level values and shared memory the region does not write,
+ * write nothing but the variables it declares, call only the geometry. */
+static void inv_visit(inv_walk *w, CXCursor c) {
+    lw *L = w->L;
+    enum CXCursorKind k = clang_getCursorKind(c);
+    bool base_of_subscript = false;
+    switch (k) {
+    case CXCursor_CallExpr: {
+        const char *name = lw_intrinsic(L, c, NULL);
+        static const char *const allowed[] = {"mox_block_idx", "mox_block_dim", "mox_grid_dim", "mox_warp_id",
+                                              "mox_warps_per_block", "mox_warp_size", "mox_f32_to_bits",
+                                              "mox_f32_from_bits"};
+        bool ok = false;
+        for (size_t i = 0; name && i < sizeof allowed / sizeof allowed[0]; i++)
+            ok = ok || strcmp(name, allowed[i]) == 0;
+        w->ok = w->ok && ok;
+        break;
+    }
+    case CXCursor_ReturnStmt:
+    case CXCursor_GotoStmt:
+        w->ok = false;
+        break;
+    case CXCursor_MemberRefExpr: {
+        moxc__children ch;
+        moxc__children_of(c, &ch);
+        if (ch.count != 1 || clang_getCanonicalType(clang_getCursorType(ch.items[0])).kind == CXType_Pointer)
+            w->ok = false; /* p->x reads memory */
+        moxc__children_free(&ch);
+        break;
+    }
+    case CXCursor_UnaryOperator: {
+        char op[8];
+        lw_operator(L, c, op, sizeof op);
+        if (strcmp(op, "*") == 0 || strcmp(op, "&") == 0 || !op[0])
+            w->ok = false;
+        break;
+    }
+    case CXCursor_ArraySubscriptExpr: {
+        moxc__children ch;
+        moxc__children_of(c, &ch);
+        CXCursor base = ch.count == 2 ? lw_strip(ch.items[0]) : clang_getNullCursor();
+        bool shared = clang_getCursorKind(base) == CXCursor_DeclRefExpr &&
+                      is_shared_array(clang_getCursorReferenced(base)) &&
+                      region_only_reads(L, w->region, clang_getCursorReferenced(base));
+        moxc__children_free(&ch);
+        w->ok = w->ok && shared;
+        base_of_subscript = true;
+        break;
+    }
+    case CXCursor_DeclRefExpr: {
+        CXCursor ref = clang_getCursorReferenced(c);
+        if (clang_getCursorKind(ref) == CXCursor_VarDecl && is_shared_array(ref) && !w->under_subscript)
+            w->ok = false; /* the array's address escapes */
+        break;
+    }
+    default:
+        break;
+    }
+    /* the base of a subscript, through parentheses and implicit conversions */
+    bool transparent = k == CXCursor_UnexposedExpr || k == CXCursor_ParenExpr;
+    bool saved = w->under_subscript;
+    moxc__children ch;
+    moxc__children_of(c, &ch);
+    for (size_t i = 0; i < ch.count && w->ok; i++) {
+        w->under_subscript = base_of_subscript ? i == 0 : transparent && saved;
+        inv_visit(w, ch.items[i]);
+    }
+    moxc__children_free(&ch);
+    w->under_subscript = saved;
+}
+
+/* Whether item i, after the prefix items before it, can run once per
+ * warp: what it writes is declared by the prefix (or by itself), what it
+ * reads is block-level, the same across the warp, or the prefix's. */
+static bool once_per_warp(lw *L, size_t i, const size_t *prefix, size_t count) {
+    const lw_item *it = &L->items[i];
+    if (it->kind != LW_CODE || it->phase != LW_WHOLE || it->wrap == LW_WRAP_FLAG)
+        return false;
+    for (size_t r = 0; r < L->ref_count; r++) {
+        if (L->refs[r].item != i)
+            continue;
+        const lw_var *v = &L->vars[L->refs[r].var];
+        bool in_prefix = v->decl_item == i;
+        for (size_t p = 0; p < count && !in_prefix; p++)
+            in_prefix = v->decl_item == prefix[p];
+        bool local = v->cls == LV_LOCAL && !v->multi && !v->addr_taken && !v->param && in_prefix;
+        if ((L->refs[r].how & (LR_WRITE | LR_ADDR)) && !local)
+            return false;
+        bool readable = local || v->cls == LV_BLOCK || (v->param && !v->written && !v->addr_taken) ||
+                        (v->cls == LV_REMAT && lw_expr_class(L, v->init, true) <= LE_WARP);
+        if (!readable)
+            return false;
+    }
+    inv_walk w = {L, it->region, true, 0, false};
+    inv_visit(&w, it->cur);
+    return w.ok;
+}
+
+/* The prefix's variables must be set by the prefix alone (a later
+ * per-lane statement that sets one makes it per lane): the first item
+ * declaring one that is not, ends the prefix. */
+static size_t settled(lw *L, const size_t *prefix, size_t count) {
+    for (size_t p = 0; p < count; p++)
+        for (size_t r = 0; r < L->ref_count; r++) {
+            const lw_var *v = &L->vars[L->refs[r].var];
+            if (v->decl_item != prefix[p] || !(L->refs[r].how & (LR_WRITE | LR_ADDR)))
+                continue;
+            bool by_prefix = false;
+            for (size_t q = 0; q < count; q++)
+                by_prefix = by_prefix || L->refs[r].item == prefix[q];
+            if (!by_prefix)
+                return p;
+        }
+    return count;
+}
+
+size_t lw_warp_prefix(lw *L, const size_t *at, size_t n, size_t *prefix) {
+    size_t count = 0;
+    for (size_t k = 0; k < n; k++) {
+        const lw_item *it = &L->items[at[k]];
+        if (it->kind != LW_CODE || it->dead || it->region == LW_NONE)
+            continue;
+        if (!once_per_warp(L, at[k], prefix, count))
+            break;
+        prefix[count++] = at[k];
+    }
+    for (size_t again = settled(L, prefix, count); again < count; again = settled(L, prefix, count))
+        count = again;
+    return count;
+}

@@ -16,11 +16,13 @@ set(MOXC_FRONT_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/check_uniform_expr.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_ir.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_jumps.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_expr.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_vars.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_regions.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_loops.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_text.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_code.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_emit.c)
 
 # find_package(Clang) pulls in all of LLVM's CMake; the C API needs only this.

@@ -243,3 +243,25 @@ void macro_body_use(const uint32_t *in, uint32_t *out, uint32_t p, uint32_t q)
     uint32_t gid = gid_of();
     out[gid * LOWER_WORDS] = SCALED(in[gid]);
 }
+
+/* Each thread adds up the totals of the warps before its own (a block
+ * scan's second step): that loop is the same for every lane of a warp,
+ * so it runs once per warp. */
+MOX_KERNEL MOX_BLOCK(128, 1, 1)
+void warp_prefix(const uint32_t *in, uint32_t *out, uint32_t p, uint32_t q)
+{
+    MOX_SHARED(uint32_t, part, 4);
+    uint32_t t = mox_thread_idx().x;
+    uint32_t gid = mox_block_idx().x * 128u + t;
+    uint32_t v = in[gid];
+    uint32_t s = mox_warp_sum_u32(v);
+    if (mox_lane_id() == 0u)
+        part[mox_warp_id()] = s;
+    mox_barrier();
+    uint32_t warp = mox_warp_id();
+    uint32_t before = p;
+    for (uint32_t w = 0; w < warp; w++)
+        before += part[w] ^ q;
+    out[gid * LOWER_WORDS] = before + v;
+    out[gid * LOWER_WORDS + 1u] = part[(warp + 1u) % 4u];
+}

@@ -95,11 +95,12 @@ static inline __attribute__((always_inline)) void mox__wg_warp_scan(void *const 
         }
     }
     /* mox_barrier() of line 18 */
-    for (uint32_t mox__w = 0; mox__w < mox__nw; ++mox__w)
-    for (uint32_t mox__l = 0; mox__l < MOX_WARP_SIZE; ++mox__l) {
-        const uint32_t mox__x = mox__w * MOX_WARP_SIZE + mox__l, mox__y = 0, mox__z = 0, mox__t = mox__x;
-        uint32_t gid = mox_block_idx().x * 64u + mox_thread_idx().x;
-        out[gid] = mox__p5[mox__t] + (mox_warp_id() ? totals[0] : 0u);
+    for (uint32_t mox__w = 0; mox__w < mox__nw; ++mox__w) {
+        for (uint32_t mox__l = 0; mox__l < MOX_WARP_SIZE; ++mox__l) {
+            const uint32_t mox__x = mox__w * MOX_WARP_SIZE + mox__l, mox__y = 0, mox__z = 0, mox__t = mox__x;
+            uint32_t gid = mox_block_idx().x * 64u + mox_thread_idx().x;
+            out[gid] = mox__p5[mox__t] + (mox_warp_id() ? totals[0] : 0u);
+        }
     }
 }
 MOX__WG_DEFINE(warp_scan)
