@@ -519,23 +519,17 @@ static inline mox_f16 mox_f16_from_f32(float f) {
     return mox_f16_from_bits((uint16_t)(sign | h));
 }
 
+/* Without a branch or a loop, so a loop converting halves vectorizes: a
+ * subnormal half m * 2^-24 is (float)m (exact, m < 1024) times 2^-24
+ * (exact: a power of two, the product a normal float). */
 static inline float mox_f16_to_f32(mox_f16 h) {
     uint32_t sign = (uint32_t)(h.bits & 0x8000u) << 16;
     uint32_t e = (h.bits >> 10) & 0x1fu;
     uint32_t m = h.bits & 0x3ffu;
-    if (e == 0x1fu) return mox_f32_from_bits(m ? 0x7fffffffu : (sign | 0x7f800000u));
-    if (e == 0) {
-        if (m == 0) return mox_f32_from_bits(sign);
-        e = 1;
-        while (!(m & 0x400u)) { /* normalise the subnormal */
-            m <<= 1;
-            e--;
-        }
-        m &= 0x3ffu;
-        /* e is now 1 - shifts, possibly "negative" in uint32 arithmetic. */
-        return mox_f32_from_bits(sign | ((e + 112u) << 23) | (m << 13));
-    }
-    return mox_f32_from_bits(sign | ((e + 112u) << 23) | (m << 13));
+    uint32_t normal = sign | ((e + 112u) << 23) | (m << 13);
+    uint32_t special = m ? 0x7fffffffu : (sign | 0x7f800000u);
+    uint32_t small = sign | mox_f32_to_bits((float)m * 5.9604644775390625e-8f); /* 2^-24 */
+    return mox_f32_from_bits(e == 0x1fu ? special : e == 0u ? small : normal);
 }
 
 /* ---- failure ---- */
