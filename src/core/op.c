@@ -243,15 +243,14 @@ mox_poll_state mox_op_poll(mox_op *op, mox_waker waker)
     return MOX_READY;
 }
 
-/* The device whose work `op` waits for now (following then/map/clone to
- * the stage in progress), or NULL. */
-static mox_device *pending_device(mox_op *op)
+/* The op of the submitted batch `op` waits for now (following
+ * then/map/clone to the stage in progress), or NULL. */
+static mox_op *pending_submission(mox_op *op)
 {
     while (op && op->stage != MOX__STAGE_RESOLVED) {
         switch (op->kind) {
-        case MOX__OP_LAUNCH:
         case MOX__OP_SUBMIT:
-            return op->device;
+            return op->stage == MOX__STAGE_SUBMITTED ? op : NULL;
         case MOX__OP_THEN:
             op = op->u.then.next ? op->u.then.next : op->u.then.inner;
             break;
@@ -261,6 +260,7 @@ static mox_device *pending_device(mox_op *op)
         case MOX__OP_CLONE:
             op = mox__clone_inner(op);
             break;
+        case MOX__OP_LAUNCH:
         case MOX__OP_READY:
             return NULL;
         }
@@ -268,13 +268,19 @@ static mox_device *pending_device(mox_op *op)
     return NULL;
 }
 
-/* Before blocking: whatever the backend holds back to merge goes out now,
- * so the batch waited for never waits for a backend thread to start it. */
+/* Before blocking: if the backend holds the awaited batch back to merge
+ * it, it goes out now, so it never waits for a backend thread to start. */
 static void flush_before_blocking(mox_op *op)
 {
-    mox_device *dev = pending_device(op);
-    if (dev && dev->backend->vt->flush)
-        dev->backend->vt->flush(dev->backend);
+    mox_op *waited = pending_submission(op);
+    if (!waited)
+        return;
+    mox__sub *sub = waited->u.submit.sub;
+    mox__backend *be = waited->device->backend;
+    if (!be->vt->flush || atomic_load_explicit(&sub->done, memory_order_acquire))
+        return;
+    atomic_store_explicit(&sub->pub.awaited, true, memory_order_release);
+    be->vt->flush(be, &sub->pub);
 }
 
 mox_status mox_op_wait(mox_op *op)

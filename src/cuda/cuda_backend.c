@@ -66,9 +66,9 @@ static void be_execute(mox__backend *b, mox__submission *sub)
     mox__cuda_submit(dev_of(b), sub);
 }
 
-static void be_flush(mox__backend *b)
+static void be_flush(mox__backend *b, mox__submission *sub)
 {
-    mox__cuda_flush(dev_of(b));
+    mox__cuda_flush(dev_of(b), sub);
 }
 
 static void be_set_hold(mox__backend *b, bool hold)

@@ -209,8 +209,9 @@ void mox__cuda_submit(mox__cuda_dev *dev, mox__submission *pub);
 /* The launch (launched or not) that signals `pt`, NULL once it finished.
  * Caller holds dev->lock. */
 mox__cuda_group *mox__cuda_group_of_point(mox__cuda_dev *dev, const mox__sem_point *pt);
-/* Launches every stream's held-back executions (core: about to block). */
-void mox__cuda_flush(mox__cuda_dev *dev);
+/* The core is about to block on `pub`: if it is held back (pending), its
+ * stream's pending executions go out now. */
+void mox__cuda_flush(mox__cuda_dev *dev, mox__submission *pub);
 void mox__cuda_set_hold(mox__cuda_dev *dev, bool hold);
 /* Launches the pending submissions of `stream`. Caller holds dev->lock. */
 void mox__cuda_flush_stream(mox__cuda_dev *dev, uint32_t stream);

@@ -391,6 +391,11 @@ mox__cuda_group *mox__cuda_group_of_point(mox__cuda_dev *dev, const mox__sem_poi
     return NULL; /* finished on the device; the core has yet to signal it */
 }
 
+static bool ss_flush_needed(mox__cuda_dev *dev, uint32_t q)
+{
+    return dev->stream_state[q].pending_head != NULL && !dev->hold;
+}
+
 /* Whether stream q holds back (pending) an execution at or below `value`. */
 static bool pending_covers(mox__cuda_dev *dev, uint32_t q, uint64_t value)
 {
@@ -398,14 +403,50 @@ static bool pending_covers(mox__cuda_dev *dev, uint32_t q, uint64_t value)
     return h && h->pub->signal.value <= value;
 }
 
+/* An execution that waited on a failed semaphore runs nothing and
+ * completes with that failure (through the completion thread, in order). */
+static void fail_waiter(mox__cuda_dev *dev, mox__submission *pub, uint32_t stream, mox_error *why)
+{
+    mox__cuda_group *g = group_new(1);
+    if (!g)
+        abort(); /* a few bytes */
+    mox__cuda_sub *me = mox__cuda_sub_of(pub);
+    g->subs[0] = pub;
+    g->nsubs = 1;
+    g->count = pub->count;
+    g->stream = stream;
+    g->first_value = g->last_value = pub->signal.value;
+    g->status = mox_error_code(why);
+    g->error = mox_error_retain(why);
+    me->group = g;
+    mox__cuda_stream_state *ss = &dev->stream_state[stream];
+    if (ss->last && !add_succ(ss->last, g)) {
+        mox_error_release(g->error);
+        g->status = MOX_ERR_OUT_OF_MEMORY;
+        g->error = mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory completing a batch");
+    }
+    ss->last = g;
+    mox__cuda_completion_push(dev, g);
+}
+
 void mox__cuda_submit(mox__cuda_dev *dev, mox__submission *pub)
 {
     mox__cuda_sub *me = mox__cuda_sub_of(pub);
+    pthread_mutex_lock(&dev->lock); /* a flush of it may read `me` concurrently */
     memset(me, 0, sizeof *me);
     me->pub = pub;
-    pthread_mutex_lock(&dev->lock);
     uint32_t stream = pub->queue;
     me->stream = stream;
+    for (uint32_t i = 0; i < pub->wait_count; i++) {
+        mox_error *why = mox__semaphore_failure(pub->waits[i].sem);
+        if (why) {
+            if (ss_flush_needed(dev, stream))
+                mox__cuda_flush_stream(dev, stream); /* keep the stream's order */
+            fail_waiter(dev, pub, stream, why);
+            pthread_mutex_unlock(&dev->lock);
+            return;
+        }
+    }
     /* A point held back on another stream must be launched to have an
      * event: that stream goes out now. */
     for (uint32_t i = 0; !dev->hold && i < pub->wait_count; i++) {
@@ -415,7 +456,10 @@ void mox__cuda_submit(mox__cuda_dev *dev, mox__submission *pub)
     }
     mox__cuda_stream_state *ss = &dev->stream_state[stream];
     bool transfer = has_transfer(pub);
-    bool defer = dev->hold || (dev->coalesce && !transfer &&
+    /* Someone already blocks on it (the core's flush came first): it is not
+     * held back. */
+    bool awaited = atomic_load_explicit(&pub->awaited, memory_order_acquire);
+    bool defer = dev->hold || (dev->coalesce && !transfer && !awaited &&
                                (ss->pending_count > 0 || ss->depth >= dev->defer_depth));
     if (defer) {
         me->pending = true;
@@ -480,11 +524,12 @@ static void flush_all_ordered(mox__cuda_dev *dev)
     }
 }
 
-void mox__cuda_flush(mox__cuda_dev *dev)
+void mox__cuda_flush(mox__cuda_dev *dev, mox__submission *pub)
 {
     pthread_mutex_lock(&dev->lock);
-    if (!dev->hold)
-        flush_all_ordered(dev);
+    const mox__cuda_sub *me = mox__cuda_sub_of(pub);
+    if (!dev->hold && me->pending)
+        mox__cuda_flush_stream(dev, me->stream);
     pthread_mutex_unlock(&dev->lock);
 }
 

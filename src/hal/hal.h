@@ -235,6 +235,8 @@ struct mox__submission {
     uint32_t wait_count;
     mox__sem_point signal;         /* sem == the device's semaphore of `queue` */
     uint64_t serial;               /* 1, 2, ... per device, in execute order */
+    _Atomic bool awaited;          /* set (before flush) once the core blocks on it:
+                                      do not hold it back from then on */
     /* ---- backend scratch: info.submission_state_size bytes, zeroed, 64-aligned ---- */
     void *be;
     /* The core's private state follows: the core embeds this struct first in
@@ -299,10 +301,15 @@ typedef struct mox__backend_vtable {
     /* Starts executing `sub` (see "Execution"). Never fails: problems are
      * reported through completion. */
     void (*execute)(mox__backend *backend, mox__submission *sub);
-    /* The core is about to block on (or has polled into) work it executed:
-     * launch whatever the backend holds back to merge (CUDA coalescing), so
-     * nothing waits for a backend thread to start it. NULL if it holds none. */
-    void (*flush)(mox__backend *backend);
+    /* The core is about to block on `sub`, an execution it prepared and has
+     * not seen complete; it set sub->awaited first. `sub` may not have been
+     * handed to execute yet (another thread drains the issue list: execute
+     * then sees `awaited`), or may complete meanwhile: read only the
+     * backend's own state of it, under the backend's lock. If the backend
+     * holds it back to merge it with later ones (CUDA coalescing), launch
+     * it now, so nothing waited for waits for a backend thread to start it.
+     * NULL if the backend holds nothing back. */
+    void (*flush)(mox__backend *backend, mox__submission *sub);
     /* Testing hook (src/core/testing.h): while held, executed work does not
      * start; releasing starts it. NULL if unsupported. */
     void (*set_hold)(mox__backend *backend, bool hold);
