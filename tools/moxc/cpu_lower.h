@@ -203,6 +203,9 @@ bool lw_is_assignment_op(const char *op);
 /* Whether c (an operator) assigns to, increments or takes the address of
  * its first operand *target (*addr: the address). */
 bool lw_writes(lw *L, CXCursor c, CXCursor *target, bool *addr);
+/* The variable (declaration) an assignment target is part of through
+ * members and subscripts of arrays; null when it is memory behind a pointer. */
+CXCursor lw_target_root(CXCursor c);
 /* Whether a helper (transitively) reads the thread index through the lane. */
 bool lw_calls_thread_geometry(lw *L, CXCursor expr);
 lw_var *lw_var_of(lw *L, CXCursor decl);

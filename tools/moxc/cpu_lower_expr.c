@@ -88,6 +88,26 @@ static bool bare_lvalue(CXCursor c) {
     return k == CXCursor_DeclRefExpr || k == CXCursor_ArraySubscriptExpr || k == CXCursor_UnaryOperator;
 }
 
+CXCursor lw_target_root(CXCursor c) {
+    for (int guard = 0; guard < 64; guard++) {
+        c = lw_strip(c);
+        enum CXCursorKind k = clang_getCursorKind(c);
+        if (k == CXCursor_DeclRefExpr)
+            return clang_getCursorReferenced(c);
+        if (k != CXCursor_MemberRefExpr && k != CXCursor_ArraySubscriptExpr)
+            break;
+        moxc__children ch;
+        moxc__children_of(c, &ch);
+        CXCursor base = ch.count ? ch.items[0] : clang_getNullCursor();
+        moxc__children_free(&ch);
+        if (clang_Cursor_isNull(base) ||
+            clang_getCanonicalType(clang_getCursorType(lw_strip(base))).kind == CXType_Pointer)
+            break; /* p->x, p[i]: memory, not a variable */
+        c = base;
+    }
+    return clang_getNullCursor();
+}
+
 bool lw_writes(lw *L, CXCursor c, CXCursor *target, bool *addr) {
     enum CXCursorKind k = clang_getCursorKind(c);
     *addr = false;

@@ -153,24 +153,10 @@ static bool is_shared_array(CXCursor decl) {
     return yes;
 }
 
-/* Whether target (of an assignment, ++, -- or &) reaches `array`. */
+/* Whether target (of an assignment, ++, -- or &) is (part of) `array`. */
 static bool targets(CXCursor target, CXCursor array) {
-    for (int guard = 0; guard < 32; guard++) {
-        target = lw_strip(target);
-        enum CXCursorKind k = clang_getCursorKind(target);
-        if (k == CXCursor_DeclRefExpr)
-            return clang_equalCursors(clang_getCursorReferenced(target), array);
-        if (k != CXCursor_ArraySubscriptExpr && k != CXCursor_MemberRefExpr)
-            return false;
-        moxc__children ch;
-        moxc__children_of(target, &ch);
-        CXCursor base = ch.count ? ch.items[0] : clang_getNullCursor();
-        moxc__children_free(&ch);
-        if (clang_Cursor_isNull(base))
-            return false;
-        target = base;
-    }
-    return false;
+    CXCursor root = lw_target_root(target);
+    return !clang_Cursor_isNull(root) && clang_equalCursors(root, array);
 }
 
 static enum CXChildVisitResult find_shared_write(CXCursor c, CXCursor parent, void *data) {

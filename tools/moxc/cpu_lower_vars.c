@@ -105,25 +105,8 @@ static void add_ref(ref_walk *w, lw_var *v, unsigned how) {
 
 /* The variable an assignment target writes (part of), or NULL. */
 static lw_var *target_var(lw *L, CXCursor c) {
-    for (int guard = 0; guard < 64; guard++) {
-        c = lw_strip(c);
-        enum CXCursorKind k = clang_getCursorKind(c);
-        if (k == CXCursor_DeclRefExpr)
-            return lw_var_of(L, clang_getCursorReferenced(c));
-        if (k != CXCursor_MemberRefExpr && k != CXCursor_ArraySubscriptExpr)
-            return NULL;
-        moxc__children ch;
-        moxc__children_of(c, &ch);
-        CXCursor base = ch.count ? ch.items[0] : clang_getNullCursor();
-        moxc__children_free(&ch);
-        if (clang_Cursor_isNull(base))
-            return NULL;
-        enum CXTypeKind bk = clang_getCanonicalType(clang_getCursorType(lw_strip(base))).kind;
-        if (bk == CXType_Pointer)
-            return NULL; /* p->x, p[i]: memory, not a variable */
-        c = base;
-    }
-    return NULL;
+    CXCursor root = lw_target_root(c);
+    return clang_Cursor_isNull(root) ? NULL : lw_var_of(L, root);
 }
 
 static bool is_warp_call_of(const lw *L, const lw_item *it, CXCursor c) {
