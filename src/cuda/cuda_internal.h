@@ -154,6 +154,8 @@ struct mox__cuda_group {
     mox__submission **subs;
     bool check_status;              /* read status words even with a clear flag */
     bool launched;                  /* event recorded */
+    bool linked;                    /* on the in-flight list */
+    bool claimed;                   /* a waiting thread is completing it */
     mox_status status;              /* not OK: complete every member with it */
     mox_error *error;
     mox__gate *live_gates;          /* gates read from running launches' slots */
@@ -216,8 +218,17 @@ void mox__cuda_set_hold(mox__cuda_dev *dev, bool hold);
 /* Launches the pending submissions of `stream`. Caller holds dev->lock. */
 void mox__cuda_flush_stream(mox__cuda_dev *dev, uint32_t stream);
 /* Completes a finished (or failed) group: states, copybacks, releases,
- * then mox__execution_complete for every member. No lock held. */
-void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r);
+ * then mox__execution_complete for every member. No lock held. The group
+ * is freed, or with `defer_free` left on dev->reap for the completion
+ * thread, which may still hold it in a snapshot. */
+void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, bool defer_free);
+/* A thread about to block on `pub`: completes it here if its launch holds
+ * it alone, has no unfinished predecessor and has finished on the device
+ * (one event query). True if it did. */
+bool mox__cuda_complete_inline(mox__cuda_dev *dev, mox__submission *pub);
+/* Frees the groups waiting threads completed. Caller holds dev->lock and
+ * holds no snapshot of the in-flight list. */
+void mox__cuda_groups_reap(mox__cuda_dev *dev);
 
 /* ---- plans and instances (cuda_plan.c); caller holds dev->lock ---- */
 
@@ -373,6 +384,7 @@ struct mox__cuda_dev {
 
     /* completion */
     mox__cuda_group *inflight_head, *inflight_tail;
+    mox__cuda_group *reap;           /* completed by waiting threads; freed by the completion thread */
     uint32_t inflight;
     pthread_cond_t work_cv;
     bool waiting;                    /* completion thread is in work_cv */

@@ -544,7 +544,7 @@ void mox__cuda_set_hold(mox__cuda_dev *dev, bool hold)
 
 /* ---- completion ---- */
 
-void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r)
+void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, bool defer_free)
 {
     const mox__cuda_api *api = dev->api;
     mox_status status = g->status;
@@ -656,5 +656,21 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r)
     for (uint32_t s = 0; s < g->nsubs; s++)
         mox__execution_complete(g->subs[s], error ? mox_error_retain(error) : NULL);
     mox_error_release(error);
-    group_free(g);
+    if (!defer_free) {
+        group_free(g);
+        return;
+    }
+    pthread_mutex_lock(&dev->lock);
+    g->next = dev->reap;
+    dev->reap = g;
+    pthread_mutex_unlock(&dev->lock);
+}
+
+void mox__cuda_groups_reap(mox__cuda_dev *dev)
+{
+    while (dev->reap) {
+        mox__cuda_group *g = dev->reap;
+        dev->reap = g->next;
+        group_free(g);
+    }
 }

@@ -71,7 +71,8 @@
  *   When every dispatch has a final state, the backend stores `state` and
  *   `fail_code` in each dispatch and calls mox__execution_complete(sub,
  *   error) exactly once, from one of its own threads (never from inside
- *   execute), after every execution `sub` waited for completed, and on a
+ *   execute) or from the thread the core lends it in complete_inline,
+ *   after every execution `sub` waited for completed, and on a
  *   queue in signal order. `error` is the one status object that crosses the
  *   boundary: NULL for success (failed dispatches are states, not errors),
  *   else an error whose code is MOX_ERR_DEVICE_LOST (a sticky device fault),
@@ -310,6 +311,13 @@ typedef struct mox__backend_vtable {
      * it now, so nothing waited for waits for a backend thread to start it.
      * NULL if the backend holds nothing back. */
     void (*flush)(mox__backend *backend, mox__submission *sub);
+    /* The core is about to block on `sub` (after flush): if the backend can
+     * tell cheaply that `sub` finished on the device, and completing it
+     * calls no other op's waker and nothing earlier holds its completion
+     * back, it completes it on this thread (mox__execution_complete is
+     * called from inside) and returns true - the waiting thread then needs
+     * no hand-off from a backend thread. Else false. NULL if unsupported. */
+    bool (*complete_inline)(mox__backend *backend, mox__submission *sub);
     /* Testing hook (src/core/testing.h): while held, executed work does not
      * start; releasing starts it. NULL if unsupported. */
     void (*set_hold)(mox__backend *backend, bool hold);
