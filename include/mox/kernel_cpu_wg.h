@@ -39,6 +39,9 @@ static inline mox_dim3 mox__wg_dim3(uint32_t x, uint32_t y, uint32_t z) {
 /* Shared memory is a local array of the call: the whole block runs in it. */
 #undef MOX_SHARED
 #define MOX_SHARED(T, name, N) T name[N] __attribute__((aligned(16)))
+/* Dynamic shared memory: the block's, from the executor (mox_cpu_group). */
+#undef MOX_SHARED_DYNAMIC
+#define MOX_SHARED_DYNAMIC(T, name) T *const name = (T *)mox__g->dynamic_shared
 
 #define mox_thread_idx() mox__wg_dim3(mox__x, mox__y, mox__z)
 #define mox_block_idx() mox__dim3(mox__bi)

@@ -155,11 +155,31 @@ static void test_fallbacks_stay_on_fibers(void **state) {
     compare_as("macro_body_use", MOX_CPU_EXEC_THREAD_CALLS, kdim3(3, 2, 1), kdim3(7, 5, 1), 4, 1, 90);
 }
 
+/* Declarations written by macros: copied where they are only used where
+ * declared; on fibers (checked against the kernel's own formula) where a
+ * value would have to be kept from the macro's text. */
+static void test_macro_declarations(void **state) {
+    (void)state;
+    compare("macro_decls", kdim3(3, 1, 1), kdim3(64, 1, 1), 0x9e37u, 11, 100);
+    const mox_cpu_kernel_entry *k = kernel("macro_init_kept");
+    assert_int_equal(k->executor, MOX_CPU_EXEC_FIBERS);
+    uint32_t in[128], p = 7, q = 3;
+    uint64_t seed = 110;
+    for (size_t i = 0; i < 128; i++) in[i] = rng_u32(&seed);
+    outcome o = run(k, kdim3(2, 1, 1), kdim3(64, 1, 1), in, p, q, 2);
+    for (uint32_t g = 0; g < 128; g++) {
+        uint32_t other = (g / 64u) * 64u + (63u - g % 64u);
+        assert_int_equal(o.out[g * WORDS], in[g] * 5u + (in[other] * 5u + p) * q);
+    }
+    free(o.out);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_barrier_loops),        cmocka_unit_test(test_branches_and_returns),
         cmocka_unit_test(test_per_thread_state),     cmocka_unit_test(test_any_block_shape),
         cmocka_unit_test(test_warp_control),         cmocka_unit_test(test_fallbacks_stay_on_fibers),
+        cmocka_unit_test(test_macro_declarations),
     };
     return cmocka_run_group_tests_name("cpu_lower_exec", tests, load, NULL);
 }

@@ -100,6 +100,7 @@ typedef struct lw_var {
     size_t decl_loop;   /* a loop's for-init declares it: that loop */
     bool param, array, addr_taken, written;
     CXCursor init;      /* initializer, or null */
+    bool init_in_macro; /* written by a macro with the declaration: no text of its own */
     bool multi;         /* LV_LOCAL used in several regions (declared again in each) */
     bool not_block;     /* could be block-level, but nothing else reads it */
     uint64_t size;      /* bytes of one value */
@@ -251,6 +252,8 @@ void lw_put_range(lw *L, moxc_buf *b, unsigned start, unsigned end, const lw_edi
 void lw_collect_edits(lw *L, CXCursor c, size_t item, lw_edits *e);
 /* Appends cursor c's text (an expression) with its rewrites. */
 void lw_put_expr(lw *L, moxc_buf *b, CXCursor c, size_t item);
+/* v's initializer moved out of its declaration (v->init is not null). */
+void lw_put_init(lw *L, moxc_buf *b, const lw_var *v, size_t item);
 /* C declaration of `name` with the type of variable v (top-level const dropped). */
 bool lw_put_decl(lw *L, moxc_buf *b, CXType type, const char *name);
 

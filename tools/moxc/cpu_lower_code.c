@@ -86,7 +86,7 @@ static void emit_decl_rewrite(lw_em *m, size_t item) {
                 moxc_buf_put(m->b, " = ");
         }
         if (!clang_Cursor_isNull(v->init))
-            lw_put_expr(L, m->b, v->init, item);
+            lw_put_init(L, m->b, v, item);
         if (v->cls == LV_STORAGE && list)
             moxc_buf_printf(m->b, "; memcpy(&mox__p%zu[mox__t], &mox__init, sizeof mox__init); }\n", v->id);
         else
@@ -180,7 +180,7 @@ void lw_emit_prologue(lw_em *m, size_t region, const size_t *at, size_t n, bool 
         }
         if (v->cls == LV_REMAT) {
             moxc_buf_put(m->b, " = ");
-            lw_put_expr(L, m->b, v->init, v->decl_item);
+            lw_put_init(L, m->b, v, v->decl_item);
         }
         moxc_buf_put(m->b, ";\n");
     }
@@ -242,7 +242,7 @@ void lw_emit_hoists(lw_em *m, const size_t *at, size_t n) {
                 continue;
             lw_indent(m);
             moxc_buf_printf(m->b, "mox__b%zu = ", v->id);
-            lw_put_expr(L, m->b, v->init, at[k]);
+            lw_put_init(L, m->b, v, at[k]);
             moxc_buf_printf(m->b, "; /* %s */\n", v->name);
         }
     }

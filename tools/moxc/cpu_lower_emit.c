@@ -151,7 +151,7 @@ static void emit_header_init(lw_em *m, size_t loop) {
     for (size_t i = 0; i < L->var_count; i++)
         if (L->vars[i].decl_loop == loop && L->vars[i].cls == LV_BLOCK) {
             moxc_buf_printf(m->b, "%smox__b%zu = ", first ? "" : ", ", L->vars[i].id);
-            lw_put_expr(L, m->b, L->vars[i].init, loop);
+            lw_put_init(L, m->b, &L->vars[i], loop);
             first = false;
         }
 }

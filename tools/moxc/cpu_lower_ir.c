@@ -320,14 +320,20 @@ static void build_jump(lw *L, CXCursor c, lw_seq *seq, int level, enum CXCursorK
     lw_seq_push(L, seq, it);
 }
 
+/* A static (MOX_SHARED, static const) or a MOX_SHARED_DYNAMIC pointer: the
+ * same for the whole block, declared once at the top of the function. */
 static bool declares_static(CXCursor decl_stmt) {
     moxc__children ch;
     moxc__children_of(decl_stmt, &ch);
     bool yes = false;
-    for (size_t i = 0; i < ch.count; i++)
-        if (clang_getCursorKind(ch.items[i]) == CXCursor_VarDecl &&
-            clang_Cursor_getStorageClass(ch.items[i]) == CX_SC_Static)
+    for (size_t i = 0; i < ch.count; i++) {
+        if (clang_getCursorKind(ch.items[i]) != CXCursor_VarDecl)
+            continue;
+        char *dynamic = moxc__annotation(ch.items[i], "mox_shared_dynamic");
+        if (clang_Cursor_getStorageClass(ch.items[i]) == CX_SC_Static || dynamic)
             yes = true;
+        free(dynamic);
+    }
     moxc__children_free(&ch);
     return yes;
 }

@@ -146,9 +146,10 @@ typedef struct shared_use {
     bool clean;
 } shared_use;
 
+/* Not a MOX_SHARED_DYNAMIC pointer: two of them may alias. */
 static bool is_shared_array(CXCursor decl) {
     char *shared = moxc__annotation(decl, "mox_shared");
-    bool yes = shared != NULL;
+    bool yes = shared != NULL && strcmp(shared, "mox_shared") == 0;
     free(shared);
     return yes;
 }

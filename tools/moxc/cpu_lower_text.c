@@ -230,6 +230,13 @@ void lw_put_expr(lw *L, moxc_buf *b, CXCursor c, size_t item) {
     lw_edits_free(&e);
 }
 
+void lw_put_init(lw *L, moxc_buf *b, const lw_var *v, size_t item) {
+    if (v->init_in_macro)
+        lw_fail(L, v->decl, "the initializer of '%s', written by a macro with its declaration", v->name);
+    else
+        lw_put_expr(L, b, v->init, item);
+}
+
 /* ---------------- declarations ---------------- */
 
 static bool strip_prefix(char *s, const char *word) {

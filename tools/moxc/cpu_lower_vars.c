@@ -31,15 +31,14 @@ static size_t add_var(lw *L, CXCursor decl, size_t item, size_t loop, bool param
     v->array = clang_getCanonicalType(type).kind == CXType_ConstantArray;
     long long size = clang_Type_getSizeOf(type);
     v->size = size > 0 ? (uint64_t)size : 0;
-    if (!param) {
-        moxc__children ch;
-        moxc__children_of(decl, &ch);
-        /* the initializer is the last child and comes after the name */
-        if (ch.count && clang_isExpression(clang_getCursorKind(ch.items[ch.count - 1])) &&
-            lw_offset(moxc__cursor_start(ch.items[ch.count - 1])) > lw_offset(moxc__cursor_loc(decl)))
-            v->init = ch.items[ch.count - 1];
-        moxc__children_free(&ch);
-    }
+    /* from the AST, not by position: a declaration a macro writes has all
+     * its parts at the macro's name */
+    if (!param)
+        v->init = clang_Cursor_getVarDeclInitializer(decl);
+    /* a macro that writes the whole declaration puts every part at its
+     * call: the initializer does not come after the name */
+    v->init_in_macro = !clang_Cursor_isNull(v->init) &&
+                       lw_offset(moxc__cursor_start(v->init)) <= lw_offset(moxc__cursor_loc(decl));
     if (!v->name)
         L->oom = L->failed = true;
     return L->var_count++;

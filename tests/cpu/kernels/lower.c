@@ -3,7 +3,8 @@
  * break/continue/return around them, conditions evaluated per block and
  * per thread, variables kept per thread, recomputed or block-level, warp
  * operations in loops, branches and conditions, helpers that read the
- * thread index, and two constructs that stay on fibers. All take
+ * thread index, declarations written by macros, and the constructs that
+ * stay on fibers. All take
  * (in, out, p, q); test_lower_exec.c runs each through both executors.
  * Every thread writes LOWER_WORDS words at out[gid * LOWER_WORDS]. */
 #include <mox/kernel.h>
@@ -264,4 +265,40 @@ void warp_prefix(const uint32_t *in, uint32_t *out, uint32_t p, uint32_t q)
         before += part[w] ^ q;
     out[gid * LOWER_WORDS] = before + v;
     out[gid * LOWER_WORDS + 1u] = part[(warp + 1u) % 4u];
+}
+
+#define DECLARE(T, name, value) T name = (value)
+#define LOADED(name) uint32_t name = in[mox_block_idx().x * 64u + mox_thread_idx().x] * 5u
+
+/* Declarations a macro writes, used only where they are declared: copied
+ * as they are (acc, written out, is kept per thread). */
+MOX_KERNEL MOX_BLOCK(64, 1, 1)
+void macro_decls(const uint32_t *in, uint32_t *out, uint32_t p, uint32_t q)
+{
+    MOX_SHARED(uint32_t, s, 64);
+    uint32_t acc = p;
+    {
+        DECLARE(uint32_t, t, mox_thread_idx().x);
+        DECLARE(uint32_t, v, in[mox_block_idx().x * 64u + t] ^ p);
+        s[t] = v;
+        acc += v;
+    }
+    mox_barrier();
+    {
+        DECLARE(uint32_t, t, mox_thread_idx().x);
+        out[(mox_block_idx().x * 64u + t) * LOWER_WORDS] = acc + s[63u - t] * q;
+    }
+}
+
+/* Stays on fibers: a value kept across the barrier whose initializer is
+ * the macro's own text, which moxc cannot copy. */
+MOX_KERNEL MOX_BLOCK(64, 1, 1)
+void macro_init_kept(const uint32_t *in, uint32_t *out, uint32_t p, uint32_t q)
+{
+    MOX_SHARED(uint32_t, s, 64);
+    uint32_t t = mox_thread_idx().x;
+    LOADED(v);
+    s[t] = v + p;
+    mox_barrier();
+    out[(mox_block_idx().x * 64u + t) * LOWER_WORDS] = v + s[63u - t] * q;
 }
