@@ -532,6 +532,10 @@ static inline float mox_f16_to_f32(mox_f16 h) {
     return mox_f32_from_bits(e == 0x1fu ? special : e == 0u ? small : normal);
 }
 
+/* ---- dynamic shared memory ---- */
+
+static inline void *mox__dynamic_shared(void) { return mox__cpu_lane->dynamic_shared; }
+
 /* ---- failure ---- */
 
 static inline void mox_fail(uint32_t code) {
@@ -539,5 +543,7 @@ static inline void mox_fail(uint32_t code) {
     /* Parenthesised: test frameworks define a fail() macro. */
     (l->svc->fail)(l->dispatch, code);
 }
+
+#include <mox/kernel_cpu_math.h>
 
 #endif

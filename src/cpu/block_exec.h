@@ -29,6 +29,8 @@
 
 /* Most threads per block the executor runs (CUDA's limit too). */
 #define MOX__CPU_MAX_BLOCK_THREADS 1024u
+/* Most dynamic shared memory per block (mox_device_max_shared_bytes). */
+#define MOX__CPU_MAX_DYNAMIC_SHARED (1u << 20)
 
 /* mox__cpu_dispatch.fault values. */
 enum {

@@ -96,7 +96,7 @@ static void text_mutations(void **state)
          "manifest cpu.kernels[2]: \"warp\" is not the ABI's kernel 2 (\"warp_total\")"},
         {"\"note\": null", "\"note\": 3", "manifest cpu.kernels[0]: field \"note\" must be a string or null"},
         {"\"cpu\": {\n    \"kernels\"", "\"cpu\": {\n    \"cores\": 1, \"kernels\"", "manifest cpu: unknown field \"cores\""},
-        {"\"abi\": {\n    \"version\": 1", "\"abi\": {\n    \"version\": 2", "unsupported kernel ABI version 2"},
+        {"\"abi\": {\n    \"version\": 1", "\"abi\": {\n    \"version\": 3", "unsupported kernel ABI version 3"},
         {"\"module\": \"stages\"", "\"module\": \"sta ges\"", "module name \"sta ges\" is not a valid identifier"},
         {"\"module\": \"stages\"", "\"module\": 7", "manifest: field \"module\" must be a string"},
         {"\"format_version\": 2,", "\"format_version\": 2, \"ignored\": 0,", "manifest: unknown field \"ignored\""},

@@ -23,7 +23,11 @@ set(MOXC_FRONT_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_loops.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_text.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_code.c
-  ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_emit.c)
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_emit.c
+
+  ${CMAKE_CURRENT_LIST_DIR}/check_uniform_why.c
+  ${CMAKE_CURRENT_LIST_DIR}/check_uniform_shared.c
+  ${CMAKE_CURRENT_LIST_DIR}/cuda_hints.c)
 
 # find_package(Clang) pulls in all of LLVM's CMake; the C API needs only this.
 find_path(MOXC_LIBCLANG_INCLUDE_DIR clang-c/Index.h
