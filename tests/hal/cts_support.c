@@ -70,7 +70,7 @@ void cts_open(cts *t)
     current = t;
     const char *which = getenv("MOX_HAL_CTS_BACKEND");
     bool cuda = which && strcmp(which, "cuda") == 0;
-    mox__backend_config cfg = {0, 1};
+    mox__backend_config cfg = {.context_id = 1, .ordinal = -1};
     mox_error *err = cuda ? mox__cuda_backend_open(&cfg, &t->be, &t->info)
                           : mox__cpu_backend_open(&cfg, &t->be, &t->info);
     if (err && mox_error_code(err) == MOX_ERR_DEVICE_UNAVAILABLE) {
