@@ -179,11 +179,15 @@ void mox__execution_complete(mox__submission *pub, mox_error *error)
 {
     mox__sub *s = mox__sub_of(pub);
     mox_device *dev = s->device;
+    /* Causes first: what waits for this execution may complete as soon as
+     * the semaphore moves or fails, and walks into these causes (a copy on
+     * another device gated on them could otherwise install one without
+     * this execution's device error). */
+    attribute_failures(s, error);
     if (error && mox_error_code(error) == MOX_ERR_DEVICE_LOST && !foreign_failure(dev, pub, error))
         device_lost(dev, error);
     /* The states are final: executions waiting for this one may start. */
     mox__semaphore_signal(pub->signal.sem, pub->signal.value);
-    attribute_failures(s, error);
     const mox_result *r = build_result(s, error);
     mox_error_release(error);
 

@@ -103,6 +103,14 @@ typedef struct mox__cuda_sub {
     bool pending;             /* waiting in its stream's pending list */
     bool done;                /* completed (dispatch states are final) */
     struct mox__cuda_sub *next_pending;
+    /* A point of another device that cannot be waited for on the device
+     * yet (another backend's, or not launched): held, with the device's
+     * later work, until host waiters see it reached (cuda_foreign.c). */
+    bool blocked;
+    uint32_t fwaits_left;
+    mox__cuda_dev *dev;
+    mox__sem_waiter *fwaiters;
+    mox__sem_waiter fwaiters_inline[2];
 } mox__cuda_sub;
 
 static inline mox__cuda_sub *mox__cuda_sub_of(const mox__submission *pub)
@@ -166,6 +174,16 @@ struct mox__cuda_group {
     uint32_t copyback_count;
     void **stages;                  /* pinned staging to give back */
     uint32_t stage_count;
+    /* several devices (cuda_foreign.c) */
+    struct mox__cuda_sem *sem;      /* its stream's semaphore state, while registered there */
+    mox__cuda_group *sem_next, *sem_prev;
+    mox__sem_point *foreign;        /* other devices' points it waits for: it completes after */
+    uint32_t foreign_count;
+    struct mox__cuda_fwait *foreign_waiters; /* they wake the completion thread */
+    struct mox__cuda_pin *pins;     /* other devices' instances whose status words it reads */
+    uint32_t pin_count;
+    struct mox__cuda_mirror *mirrors; /* status words copied into its copies' own slots */
+    uint32_t mirror_count;
     mox__submission *subs_inline[1];
 };
 
@@ -215,6 +233,15 @@ mox__cuda_group *mox__cuda_group_of_point(mox__cuda_dev *dev, const mox__sem_poi
  * stream's pending executions go out now. */
 void mox__cuda_flush(mox__cuda_dev *dev, mox__submission *pub);
 void mox__cuda_set_hold(mox__cuda_dev *dev, bool hold);
+/* Whether the device holds back what is executed (the testing hold, or an
+ * execution blocked on another device's point). Caller holds dev->lock. */
+bool mox__cuda_held(const mox__cuda_dev *dev);
+/* Whether stream q holds back (pending) an execution at or below `value`.
+ * Caller holds dev->lock. */
+bool mox__cuda_pending_covers(const mox__cuda_dev *dev, uint32_t q, uint64_t value);
+/* Launches what is held, in submission order, once nothing holds it any
+ * more. Caller holds dev->lock. */
+void mox__cuda_release_held(mox__cuda_dev *dev);
 /* Launches the pending submissions of `stream`. Caller holds dev->lock. */
 void mox__cuda_flush_stream(mox__cuda_dev *dev, uint32_t stream);
 /* Completes a finished (or failed) group: states, copybacks, releases,
@@ -229,6 +256,77 @@ bool mox__cuda_complete_inline(mox__cuda_dev *dev, mox__submission *pub);
 /* Frees the groups waiting threads completed. Caller holds dev->lock and
  * holds no snapshot of the in-flight list. */
 void mox__cuda_groups_reap(mox__cuda_dev *dev);
+
+/* ---- several devices (cuda_foreign.c) ---- */
+
+/* A point of another device: another CUDA device's semaphore state tells
+ * where its launch is, under that state's lock (a leaf, taken under any
+ * device's dev->lock). */
+typedef struct mox__cuda_sem mox__cuda_sem;
+
+/* Another device's instance whose status words a launch reads. */
+typedef struct mox__cuda_pin {
+    mox__cuda_dev *owner;
+    mox__cuda_inst *inst;
+} mox__cuda_pin;
+
+/* A status word of another device copied into node `node`'s own slot
+ * before the node runs (its gate then reads it there). */
+typedef struct mox__cuda_mirror {
+    uint32_t node;
+    CUdeviceptr word;
+    CUcontext ctx;
+} mox__cuda_mirror;
+
+/* Whether `b` is a device of this backend. */
+bool mox__cuda_is_cuda(const mox__backend *b);
+/* The backend state of a queue's semaphore (sem->be): that stream's
+ * launches in flight, with their events and status words. */
+mox_error *mox__cuda_sem_init(mox__cuda_dev *dev, mox__semaphore *sem);
+void mox__cuda_sem_fini(mox__cuda_dev *dev, mox__semaphore *sem);
+/* A group enters its stream's state when pushed to completion and leaves
+ * it when finished (states final). Caller holds dev->lock. */
+void mox__cuda_sem_register(mox__cuda_dev *dev, mox__cuda_group *g);
+void mox__cuda_sem_unregister(mox__cuda_dev *dev, mox__cuda_group *g);
+/* No lock held: points of other CUDA devices still in their owners'
+ * pending lists go out, so that they have events. */
+void mox__cuda_foreign_flush(mox__cuda_dev *dev, const mox__submission *pub);
+/* dev->lock held: true when a point of another device cannot be waited
+ * for on the device now; `me` is then blocked until host waiters see its
+ * points reached (dev->blocked counts it; everything later waits). */
+bool mox__cuda_foreign_block(mox__cuda_dev *dev, mox__cuda_sub *me);
+/* dev->lock held, building `g` on `stream`: waits for `pub`'s points of
+ * other devices on the device (cuStreamWaitEvent across contexts) and
+ * remembers the unreached ones: `g` completes after them. */
+mox_status mox__cuda_foreign_waits(mox__cuda_dev *dev, mox__cuda_group *g,
+                                   const mox__submission *pub, CUstream stream);
+/* dev->lock held: a gate of node `node` on another device's dispatch.
+ * *skip: it can never close; else *slot is what the gate reads: settled
+ * (sentinel or OK slot, *intra false), or the node's own slot (*intra true,
+ * slot = node), into which the remote status word is mirrored first. */
+mox_status mox__cuda_foreign_gate(mox__cuda_dev *dev, mox__cuda_group *g, const mox__gate *gate,
+                                  uint32_t node, bool *skip, bool *intra, uint32_t *slot);
+/* dev->lock held, before `g` is built: its points of other devices not
+ * reached yet, each with a host waiter that wakes the completion thread. */
+void mox__cuda_foreign_collect(mox__cuda_dev *dev, mox__cuda_group *g);
+/* Whether `g` may complete: its points of other devices are reached (or
+ * failed). Caller holds dev->lock. */
+bool mox__cuda_foreign_ready(const mox__cuda_group *g);
+/* The failure of another device's semaphore `g` waited on (borrowed). */
+mox_error *mox__cuda_foreign_failure(const mox__cuda_group *g);
+/* At finish, no lock held: gives other devices' instances back. */
+void mox__cuda_foreign_release(mox__cuda_group *g);
+/* Frees what the foreign bookkeeping of `g` allocated. */
+void mox__cuda_foreign_free(mox__cuda_group *g);
+
+/* ---- copies (cuda_copy.c); caller holds dev->lock ---- */
+
+/* Enqueues COPY node `node` of `g` on `stream`: mirrors first, then a
+ * plain copy (cuMemcpyDtoDAsync on one context, cuMemcpyPeerAsync across)
+ * or, when `gate` has dependencies, the gated copy kernel. */
+mox_status mox__cuda_copy(mox__cuda_dev *dev, mox__cuda_group *g, uint32_t node,
+                          const mox__dispatch *d, const mox_gate *gate, CUstream stream);
+void mox__cuda_copy_unload(mox__cuda_dev *dev);
 
 /* ---- plans and instances (cuda_plan.c); caller holds dev->lock ---- */
 
@@ -257,6 +355,8 @@ struct mox__cuda_inst {
     bool dirty;               /* status words may be nonzero: reset before reuse */
     bool busy;                /* launched, not completed */
     uint32_t readers;         /* later launches gating on these slots */
+    _Atomic uint32_t foreign_readers; /* other devices' launches reading them (cuda_foreign.c);
+                                 raised under the semaphore lock, lowered under dev->lock */
 };
 
 /* An idle instance of the launch's plan (plan and instance created on first
@@ -342,12 +442,21 @@ typedef struct mox__cuda_stage_pool {
     uint64_t cached_bytes;
 } mox__cuda_stage_pool;
 
+typedef struct mox__cuda_peer {
+    CUcontext ctx;                   /* a source context copies read from */
+    bool access;                     /* cuCtxEnablePeerAccess to it succeeded */
+} mox__cuda_peer;
+
+#define MOX__CUDA_MAX_PEERS 16u
+
 struct mox__cuda_dev {
     mox__backend base;               /* first: the core's handle */
     const mox__cuda_api *api;
     CUdevice device;
     CUcontext ctx;
     char name[128];
+    uint32_t ordinal;
+    char uuid[37];
     mox__cuda_limits limits;
     mox__cuda_launch_mode mode;
     bool coalesce;                   /* MOX_CUDA_COALESCE=0 turns it off */
@@ -378,6 +487,14 @@ struct mox__cuda_dev {
     uint32_t scratch_nodes_cap;
     u32vec scratch_u32[3];           /* edges, gate deps, external gate slots */
 
+    /* several devices (cuda_foreign.c, cuda_copy.c) */
+    uint32_t blocked;                /* executions held for another device's point */
+    struct mox__cuda_sem *sems[MOX__CUDA_STREAMS]; /* its queues' semaphore states */
+    CUmodule copy_module;            /* the gated copy kernel, loaded on first use */
+    CUfunction copy_fn;
+    mox__cuda_peer peers[MOX__CUDA_MAX_PEERS];
+    uint32_t peer_count;
+
     pthread_mutex_t upload_lock;     /* the synchronous upload staging */
     void *upload_stage[2];
     CUevent upload_done[2];
@@ -404,6 +521,14 @@ struct mox__cuda_dev {
 /* Opens device `ordinal`: primary context, streams, pools, completion
  * thread. MOX_ERR_DEVICE_UNAVAILABLE without a driver or device. */
 mox_status mox__cuda_dev_open(int ordinal, mox__cuda_dev **out);
+/* The ordinal `config` selects: its ordinal, the device with its UUID, or
+ * MOX_CUDA_DEVICE (0 when unset). Codes: MOX_ERR_DEVICE_UNAVAILABLE,
+ * MOX_ERR_CONFIG (a bad MOX_CUDA_DEVICE), MOX_ERR_BACKEND. */
+mox_status mox__cuda_select(const mox__backend_config *config, int *ordinal);
+/* Writes device `d`'s UUID in mox_device_uuid's form. */
+mox_status mox__cuda_uuid_of(const mox__cuda_api *api, CUdevice d, char out[37]);
+/* How `dev` reaches `peer`'s memory (MOX__PEER_*). */
+mox_status mox__cuda_peer_link(mox__cuda_dev *dev, mox__cuda_dev *peer, uint32_t *link);
 /* Stops the completion thread (after in-flight work drained) and frees. */
 void mox__cuda_dev_close(mox__cuda_dev *dev);
 /* Makes the device's context current on the calling thread. */

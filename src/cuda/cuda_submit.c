@@ -68,6 +68,7 @@ static void group_free(mox__cuda_group *g)
     free(g->live_gates);
     free(g->copybacks);
     free(g->stages);
+    mox__cuda_foreign_free(g);
     free(g);
 }
 
@@ -203,8 +204,23 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b, C
                     if (wp->dispatches[j]->succ_count == 0 && !mox__cuda_u32_push(&b->edges, ws->offset + j))
                         goto oom;
             }
-            for (uint32_t k = 0; d->kind == MOX__CMD_KERNEL && k < d->gate_count; k++) {
+            bool gated_kind = d->kind == MOX__CMD_KERNEL || d->kind == MOX__CMD_COPY;
+            for (uint32_t k = 0; gated_kind && k < d->gate_count; k++) {
                 const mox__gate *gate = &pub->gates[d->gate_first + k];
+                if (gate->sub->signal.sem->owner != &dev->base) {
+                    /* A copy's gate on another device's dispatch. */
+                    bool skip, intra;
+                    uint32_t slot;
+                    mox_status st = mox__cuda_foreign_gate(dev, g, gate, at, &skip, &intra, &slot);
+                    if (st != MOX_OK)
+                        return st;
+                    if (skip)
+                        continue;
+                    if (!mox__cuda_u32_push(intra ? &b->gdeps : &b->ext, slot))
+                        goto oom;
+                    may_fail = true;
+                    continue;
+                }
                 const mox__cuda_sub *gs = mox__cuda_sub_of(gate->sub);
                 /* A gate on a dispatch that cannot fail, still in flight or
                  * finished OK, can never close. */
@@ -229,6 +245,8 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b, C
         /* Points of other queues: completion order, and the stream waits
          * for the event of the launch that signals the point. */
         for (uint32_t w = 0; w < pub->wait_count; w++) {
+            if (pub->waits[w].sem->owner != &dev->base)
+                continue; /* another device's: below */
             mox__cuda_group *wg = mox__cuda_group_of_point(dev, &pub->waits[w]);
             if (!wg || wg == g)
                 continue;
@@ -248,6 +266,9 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b, C
             if (r != CUDA_SUCCESS)
                 return mox__cuda_fail(dev->api, r, "cuStreamWaitEvent", NULL);
         }
+        mox_status st = mox__cuda_foreign_waits(dev, g, pub, stream);
+        if (st != MOX_OK)
+            return st;
     }
     b->desc.edges = b->edges.v;
     b->desc.gdeps = b->gdeps.v;
@@ -274,6 +295,8 @@ static void launch_group(mox__cuda_dev *dev, mox__submission *const *subs, uint3
             one->nsubs = 1;
             one->count = subs[i]->count;
             one->stream = stream;
+            one->first_value = one->last_value = subs[i]->signal.value;
+            mox__cuda_foreign_collect(dev, one);
             one->status = MOX_ERR_OUT_OF_MEMORY;
             me->group = one;
             me->pending = false;
@@ -295,6 +318,7 @@ static void launch_group(mox__cuda_dev *dev, mox__submission *const *subs, uint3
     }
     if (n > 1)
         atomic_fetch_add(&dev->stats.coalesced, n);
+    mox__cuda_foreign_collect(dev, g);
     mox__cuda_stream_state *ss = &dev->stream_state[stream];
     if (ss->last && !add_succ(ss->last, g)) {
         g->status = mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory launching a batch");
@@ -358,26 +382,56 @@ static void launch_group(mox__cuda_dev *dev, mox__submission *const *subs, uint3
     mox__cuda_completion_push(dev, g);
 }
 
-void mox__cuda_flush_stream(mox__cuda_dev *dev, uint32_t stream)
+static void fail_waiter(mox__cuda_dev *dev, mox__submission *pub, uint32_t stream, mox_error *why);
+
+/* A semaphore `pub` waits on failed (borrowed), or NULL. */
+static mox_error *failed_wait(const mox__submission *pub)
+{
+    for (uint32_t i = 0; i < pub->wait_count; i++) {
+        mox_error *why = mox__semaphore_failure(pub->waits[i].sem);
+        if (why)
+            return why;
+    }
+    return NULL;
+}
+
+/* Launches the pending executions of `stream` older than serial `limit`,
+ * up to one blocked on another device's point, in launches of at most
+ * MERGE_SUBS / MERGE_NODES; one whose wait failed meanwhile completes
+ * alone with that failure. Caller holds dev->lock. */
+static void launch_run(mox__cuda_dev *dev, uint32_t stream, uint64_t limit)
 {
     mox__cuda_stream_state *ss = &dev->stream_state[stream];
     mox__submission *chunk[MOX__CUDA_MERGE_SUBS];
-    while (ss->pending_head) {
-        uint32_t n = 0, nodes = 0;
-        while (ss->pending_head && n < MOX__CUDA_MERGE_SUBS) {
-            mox__cuda_sub *s = ss->pending_head;
-            if (n > 0 && nodes + s->pub->count > MOX__CUDA_MERGE_NODES)
-                break;
-            ss->pending_head = s->next_pending;
-            s->next_pending = NULL;
-            ss->pending_count--;
-            nodes += s->pub->count;
-            chunk[n++] = s->pub;
+    uint32_t n = 0, nodes = 0;
+    while (ss->pending_head && !ss->pending_head->blocked && ss->pending_head->pub->serial < limit) {
+        mox__cuda_sub *s = ss->pending_head;
+        mox_error *why = failed_wait(s->pub);
+        if (n > 0 &&
+            (why || n == MOX__CUDA_MERGE_SUBS || nodes + s->pub->count > MOX__CUDA_MERGE_NODES)) {
+            launch_group(dev, chunk, n, stream);
+            n = nodes = 0;
         }
+        ss->pending_head = s->next_pending;
         if (!ss->pending_head)
             ss->pending_tail = NULL;
-        launch_group(dev, chunk, n, stream);
+        s->next_pending = NULL;
+        ss->pending_count--;
+        if (why) {
+            s->pending = false;
+            fail_waiter(dev, s->pub, stream, why);
+            continue;
+        }
+        nodes += s->pub->count;
+        chunk[n++] = s->pub;
     }
+    if (n > 0)
+        launch_group(dev, chunk, n, stream);
+}
+
+void mox__cuda_flush_stream(mox__cuda_dev *dev, uint32_t stream)
+{
+    launch_run(dev, stream, UINT64_MAX);
 }
 
 mox__cuda_group *mox__cuda_group_of_point(mox__cuda_dev *dev, const mox__sem_point *pt)
@@ -391,13 +445,14 @@ mox__cuda_group *mox__cuda_group_of_point(mox__cuda_dev *dev, const mox__sem_poi
     return NULL; /* finished on the device; the core has yet to signal it */
 }
 
+bool mox__cuda_held(const mox__cuda_dev *dev) { return dev->hold || dev->blocked > 0; }
+
 static bool ss_flush_needed(mox__cuda_dev *dev, uint32_t q)
 {
-    return dev->stream_state[q].pending_head != NULL && !dev->hold;
+    return dev->stream_state[q].pending_head != NULL && !mox__cuda_held(dev);
 }
 
-/* Whether stream q holds back (pending) an execution at or below `value`. */
-static bool pending_covers(mox__cuda_dev *dev, uint32_t q, uint64_t value)
+bool mox__cuda_pending_covers(const mox__cuda_dev *dev, uint32_t q, uint64_t value)
 {
     const mox__cuda_sub *h = dev->stream_state[q].pending_head;
     return h && h->pub->signal.value <= value;
@@ -416,6 +471,7 @@ static void fail_waiter(mox__cuda_dev *dev, mox__submission *pub, uint32_t strea
     g->count = pub->count;
     g->stream = stream;
     g->first_value = g->last_value = pub->signal.value;
+    mox__cuda_foreign_collect(dev, g);
     g->status = mox_error_code(why);
     g->error = mox_error_retain(why);
     me->group = g;
@@ -432,6 +488,9 @@ static void fail_waiter(mox__cuda_dev *dev, mox__submission *pub, uint32_t strea
 void mox__cuda_submit(mox__cuda_dev *dev, mox__submission *pub)
 {
     mox__cuda_sub *me = mox__cuda_sub_of(pub);
+    /* Other devices' points that their owners hold back go out first, so
+     * that there are events to wait for (their locks, not this one's). */
+    mox__cuda_foreign_flush(dev, pub);
     pthread_mutex_lock(&dev->lock); /* a flush of it may read `me` concurrently */
     memset(me, 0, sizeof *me);
     me->pub = pub;
@@ -449,17 +508,20 @@ void mox__cuda_submit(mox__cuda_dev *dev, mox__submission *pub)
     }
     /* A point held back on another stream must be launched to have an
      * event: that stream goes out now. */
-    for (uint32_t i = 0; !dev->hold && i < pub->wait_count; i++) {
+    for (uint32_t i = 0; !mox__cuda_held(dev) && i < pub->wait_count; i++) {
         uint32_t q = pub->waits[i].sem->queue;
-        if (q != stream && pending_covers(dev, q, pub->waits[i].value))
+        if (pub->waits[i].sem->owner == &dev->base && q != stream &&
+            mox__cuda_pending_covers(dev, q, pub->waits[i].value))
             mox__cuda_flush_stream(dev, q);
     }
+    /* A point no device can wait for yet holds this one (and what follows). */
+    bool blocked = mox__cuda_foreign_block(dev, me);
     mox__cuda_stream_state *ss = &dev->stream_state[stream];
     bool transfer = has_transfer(pub);
     /* Someone already blocks on it (the core's flush came first): it is not
      * held back. */
     bool awaited = atomic_load_explicit(&pub->awaited, memory_order_acquire);
-    bool defer = dev->hold || (dev->coalesce && !transfer && !awaited &&
+    bool defer = mox__cuda_held(dev) || blocked || (dev->coalesce && !transfer && !awaited &&
                                (ss->pending_count > 0 || ss->depth >= dev->defer_depth));
     if (defer) {
         me->pending = true;
@@ -469,7 +531,7 @@ void mox__cuda_submit(mox__cuda_dev *dev, mox__submission *pub)
             ss->pending_head = me;
         ss->pending_tail = me;
         ss->pending_count++;
-        if (!dev->hold && ss->pending_count >= MOX__CUDA_MERGE_SUBS)
+        if (!mox__cuda_held(dev) && ss->pending_count >= MOX__CUDA_MERGE_SUBS)
             mox__cuda_flush_stream(dev, stream);
     } else {
         if (ss->pending_head)
@@ -484,10 +546,9 @@ void mox__cuda_submit(mox__cuda_dev *dev, mox__submission *pub)
  * step takes, from the stream whose oldest pending submission is the
  * oldest overall, the run of submissions older than every other stream's
  * oldest, so whatever a launch waits for on another stream already has its
- * event. */
+ * event. It stops at an execution still blocked on another device. */
 static void flush_all_ordered(mox__cuda_dev *dev)
 {
-    mox__submission *chunk[MOX__CUDA_MERGE_SUBS];
     for (;;) {
         uint32_t best = MOX__CUDA_STREAMS;
         uint64_t best_serial = UINT64_MAX, next_serial = UINT64_MAX;
@@ -503,32 +564,23 @@ static void flush_all_ordered(mox__cuda_dev *dev)
                 next_serial = h->pub->serial;
             }
         }
-        if (best == MOX__CUDA_STREAMS)
+        if (best == MOX__CUDA_STREAMS || dev->stream_state[best].pending_head->blocked)
             return;
-        mox__cuda_stream_state *ss = &dev->stream_state[best];
-        uint32_t n = 0, nodes = 0;
-        while (ss->pending_head && n < MOX__CUDA_MERGE_SUBS &&
-               ss->pending_head->pub->serial < next_serial) {
-            mox__cuda_sub *h = ss->pending_head;
-            if (n > 0 && nodes + h->pub->count > MOX__CUDA_MERGE_NODES)
-                break;
-            ss->pending_head = h->next_pending;
-            h->next_pending = NULL;
-            ss->pending_count--;
-            nodes += h->pub->count;
-            chunk[n++] = h->pub;
-        }
-        if (!ss->pending_head)
-            ss->pending_tail = NULL;
-        launch_group(dev, chunk, n, best);
+        launch_run(dev, best, next_serial);
     }
+}
+
+void mox__cuda_release_held(mox__cuda_dev *dev)
+{
+    if (!mox__cuda_held(dev))
+        flush_all_ordered(dev);
 }
 
 void mox__cuda_flush(mox__cuda_dev *dev, mox__submission *pub)
 {
     pthread_mutex_lock(&dev->lock);
     const mox__cuda_sub *me = mox__cuda_sub_of(pub);
-    if (!dev->hold && me->pending)
+    if (!mox__cuda_held(dev) && me->pending)
         mox__cuda_flush_stream(dev, me->stream);
     pthread_mutex_unlock(&dev->lock);
 }
@@ -537,8 +589,7 @@ void mox__cuda_set_hold(mox__cuda_dev *dev, bool hold)
 {
     pthread_mutex_lock(&dev->lock);
     dev->hold = hold;
-    if (!hold)
-        flush_all_ordered(dev);
+    mox__cuda_release_held(dev);
     pthread_mutex_unlock(&dev->lock);
 }
 
@@ -547,9 +598,21 @@ void mox__cuda_set_hold(mox__cuda_dev *dev, bool hold)
 void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, bool defer_free)
 {
     const mox__cuda_api *api = dev->api;
+    /* The status words are read in this device's context: a completion of
+     * another device may have left the thread in its own (it executed or
+     * freed something of that device). */
+    api->cuCtxSetCurrent(dev->ctx);
     mox_status status = g->status;
     mox_error *error = g->error;
     g->error = NULL;
+    /* Another device it waited for was lost: whatever ran, it completes
+     * with that failure (the same error object: the core then knows this
+     * device is not the lost one). */
+    mox_error *foreign = status == MOX_OK ? mox__cuda_foreign_failure(g) : NULL;
+    if (foreign) {
+        status = mox_error_code(foreign);
+        error = mox_error_retain(foreign);
+    }
     if (status == MOX_OK && r != CUDA_SUCCESS) {
         status = mox__cuda_fail(api, r, "cuEventQuery", "(waiting for a launch)");
         if (status == MOX_ERR_DEVICE_LOST) {
@@ -603,6 +666,11 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, 
                     mox__dispatch *d = pub->dispatches[i];
                     d->state = words ? words[2u * at] : MOX_DISPATCH_OK;
                     d->fail_code = words ? words[2u * at + 1u] : 0;
+                    if (d->kind == MOX__CMD_COPY && d->state != MOX_DISPATCH_OK) {
+                        /* a copy cannot fail itself: its slot held a mirrored failure */
+                        d->state = MOX_DISPATCH_GATED;
+                        d->fail_code = 0;
+                    }
                     failed_any |= d->state != MOX_DISPATCH_OK;
                 }
             }
@@ -624,6 +692,9 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, 
     }
 
     pthread_mutex_lock(&dev->lock);
+    /* States are final: another device no longer needs its event (which
+     * goes back to the pool below) nor its status words. */
+    mox__cuda_sem_unregister(dev, g);
     for (uint32_t s = 0; s < g->nsubs; s++) {
         mox__cuda_sub *me = mox__cuda_sub_of(g->subs[s]);
         me->done = true;
@@ -642,7 +713,7 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, 
         mox__cuda_inst_release(dev, g->inst);
         mox__cuda_event_put(dev, g->event);
         bool lost = atomic_load(&dev->lost);
-        if (ss->pending_head && (lost || (!dev->hold && ss->depth < dev->defer_depth)))
+        if (ss->pending_head && (lost || (!mox__cuda_held(dev) && ss->depth < dev->defer_depth)))
             mox__cuda_flush_stream(dev, g->stream); /* lost: they fail at once */
     }
     drop_readers(dev, g);
@@ -650,6 +721,7 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, 
         mox__cuda_stage_put(dev, g->stages[i]);
     g->stage_count = 0;
     pthread_mutex_unlock(&dev->lock);
+    mox__cuda_foreign_release(g); /* other devices' instances it read */
 
     if (status != MOX_OK && !error)
         error = mox__error_new(status, "the CUDA backend failed the launch");

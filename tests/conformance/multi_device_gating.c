@@ -65,8 +65,10 @@ static void copy_of_an_unfinished_failed_writer_is_gated(void **state)
     mox_op *copy = md_submit(mox_buffer_copy(x0, 0, y1, 0, n));
     mox_op *reader = md_submit(conf_scale(d1, conf_cfg(n), y1, z1, 2.0f, n));
     mox_op *unrelated = md_submit(conf_fill(d1, conf_cfg(n), free1, 3.0f, n));
-    assert_int_equal(mox_op_wait(unrelated), MOX_OK); /* device 1 is not held */
+    /* (On CUDA the copy waits for a launch device 0 holds back, so device 1
+     * holds its later work back too: docs/multi-device.md.) */
     assert_int_equal(mox__testing_hold(d0, false), MOX_OK);
+    assert_int_equal(mox_op_wait(unrelated), MOX_OK);
 
     assert_int_equal(mox_op_wait(writer), MOX_ERR_KERNEL_FAILED);
     const mox_error *orig = mox_result_error(mox_op_result(writer));
@@ -91,17 +93,19 @@ static void copy_of_an_unfinished_failed_writer_is_gated(void **state)
     mox_buffer_release(free1);
 }
 
-/* Not held: a slow batch ending in a failure. Gated if it was unfinished at
- * the copy's submission (certain when it is still PENDING afterwards). */
+/* Not held: a slow batch ending in a failure. Still PENDING once the copy
+ * and the reader were submitted, it was unfinished when they were: both are
+ * gated. Else it may have finished before either (then that one is not
+ * gated, A9), but a copy that ran leaves nothing to gate its reader. */
 static void copy_of_a_running_failed_writer(void **state)
 {
     (void)state;
-    const uint32_t n = 4096;
+    const uint32_t n = 256;
     mox_buffer *in = poisoned(d0, n, -11.0f), *tmp = conf_zeros(d0, n), *x0 = conf_zeros(d0, n);
     mox_buffer *y1 = conf_ramp(d1, n, 9.0f, 0.0f), *z1 = conf_zeros(d1, n);
     mox_batch *b = NULL;
     assert_int_equal(mox_batch_begin(d0, &b), MOX_OK);
-    assert_int_equal(mox_batch_push(b, conf_slow_copy(d0, conf_cfg(n), in, tmp, n, MD_SLOW_SPINS)),
+    assert_int_equal(mox_batch_push(b, conf_slow_copy(d0, conf_cfg(n), in, tmp, n, 10 * MD_SLOW_SPINS)),
                      MOX_OK);
     assert_int_equal(mox_batch_push(b, conf_fail_if_negative(d0, conf_cfg(n), tmp, x0, n)), MOX_OK);
     mox_op *writer = NULL;
@@ -112,11 +116,16 @@ static void copy_of_a_running_failed_writer(void **state)
     bool unfinished = mox_op_poll(writer, no_waker) == MOX_PENDING;
     assert_int_equal(mox_op_wait(writer), MOX_ERR_KERNEL_FAILED);
     mox_status cs = mox_op_wait(copy), rs = mox_op_wait(reader);
-    printf("the failing writer was %s when checked after the copy's submission: copy %s\n",
-           unfinished ? "unfinished" : "finished", mox_status_name(cs));
-    if (unfinished)
+    printf("the failing writer was %s when checked after the submissions: copy %s, reader %s\n",
+           unfinished ? "unfinished" : "finished", mox_status_name(cs), mox_status_name(rs));
+    if (unfinished) {
         assert_int_equal(cs, MOX_ERR_GATED);
-    assert_int_equal(rs, cs == MOX_ERR_GATED ? MOX_ERR_GATED : MOX_OK);
+        assert_int_equal(rs, MOX_ERR_GATED);
+    }
+    assert_true(cs == MOX_ERR_GATED || cs == MOX_OK);
+    assert_true(rs == MOX_ERR_GATED || rs == MOX_OK);
+    if (cs == MOX_OK)
+        assert_int_equal(rs, MOX_OK);
     if (cs == MOX_ERR_GATED) {
         assert_ptr_equal(mox_error_cause(mox_result_error(mox_op_result(copy))),
                          mox_result_error(mox_op_result(writer)));
@@ -165,11 +174,17 @@ static void loss_of_one_device_does_not_hang_the_other(void **state)
     mox_op *copy = md_submit(mox_buffer_copy(x0, 0, y1, 0, n));
     mox_op *reader = md_submit(conf_scale(d1, conf_cfg(n), y1, z1, 2.0f, n));
     assert_int_equal(mox__testing_hold(lost, false), MOX_OK);
-    assert_int_equal(conf_run(fault), MOX_ERR_DEVICE_LOST);
+    if (mox_op_wait(fault) != MOX_ERR_DEVICE_LOST)
+        fail_msg("the faulting kernel: %s", mox_error_message(mox_result_error(mox_op_result(fault))));
+    mox_op_drop(fault);
     assert_int_equal(mox_op_wait(copy), MOX_ERR_DEVICE_LOST);
-    assert_non_null(strstr(mox_error_message(mox_result_error(mox_op_result(copy))),
-                           "CUDA device lost"));
+    const mox_error *ce = mox_result_error(mox_op_result(copy));
+    assert_non_null(strstr(mox_error_message(ce), "the copy did not run"));
+    assert_non_null(mox_error_cause(ce));
+    assert_int_equal(mox_error_code(mox_error_cause(ce)), MOX_ERR_DEVICE_LOST);
     assert_int_equal(mox_op_wait(reader), MOX_ERR_DEVICE_LOST);
+    assert_non_null(strstr(mox_error_message(mox_result_error(mox_op_result(reader))),
+                           "kernel 'scale' did not run"));
     mox_op_drop(copy);
     mox_op_drop(reader);
     assert_int_equal(mox_device_health(lost), MOX_ERR_DEVICE_LOST);

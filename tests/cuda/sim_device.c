@@ -11,8 +11,55 @@
 
 #include "sim_driver.h"
 
-static int g_ctx_refs;
-static struct CUctx_st { int dummy; } g_ctx;
+/* Device allocations and the context that made them (g_lock). */
+typedef struct sim_alloc {
+    struct sim_alloc *next;
+    const unsigned char *base;
+    size_t size;
+    CUcontext ctx;
+} sim_alloc;
+static sim_alloc *g_allocs;
+
+CUcontext sim_mem_ctx(const void *p)
+{
+    const unsigned char *c = p;
+    for (sim_alloc *a = g_allocs; a; a = a->next)
+        if (c >= a->base && c < a->base + a->size)
+            return a->ctx;
+    return NULL;
+}
+
+static void track_alloc(void *m, size_t bytes)
+{
+    sim_alloc *a = calloc(1, sizeof *a);
+    if (!a)
+        abort();
+    a->base = m;
+    a->size = bytes ? bytes : 1;
+    a->ctx = t_current;
+    pthread_mutex_lock(&g_lock);
+    a->next = g_allocs;
+    g_allocs = a;
+    pthread_mutex_unlock(&g_lock);
+}
+
+static void untrack_alloc(const void *m)
+{
+    pthread_mutex_lock(&g_lock);
+    for (sim_alloc **p = &g_allocs; *p; p = &(*p)->next)
+        if ((*p)->base == m) {
+            sim_alloc *a = *p;
+            *p = a->next;
+            free(a);
+            break;
+        }
+    pthread_mutex_unlock(&g_lock);
+}
+
+static bool valid_ctx(CUcontext c)
+{
+    return c >= &g_ctx[0] && c < &g_ctx[sim_device_count()];
+}
 
 /* ---- the API ---- */
 
@@ -46,22 +93,62 @@ EXPORT CUresult cuDriverGetVersion(int *v);
 CUresult cuDriverGetVersion(int *v) { *v = 13000; return CUDA_SUCCESS; }
 
 EXPORT CUresult cuDeviceGetCount(int *count);
-CUresult cuDeviceGetCount(int *count) { *count = 1; return CUDA_SUCCESS; }
+CUresult cuDeviceGetCount(int *count) { *count = sim_device_count(); return CUDA_SUCCESS; }
 
 EXPORT CUresult cuDeviceGet(CUdevice *d, int ordinal);
 CUresult cuDeviceGet(CUdevice *d, int ordinal)
 {
-    if (ordinal != 0)
+    if (ordinal < 0 || ordinal >= sim_device_count())
         return CUDA_ERROR_INVALID_DEVICE;
-    *d = 0;
+    *d = ordinal;
     return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev);
 CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 {
-    (void)dev;
-    snprintf(name, (size_t)len, "Simulated CUDA device");
+    if (dev == 0)
+        snprintf(name, (size_t)len, "Simulated CUDA device");
+    else
+        snprintf(name, (size_t)len, "Simulated CUDA device %d", dev);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev);
+CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
+{
+    static const unsigned char base[16] = {0x51, 0x6d, 0xc0, 0xda, 0x00, 0x00, 0x40, 0x00,
+                                           0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
+    if (dev < 0 || dev >= sim_device_count())
+        return CUDA_ERROR_INVALID_DEVICE;
+    memcpy(uuid->bytes, base, 16);
+    uuid->bytes[15] = (char)dev;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer);
+CUresult cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer)
+{
+    int n = sim_device_count();
+    if (dev < 0 || dev >= n || peer < 0 || peer >= n)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *can = dev != peer && sim_peer_kind() != 0;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceGetP2PAttribute(int *value, int attrib, CUdevice src, CUdevice dst);
+CUresult cuDeviceGetP2PAttribute(int *value, int attrib, CUdevice src, CUdevice dst)
+{
+    int can = 0;
+    CUresult r = cuDeviceCanAccessPeer(&can, src, dst);
+    if (r != CUDA_SUCCESS || src == dst)
+        return r != CUDA_SUCCESS ? r : CUDA_ERROR_INVALID_DEVICE;
+    switch (attrib) {
+    case CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED: *value = can; break;
+    case CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED: *value = sim_peer_kind() == 2; break;
+    case CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK: *value = 0; break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
     return CUDA_SUCCESS;
 }
 
@@ -98,24 +185,24 @@ CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev);
 CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
 {
-    (void)dev;
+    if (dev < 0 || dev >= sim_device_count())
+        return CUDA_ERROR_INVALID_DEVICE;
     pthread_mutex_lock(&g_lock);
     /* As seen on an H200 (driver 580): a faulted primary context survives
      * its last release and retain fails until cuDevicePrimaryCtxReset. */
-    CUresult r = g_sticky;
+    CUresult r = g_ctx[dev].sticky;
     if (r == CUDA_SUCCESS)
-        g_ctx_refs++;
+        g_ctx[dev].refs++;
     pthread_mutex_unlock(&g_lock);
-    *ctx = r == CUDA_SUCCESS ? &g_ctx : NULL;
+    *ctx = r == CUDA_SUCCESS ? &g_ctx[dev] : NULL;
     return r;
 }
 
 EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev);
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
-    (void)dev;
     pthread_mutex_lock(&g_lock);
-    g_ctx_refs--;
+    g_ctx[dev].refs--;
     pthread_mutex_unlock(&g_lock);
     return CUDA_SUCCESS;
 }
@@ -123,9 +210,9 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev);
 CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
-    (void)dev;
     pthread_mutex_lock(&g_lock);
-    g_sticky = CUDA_SUCCESS;
+    g_ctx[dev].sticky = CUDA_SUCCESS;
+    memset(g_ctx[dev].peer, 0, sizeof g_ctx[dev].peer);
     pthread_mutex_unlock(&g_lock);
     return CUDA_SUCCESS;
 }
@@ -133,10 +220,32 @@ CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 EXPORT CUresult cuCtxSetCurrent(CUcontext ctx);
 CUresult cuCtxSetCurrent(CUcontext ctx)
 {
-    if (ctx != &g_ctx && ctx != NULL)
+    if (ctx != NULL && !valid_ctx(ctx))
         return CUDA_ERROR_INVALID_CONTEXT;
     t_current = ctx;
     return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxGetCurrent(CUcontext *ctx);
+CUresult cuCtxGetCurrent(CUcontext *ctx)
+{
+    *ctx = t_current;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags);
+CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags)
+{
+    STICKY();
+    if (flags != 0 || !valid_ctx(peer) || peer == t_current)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (sim_peer_kind() == 0)
+        return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
+    pthread_mutex_lock(&g_lock);
+    bool already = t_current->peer[peer->ordinal];
+    t_current->peer[peer->ordinal] = true;
+    pthread_mutex_unlock(&g_lock);
+    return already ? CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED : CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes);
@@ -147,6 +256,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)
     if (!m)
         return CUDA_ERROR_OUT_OF_MEMORY;
     memset(m, 0xa5, bytes); /* device memory is not zeroed */
+    track_alloc(m, bytes);
     *p = (CUdeviceptr)(uintptr_t)m;
     return CUDA_SUCCESS;
 }
@@ -162,9 +272,19 @@ EXPORT CUresult cuMemFree_v2(CUdeviceptr p);
 CUresult cuMemFree_v2(CUdeviceptr p)
 {
     /* After a fault the call fails, but the memory goes with the context. */
+    untrack_alloc((void *)(uintptr_t)p);
     free((void *)(uintptr_t)p);
     STICKY();
     return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s);
+CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s)
+{
+    untrack_alloc((void *)(uintptr_t)p);
+    op *o = sim_op_new(OP_FREE);
+    o->dst = (void *)(uintptr_t)p; /* freed when the stream gets there */
+    return sim_submit(s, o);
 }
 
 EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags);
@@ -235,6 +355,21 @@ CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
 EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s);
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
 {
+    return copy_async((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n, s);
+}
+
+EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
+                                  CUcontext src_ctx, size_t n, CUstream s);
+CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx,
+                           size_t n, CUstream s)
+{
+    if (!valid_ctx(dst_ctx) || !valid_ctx(src_ctx))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&g_lock);
+    CUcontext d = sim_mem_ctx((void *)(uintptr_t)dst), o = sim_mem_ctx((void *)(uintptr_t)src);
+    pthread_mutex_unlock(&g_lock);
+    if ((d && d != dst_ctx) || (o && o != src_ctx))
+        return CUDA_ERROR_INVALID_VALUE; /* a pointer of another context than named */
     return copy_async((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n, s);
 }
 
