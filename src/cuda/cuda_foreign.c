@@ -25,11 +25,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* An event of a launch that another device's launcher will wait for on
+ * the device (cuStreamWaitEvent, called with no lock held): not given back
+ * to the owner's pool - where the owner's launcher could record it again -
+ * before that call was made. */
+typedef struct mox__cuda_evpin {
+    struct mox__cuda_evpin *next;
+    CUevent event;
+    uint32_t count;
+    bool orphan;                      /* its launch finished: the last unpin gives it back */
+} mox__cuda_evpin;
+
 struct mox__cuda_sem {
     mox__cuda_dev *owner;
     pthread_mutex_t lock;             /* a leaf */
     mox__cuda_group *head, *tail;     /* registered launches, oldest first */
     uint64_t finished;                /* values up to it finished: states final */
+    mox__cuda_evpin *pins;
 };
 
 /* A host waiter of a launch on another device's point. */
@@ -91,13 +103,19 @@ void mox__cuda_sem_register(mox__cuda_dev *dev, mox__cuda_group *g)
     pthread_mutex_unlock(&st->lock);
 }
 
-void mox__cuda_sem_unregister(mox__cuda_dev *dev, mox__cuda_group *g)
+bool mox__cuda_sem_unregister(mox__cuda_dev *dev, mox__cuda_group *g)
 {
     (void)dev;
     mox__cuda_sem *st = g->sem;
     if (!st)
-        return;
+        return true;
+    bool back = true;
     pthread_mutex_lock(&st->lock);
+    for (mox__cuda_evpin *p = st->pins; g->launched && p; p = p->next)
+        if (p->event == g->event) {
+            p->orphan = true;
+            back = false;
+        }
     if (g->sem_prev)
         g->sem_prev->sem_next = g->sem_next;
     else
@@ -111,6 +129,7 @@ void mox__cuda_sem_unregister(mox__cuda_dev *dev, mox__cuda_group *g)
     pthread_mutex_unlock(&st->lock);
     g->sem = NULL;
     g->sem_next = g->sem_prev = NULL;
+    return back;
 }
 
 /* ---- what another device's state says about a point ---- */
@@ -159,8 +178,13 @@ void mox__cuda_foreign_flush(mox__cuda_dev *dev, const mox__submission *pub)
         CUcontext prev = NULL;
         owner->api->cuCtxGetCurrent(&prev);
         pthread_mutex_lock(&owner->lock);
-        if (!mox__cuda_held(owner) && mox__cuda_pending_covers(owner, pt->sem->queue, pt->value))
-            mox__cuda_flush_stream(owner, pt->sem->queue);
+        /* A request of the owner's launcher: run here when it is idle, else
+         * by the thread launching there (then this point may still have no
+         * launch when it is looked at, and the host waits instead). */
+        if (!mox__cuda_held(owner) && mox__cuda_pending_covers(owner, pt->sem->queue, pt->value)) {
+            owner->flush_mask |= 1u << pt->sem->queue;
+            mox__cuda_launcher_enter(owner);
+        }
         pthread_mutex_unlock(&owner->lock);
         owner->api->cuCtxSetCurrent(prev);
     }
@@ -300,10 +324,21 @@ mox_error *mox__cuda_foreign_failure(const mox__cuda_group *g)
     return NULL;
 }
 
-mox_status mox__cuda_foreign_waits(mox__cuda_dev *dev, mox__cuda_group *g,
-                                   const mox__submission *pub, CUstream stream)
+static void pin_event_locked(mox__cuda_sem *st, CUevent event)
 {
-    (void)g;
+    for (mox__cuda_evpin *p = st->pins; p; p = p->next)
+        if (p->event == event) {
+            p->count++;
+            return;
+        }
+    mox__cuda_evpin *p = xrealloc(NULL, sizeof *p);
+    *p = (mox__cuda_evpin){st->pins, event, 1, false};
+    st->pins = p;
+}
+
+mox_status mox__cuda_foreign_events(mox__cuda_dev *dev, const mox__submission *pub,
+                                    mox__cuda_fevents *out)
+{
     for (uint32_t i = 0; i < pub->wait_count; i++) {
         const mox__sem_point *pt = &pub->waits[i];
         if (!foreign(dev, pt) || settled_on_host(pt))
@@ -313,21 +348,60 @@ mox_status mox__cuda_foreign_waits(mox__cuda_dev *dev, mox__cuda_group *g,
             return mox__cuda_error(MOX_ERR_BACKEND, "a point of another backend was not reached "
                                                     "when the execution waiting for it launched");
         mox__cuda_group *src = NULL;
-        CUresult r = CUDA_SUCCESS;
         pthread_mutex_lock(&st->lock);
         pt_state s = classify_locked(st, pt->value, &src);
-        if (s == PT_LIVE) /* the event stays this launch's until it leaves the state */
-            r = dev->api->cuStreamWaitEvent(stream, src->event, 0);
+        if (s == PT_LIVE)
+            pin_event_locked(st, src->event);
         pthread_mutex_unlock(&st->lock);
         if (s == PT_UNKNOWN)
             return mox__cuda_error(MOX_ERR_BACKEND,
                                    "a point of another CUDA device had no launch when the "
                                    "execution waiting for it launched");
+        if (s != PT_LIVE)
+            continue; /* finished, or failed to launch: nothing to wait for on the device */
+        if (out->n == out->cap) {
+            out->cap = out->cap ? 2u * out->cap : 4u;
+            out->v = xrealloc(out->v, out->cap * sizeof *out->v);
+        }
+        out->v[out->n++] = (mox__cuda_fevent){st, src->event};
+    }
+    return MOX_OK;
+}
+
+mox_status mox__cuda_foreign_wait_events(mox__cuda_dev *dev, CUstream stream,
+                                         const mox__cuda_fevents *ev)
+{
+    for (uint32_t i = 0; i < ev->n; i++) {
+        CUresult r = dev->api->cuStreamWaitEvent(stream, ev->v[i].event, 0);
         if (r != CUDA_SUCCESS)
             return mox__cuda_fail(dev->api, r, "cuStreamWaitEvent",
                                   "(waiting for another device's launch)");
     }
     return MOX_OK;
+}
+
+void mox__cuda_foreign_unpin_events(mox__cuda_fevents *ev)
+{
+    for (uint32_t i = 0; i < ev->n; i++) {
+        mox__cuda_sem *st = ev->v[i].st;
+        mox__cuda_evpin *gone = NULL;
+        pthread_mutex_lock(&st->lock);
+        for (mox__cuda_evpin **p = &st->pins; *p; p = &(*p)->next)
+            if ((*p)->event == ev->v[i].event) {
+                if (--(*p)->count == 0) {
+                    gone = *p;
+                    *p = gone->next;
+                }
+                break;
+            }
+        pthread_mutex_unlock(&st->lock);
+        if (gone && gone->orphan)
+            mox__cuda_event_put(st->owner, gone->event);
+        free(gone);
+    }
+    free(ev->v);
+    ev->v = NULL;
+    ev->n = ev->cap = 0;
 }
 
 /* ---- gates on another device's dispatches ---- */

@@ -97,6 +97,7 @@ void mox__cuda_module_unload(mox__cuda_module *module);
 
 typedef struct mox__cuda_sub {
     mox__submission *pub;
+    struct mox__cuda_sub *next_exec; /* the launcher's queue of executions */
     mox__cuda_group *group;   /* its launch; NULL while pending and once done */
     uint32_t offset;          /* index of its first dispatch within the group */
     uint32_t stream;
@@ -226,6 +227,21 @@ static inline bool mox__cuda_u32_push(u32vec *a, uint32_t x)
 }
 
 void mox__cuda_submit(mox__cuda_dev *dev, mox__submission *pub);
+/* Runs the launcher's requests unless someone already does (cuda_submit.c).
+ * Caller holds dev->lock (released inside around driver calls). */
+void mox__cuda_launcher_enter(mox__cuda_dev *dev);
+/* Launches subs[0..n) on `stream` as one group (cuda_launch.c). Never
+ * fails: a group that cannot launch goes to the completion thread with its
+ * error. Called by the launcher, dev->lock held; released around the
+ * driver calls. */
+void mox__cuda_launch_group(mox__cuda_dev *dev, mox__submission *const *subs, uint32_t n,
+                            uint32_t stream);
+mox__cuda_group *mox__cuda_group_new(uint32_t nsubs);
+void mox__cuda_group_free(mox__cuda_group *g);
+/* `later` completes only after `earlier` did (once per pair). */
+bool mox__cuda_add_succ(mox__cuda_group *earlier, mox__cuda_group *later);
+/* Drops the reader counts a group holds on earlier instances. dev->lock held. */
+void mox__cuda_drop_readers(mox__cuda_dev *dev, mox__cuda_group *g);
 /* The launch (launched or not) that signals `pt`, NULL once it finished.
  * Caller holds dev->lock. */
 mox__cuda_group *mox__cuda_group_of_point(mox__cuda_dev *dev, const mox__sem_point *pt);
@@ -239,10 +255,10 @@ bool mox__cuda_held(const mox__cuda_dev *dev);
 /* Whether stream q holds back (pending) an execution at or below `value`.
  * Caller holds dev->lock. */
 bool mox__cuda_pending_covers(const mox__cuda_dev *dev, uint32_t q, uint64_t value);
-/* Launches what is held, in submission order, once nothing holds it any
- * more. Caller holds dev->lock. */
+/* Asks the launcher to launch what is held, in submission order, once
+ * nothing holds it any more. Caller holds dev->lock. */
 void mox__cuda_release_held(mox__cuda_dev *dev);
-/* Launches the pending submissions of `stream`. Caller holds dev->lock. */
+/* Launches the pending executions of `stream`. The launcher, dev->lock held. */
 void mox__cuda_flush_stream(mox__cuda_dev *dev, uint32_t stream);
 /* Completes a finished (or failed) group: states, copybacks, releases,
  * then mox__execution_complete for every member. No lock held. The group
@@ -261,7 +277,7 @@ void mox__cuda_groups_reap(mox__cuda_dev *dev);
 
 /* A point of another device: another CUDA device's semaphore state tells
  * where its launch is, under that state's lock (a leaf, taken under any
- * device's dev->lock). */
+ * device's dev->lock, never held over a driver call). */
 typedef struct mox__cuda_sem mox__cuda_sem;
 
 /* Another device's instance whose status words a launch reads. */
@@ -285,9 +301,11 @@ bool mox__cuda_is_cuda(const mox__backend *b);
 mox_error *mox__cuda_sem_init(mox__cuda_dev *dev, mox__semaphore *sem);
 void mox__cuda_sem_fini(mox__cuda_dev *dev, mox__semaphore *sem);
 /* A group enters its stream's state when pushed to completion and leaves
- * it when finished (states final). Caller holds dev->lock. */
+ * it when finished (states final). Caller holds dev->lock. Unregistering
+ * returns whether its event goes back to the pool now (false: another
+ * device's launcher still has to wait on it, and gives it back). */
 void mox__cuda_sem_register(mox__cuda_dev *dev, mox__cuda_group *g);
-void mox__cuda_sem_unregister(mox__cuda_dev *dev, mox__cuda_group *g);
+bool mox__cuda_sem_unregister(mox__cuda_dev *dev, mox__cuda_group *g);
 /* No lock held: points of other CUDA devices still in their owners'
  * pending lists go out, so that they have events. */
 void mox__cuda_foreign_flush(mox__cuda_dev *dev, const mox__submission *pub);
@@ -295,11 +313,25 @@ void mox__cuda_foreign_flush(mox__cuda_dev *dev, const mox__submission *pub);
  * for on the device now; `me` is then blocked until host waiters see its
  * points reached (dev->blocked counts it; everything later waits). */
 bool mox__cuda_foreign_block(mox__cuda_dev *dev, mox__cuda_sub *me);
-/* dev->lock held, building `g` on `stream`: waits for `pub`'s points of
- * other devices on the device (cuStreamWaitEvent across contexts) and
- * remembers the unreached ones: `g` completes after them. */
-mox_status mox__cuda_foreign_waits(mox__cuda_dev *dev, mox__cuda_group *g,
-                                   const mox__submission *pub, CUstream stream);
+/* The events of other devices' launches a launch waits for on the device
+ * (cuStreamWaitEvent across contexts), each pinned to its owner's state. */
+typedef struct mox__cuda_fevent {
+    mox__cuda_sem *st;
+    CUevent event;
+} mox__cuda_fevent;
+typedef struct mox__cuda_fevents {
+    mox__cuda_fevent *v;
+    uint32_t n, cap;
+} mox__cuda_fevents;
+/* Building a launch (dev->lock held): the events of `pub`'s points of other
+ * devices, pinned. */
+mox_status mox__cuda_foreign_events(mox__cuda_dev *dev, const mox__submission *pub,
+                                    mox__cuda_fevents *out);
+/* Launching it (no lock held): `stream` waits for them on the device. */
+mox_status mox__cuda_foreign_wait_events(mox__cuda_dev *dev, CUstream stream,
+                                         const mox__cuda_fevents *ev);
+/* After that (no lock held), launched or not: the pins go. */
+void mox__cuda_foreign_unpin_events(mox__cuda_fevents *ev);
 /* dev->lock held: a gate of node `node` on another device's dispatch.
  * *skip: it can never close; else *slot is what the gate reads: settled
  * (sentinel or OK slot, *intra false), or the node's own slot (*intra true,
@@ -319,7 +351,7 @@ void mox__cuda_foreign_release(mox__cuda_group *g);
 /* Frees what the foreign bookkeeping of `g` allocated. */
 void mox__cuda_foreign_free(mox__cuda_group *g);
 
-/* ---- copies (cuda_copy.c); caller holds dev->lock ---- */
+/* ---- copies (cuda_copy.c): the launcher's, no lock held ---- */
 
 /* Enqueues COPY node `node` of `g` on `stream`: mirrors first, then a
  * plain copy (cuMemcpyDtoDAsync on one context, cuMemcpyPeerAsync across)
@@ -328,7 +360,9 @@ mox_status mox__cuda_copy(mox__cuda_dev *dev, mox__cuda_group *g, uint32_t node,
                           const mox__dispatch *d, const mox_gate *gate, CUstream stream);
 void mox__cuda_copy_unload(mox__cuda_dev *dev);
 
-/* ---- plans and instances (cuda_plan.c); caller holds dev->lock ---- */
+/* ---- plans and instances (cuda_plan.c): the launcher's, called with no
+ * lock held (they lock dev->lock briefly for what completions share: idle
+ * lists, busy and reader counts); inst_release with dev->lock held ---- */
 
 typedef struct mox__cuda_node_state {
     mox_gate gate;            /* last gate given to the node */
@@ -381,11 +415,12 @@ void mox__cuda_buffer_free(mox__cuda_dev *dev, CUdeviceptr p);
 /* Synchronous host -> device copy through pinned staging. */
 mox_status mox__cuda_buffer_upload(mox__cuda_dev *dev, CUdeviceptr dst, const void *src,
                                    uint64_t bytes);
-/* Pinned staging of at least `bytes` (pooled). Caller holds dev->lock. */
+/* Pinned staging of at least `bytes` (pooled). No lock held: the pool's
+ * own lock is taken briefly; allocation and freeing happen outside it. */
 mox_status mox__cuda_stage_get(mox__cuda_dev *dev, size_t bytes, void **out);
 void mox__cuda_stage_put(mox__cuda_dev *dev, void *stage);
 void mox__cuda_stages_destroy(mox__cuda_dev *dev);
-/* Enqueues a transfer dispatch of `group` on `stream`. Caller holds dev->lock. */
+/* Enqueues a transfer dispatch of `group` on `stream` (the launcher, no lock held). */
 mox_status mox__cuda_transfer(mox__cuda_dev *dev, mox__cuda_group *group, const mox__dispatch *d,
                               CUstream stream);
 
@@ -468,6 +503,11 @@ struct mox__cuda_dev {
     uint32_t next_stream;
     mox__cuda_stream_state stream_state[MOX__CUDA_STREAMS];
     bool hold;                       /* set_hold: launch nothing */
+    /* the launcher (cuda_submit.c): its token and its requests */
+    bool launching;
+    mox__cuda_sub *exec_head, *exec_tail;
+    uint32_t flush_mask;             /* streams whose held-back list must go out */
+    bool hold_asked, hold_wanted;
     CUdeviceptr pool;                /* gate status words, 2 per slot */
     unsigned char *slot_used;
     uint32_t slot_hint;
@@ -488,16 +528,16 @@ struct mox__cuda_dev {
     u32vec scratch_u32[3];           /* edges, gate deps, external gate slots */
 
     /* several devices (cuda_foreign.c, cuda_copy.c) */
-    uint32_t blocked;                /* executions held for another device's point */
+    uint32_t blocked;                /* executions held for another device's point (dev->lock) */
+    bool release_asked;              /* the last one was released: the launcher flushes */
     struct mox__cuda_sem *sems[MOX__CUDA_STREAMS]; /* its queues' semaphore states */
-    CUmodule copy_module;            /* the gated copy kernel, loaded on first use */
+    CUmodule copy_module;            /* the gated copy kernel, loaded on first use (launcher) */
     CUfunction copy_fn;
-    mox__cuda_peer peers[MOX__CUDA_MAX_PEERS];
+    mox__cuda_peer peers[MOX__CUDA_MAX_PEERS]; /* the launcher's */
     uint32_t peer_count;
 
-    pthread_mutex_t upload_lock;     /* the synchronous upload staging */
-    void *upload_stage[2];
-    CUevent upload_done[2];
+    pthread_mutex_t pool_lock;       /* events and staging pools; a leaf, never held over a driver call */
+
 
     /* completion */
     mox__cuda_group *inflight_head, *inflight_tail;
@@ -537,11 +577,14 @@ mox_status mox__cuda_dev_enter(mox__cuda_dev *dev);
  * Caller holds dev->lock. */
 void mox__cuda_dev_lost(mox__cuda_dev *dev, const char *message);
 
-/* Pools; caller holds dev->lock. */
+/* Gate slots and failure flags: the launcher's alone (instances are made
+ * and destroyed by it), no lock. */
 mox_status mox__cuda_slots_alloc(mox__cuda_dev *dev, uint32_t count, uint32_t *base);
 void mox__cuda_slots_free(mox__cuda_dev *dev, uint32_t base, uint32_t count);
 mox_status mox__cuda_flag_alloc(mox__cuda_dev *dev, uint32_t **host, CUdeviceptr *devp);
 void mox__cuda_flag_free(mox__cuda_dev *dev, uint32_t *host, CUdeviceptr devp);
+/* Events: got by the launcher, given back by completions. No lock held:
+ * the pool's own lock is taken briefly, the driver called outside it. */
 mox_status mox__cuda_event_get(mox__cuda_dev *dev, CUevent *out);
 void mox__cuda_event_put(mox__cuda_dev *dev, CUevent event);
 

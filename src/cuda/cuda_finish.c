@@ -1,0 +1,167 @@
+/* src/cuda/cuda_finish.c - a finished (or failed) launch towards the
+ * core: dispatch states (the host flag, then the status words only when
+ * something failed), copybacks out of staging, the instance, event and
+ * staging given back, the stream's held-back work asked of the launcher,
+ * then mox__execution_complete for every member with no backend lock held.
+ */
+#include "cuda/cuda_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, bool defer_free)
+{
+    const mox__cuda_api *api = dev->api;
+    /* The status words are read in this device's context: a completion of
+     * another device may have left the thread in its own (it executed or
+     * freed something of that device). */
+    api->cuCtxSetCurrent(dev->ctx);
+    mox_status status = g->status;
+    mox_error *error = g->error;
+    g->error = NULL;
+    /* Another device it waited for was lost: whatever ran, it completes
+     * with that failure (the same error object: the core then knows this
+     * device is not the lost one). */
+    mox_error *foreign = status == MOX_OK ? mox__cuda_foreign_failure(g) : NULL;
+    if (foreign) {
+        status = mox_error_code(foreign);
+        error = mox_error_retain(foreign);
+    }
+    if (status == MOX_OK && r != CUDA_SUCCESS) {
+        status = mox__cuda_fail(api, r, "cuEventQuery", "(waiting for a launch)");
+        if (status == MOX_ERR_DEVICE_LOST) {
+            pthread_mutex_lock(&dev->lock);
+            mox__cuda_dev_lost(dev, mox__cuda_last_message());
+            pthread_mutex_unlock(&dev->lock);
+        }
+    }
+    if (status == MOX_ERR_DEVICE_LOST && !error)
+        error = mox__error_new(MOX_ERR_DEVICE_LOST, "%s", dev->lost_message);
+    else if (status != MOX_OK && !error)
+        error = mox__cuda_last_error(status);
+
+    bool failed_any = false;
+    if (status == MOX_OK) {
+        mox__cuda_inst *inst = g->inst;
+        bool flagged = *(volatile uint32_t *)inst->host_flag != 0;
+        bool read = flagged || g->check_status;
+        /* Earlier launches completed before this one: their states are final. */
+        for (uint32_t i = 0; !read && i < g->live_count; i++)
+            read = g->live_gates[i].sub->dispatches[g->live_gates[i].dispatch]->state !=
+                   MOX_DISPATCH_OK;
+        uint32_t stack_words[64];
+        uint32_t *words = NULL;
+        if (read) {
+            words = g->count <= 32 ? stack_words : malloc(8u * g->count);
+            CUresult rr = words ? api->cuMemcpyDtoH(words, dev->pool + 8ull * inst->slot_base,
+                                                    8u * g->count)
+                                : CUDA_ERROR_OUT_OF_MEMORY;
+            atomic_fetch_add(&dev->stats.status_reads, 1);
+            if (rr != CUDA_SUCCESS) {
+                status = mox__cuda_fail(api, rr, "cuMemcpyDtoH", "(reading dispatch states)");
+                if (status == MOX_ERR_DEVICE_LOST) {
+                    pthread_mutex_lock(&dev->lock);
+                    mox__cuda_dev_lost(dev, mox__cuda_last_message());
+                    pthread_mutex_unlock(&dev->lock);
+                    error = mox__error_new(MOX_ERR_DEVICE_LOST, "%s", dev->lost_message);
+                } else {
+                    error = mox__cuda_last_error(status);
+                }
+                if (words != stack_words)
+                    free(words);
+                words = NULL;
+            }
+        }
+        if (status == MOX_OK) {
+            uint32_t at = 0;
+            for (uint32_t s = 0; s < g->nsubs; s++) {
+                mox__submission *pub = g->subs[s];
+                for (uint32_t i = 0; i < pub->count; i++, at++) {
+                    mox__dispatch *d = pub->dispatches[i];
+                    d->state = words ? words[2u * at] : MOX_DISPATCH_OK;
+                    d->fail_code = words ? words[2u * at + 1u] : 0;
+                    if (d->kind == MOX__CMD_COPY && d->state != MOX_DISPATCH_OK) {
+                        /* a copy cannot fail itself: its slot held a mirrored failure */
+                        d->state = MOX_DISPATCH_GATED;
+                        d->fail_code = 0;
+                    }
+                    failed_any |= d->state != MOX_DISPATCH_OK;
+                }
+            }
+            for (uint32_t c = 0; c < g->copyback_count; c++)
+                memcpy(g->copybacks[c].host, g->copybacks[c].stage, g->copybacks[c].bytes);
+        }
+        if (words && words != stack_words)
+            free(words);
+        if (flagged)
+            failed_any = true;
+    }
+    if (status != MOX_OK) {
+        /* Nothing of it is known to have finished. */
+        for (uint32_t s = 0; s < g->nsubs; s++)
+            for (uint32_t i = 0; i < g->subs[s]->count; i++) {
+                g->subs[s]->dispatches[i]->state = MOX_DISPATCH_GATED;
+                g->subs[s]->dispatches[i]->fail_code = 0;
+            }
+    }
+
+    pthread_mutex_lock(&dev->lock);
+    /* States are final: other devices need neither its event nor its
+     * status words any more (one that still waits to call
+     * cuStreamWaitEvent on the event gives it back itself). */
+    bool event_back = mox__cuda_sem_unregister(dev, g);
+    for (uint32_t s = 0; s < g->nsubs; s++) {
+        mox__cuda_sub *me = mox__cuda_sub_of(g->subs[s]);
+        me->done = true;
+        me->group = NULL; /* g is freed below; its address may be reused */
+    }
+    for (uint32_t i = 0; i < g->nsucc; i++)
+        g->succs[i]->npred--;
+    if (dev->stream_state[g->stream].last == g)
+        dev->stream_state[g->stream].last = NULL;
+    if (g->launched) {
+        mox__cuda_stream_state *ss = &dev->stream_state[g->stream];
+        ss->depth--;
+        g->inst->busy = false;
+        if (failed_any || status != MOX_OK)
+            g->inst->dirty = true;
+        mox__cuda_inst_release(dev, g->inst);
+        /* The stream's held-back executions go out now that it drains
+         * (lost: they fail at once): asked of the launcher. */
+        bool lost = atomic_load(&dev->lost);
+        if (ss->pending_head && (lost || (!mox__cuda_held(dev) && ss->depth < dev->defer_depth)))
+            dev->flush_mask |= 1u << g->stream;
+    }
+    mox__cuda_drop_readers(dev, g);
+    mox__cuda_launcher_enter(dev); /* if a flush was asked and nobody launches */
+    pthread_mutex_unlock(&dev->lock);
+    if (g->launched && event_back)
+        mox__cuda_event_put(dev, g->event);
+    mox__cuda_foreign_release(g); /* other devices' instances it read */
+    for (uint32_t i = 0; i < g->stage_count; i++)
+        mox__cuda_stage_put(dev, g->stages[i]);
+    g->stage_count = 0;
+
+    if (status != MOX_OK && !error)
+        error = mox__error_new(status, "the CUDA backend failed the launch");
+    for (uint32_t s = 0; s < g->nsubs; s++)
+        mox__execution_complete(g->subs[s], error ? mox_error_retain(error) : NULL);
+    mox_error_release(error);
+    if (!defer_free) {
+        mox__cuda_group_free(g);
+        return;
+    }
+    pthread_mutex_lock(&dev->lock);
+    g->next = dev->reap;
+    dev->reap = g;
+    pthread_mutex_unlock(&dev->lock);
+}
+
+void mox__cuda_groups_reap(mox__cuda_dev *dev)
+{
+    while (dev->reap) {
+        mox__cuda_group *g = dev->reap;
+        dev->reap = g->next;
+        mox__cuda_group_free(g);
+    }
+}
