@@ -43,7 +43,10 @@ static mox_status count_of(mox_backend which, uint32_t *count)
     if (!fn)
         return MOX_OK; /* not built in: no device */
     mox_error *err = fn(count);
-    return err ? mox__set_last(err) : MOX_OK;
+    if (!err)
+        return MOX_OK;
+    *count = 0;
+    return mox__set_last(err);
 }
 
 mox_status mox_device_count(mox_backend backend, uint32_t *count)

@@ -111,6 +111,42 @@ static void selection_errors(void **state)
     assert_int_equal(mox_device_ordinal(NULL), 0);
 }
 
+/* Bad settings are MOX_ERR_CONFIG with the value in the message (the test
+ * sets them itself: no other thread reads the environment meanwhile). */
+static void settings_errors(void **state)
+{
+    (void)state;
+    const char *saved = getenv("MOX_CPU_DEVICES");
+    char keep[32] = "";
+    if (saved)
+        snprintf(keep, sizeof keep, "%s", saved);
+    const char *bad[] = {"0", "65", "two", "-1"};
+    for (int i = 0; i < 4; i++) {
+        setenv("MOX_CPU_DEVICES", bad[i], 1);
+        uint32_t n = 7;
+        assert_int_equal(mox_device_count(MOX_BACKEND_CPU, &n), MOX_ERR_CONFIG);
+        assert_int_equal(n, 0);
+        char want[96];
+        snprintf(want, sizeof want, "MOX_CPU_DEVICES must be a number of CPU devices (1 to 64), not '%s'",
+                 bad[i]);
+        assert_non_null(strstr(mox_error_last_message(), want));
+        mox_device_options cpu = {.backend = MOX_BACKEND_CPU};
+        mox_device *d = NULL;
+        assert_int_equal(mox_device_open_with(&cpu, &d), MOX_ERR_CONFIG);
+    }
+    if (saved)
+        setenv("MOX_CPU_DEVICES", keep, 1);
+    else
+        unsetenv("MOX_CPU_DEVICES");
+    setenv("MOX_CUDA_DEVICE", "first", 1);
+    mox_device_options cuda = {.backend = MOX_BACKEND_CUDA};
+    mox_device *d = NULL;
+    assert_int_equal(mox_device_open_with(&cuda, &d), MOX_ERR_CONFIG);
+    assert_non_null(strstr(mox_error_last_message(),
+                           "MOX_CUDA_DEVICE must be a device ordinal (0, 1, ...), not 'first'"));
+    unsetenv("MOX_CUDA_DEVICE");
+}
+
 static void peer_links(void **state)
 {
     (void)state;
@@ -321,6 +357,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(enumeration_and_identity),
         cmocka_unit_test(selection_errors),
+        cmocka_unit_test(settings_errors),
         cmocka_unit_test(peer_links),
         cmocka_unit_test(copies_both_directions),
         cmocka_unit_test(copy_argument_errors),
