@@ -1,7 +1,7 @@
 /* tests/cuda/sim_kernels.c - the kernels the simulated driver runs: those
  * of tests/cuda/kernels.cu, the conformance suite's modules "conf",
- * "conf2" and "mdk", the HAL suite's "halk", the benchmark's "cudabench"
- * and the backend's own gated copy (src/cuda/cuda_copy_kernel.cu), written
+ * "conf2" and "mdk", the HAL suite's "halk", the benchmark's "cudabench",
+ * the pipeline examples' "stages" and the backend's own gated copy (src/cuda/cuda_copy_kernel.cu), written
  * again in C over a 1-D grid (thread i is block * dim + t), with the same
  * gate logic as mox/kernel_cuda.h. */
 #define _GNU_SOURCE
@@ -302,6 +302,26 @@ static void b_finish_256(const sim_launch *l)
     GRID_LOOP(l, i) if (i < n) out[i] = in[i] + 1.0f;
 }
 
+/* examples/pipeline/kernels/stages.c (scale_256 is the benchmark's below:
+ * the same affine map) */
+static void e_scale_128(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    const float *in = arg_ptr(l, 1);
+    float *out = arg_ptr(l, 2);
+    uint32_t n = arg_u32(l, 3);
+    GRID_LOOP(l, i) if (i < n) out[i] = in[i] * 2.0f + 3.0f;
+}
+
+static void e_finish(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    const float *in = arg_ptr(l, 1);
+    float *out = arg_ptr(l, 2);
+    uint32_t n = arg_u32(l, 3);
+    GRID_LOOP(l, i) if (i < n) out[i] = in[i] * 5.0f + 7.0f;
+}
+
 /* tests/conformance/kernels/mdk.c: a wild write faults the device. */
 static void c_wild_write(const sim_launch *l)
 {
@@ -357,6 +377,9 @@ struct CUfunc_st sim_funcs[] = {
     {"mox_entry_tenfold", 4, {GATE_SIZE, 8, 8, 4}, c_tenfold},
     /* tests/conformance/kernels/mdk.c */
     {"mox_entry_wild_write", 3, {GATE_SIZE, 8, 4}, c_wild_write},
+    /* examples/pipeline/kernels/stages.c */
+    {"mox_entry_scale_128", 4, {GATE_SIZE, 8, 8, 4}, e_scale_128},
+    {"mox_entry_finish", 4, {GATE_SIZE, 8, 8, 4}, e_finish},
     /* src/cuda/cuda_copy_kernel.cu */
     {"mox__copy_gated", 4, {GATE_SIZE, 8, 8, 8}, x_copy_gated},
     /* tests/hal/kernels/halk.c */

@@ -28,12 +28,15 @@ void mox__thread_mark_runtime(void) {}
 void mox__execution_complete(mox__submission *pub, mox_error *error)
 {
     cts_cb *cb = (cts_cb *)((char *)pub - offsetof(cts_cb, pub));
+    /* The order of the calls: taken before the semaphore moves, since what
+     * waits for it may complete (on another device's thread) at once. */
+    uint64_t order = atomic_fetch_add(&completions, 1) + 1;
     mox__semaphore_signal(pub->signal.sem, pub->signal.value);
     pthread_mutex_lock(&cb->m);
     cb->status = error ? mox_error_code(error) : MOX_OK;
     cb->error = error;
     snprintf(cb->message, sizeof cb->message, "%s", error ? mox_error_message(error) : "");
-    cb->order = atomic_fetch_add(&completions, 1) + 1;
+    cb->order = order;
     cb->sem_value_at_completion = atomic_load(&pub->signal.sem->value);
     cb->done = true;
     pthread_cond_broadcast(&cb->c);
