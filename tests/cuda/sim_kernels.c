@@ -1,7 +1,7 @@
 /* tests/cuda/sim_kernels.c - the kernels the simulated driver runs: those
  * of tests/cuda/kernels.cu, the conformance suite's modules "conf",
- * "conf2" and "mdk", the HAL suite's "halk", the benchmark's "cudabench",
- * the pipeline examples' "stages" and the backend's own gated copy (src/cuda/cuda_copy_kernel.cu), written
+ * "conf2" and "mdk", the HAL suite's "halk", the benchmarks' "cudabench"
+ * and "mgpu", the pipeline examples' "stages" and the backend's own gated copy (src/cuda/cuda_copy_kernel.cu), written
  * again in C over a 1-D grid (thread i is block * dim + t), with the same
  * gate logic as mox/kernel_cuda.h. */
 #define _GNU_SOURCE
@@ -322,6 +322,42 @@ static void e_finish(const sim_launch *l)
     GRID_LOOP(l, i) if (i < n) out[i] = in[i] * 5.0f + 7.0f;
 }
 
+/* bench/kernels/multi_gpu.c */
+static void g_stage(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    const float *in = arg_ptr(l, 1);
+    float *out = arg_ptr(l, 2);
+    uint32_t n = arg_u32(l, 3), iters = arg_u32(l, 4);
+    GRID_LOOP(l, i)
+    {
+        if (i >= n)
+            continue;
+        float x = in[i];
+        for (uint32_t k = 0; k < iters; k++)
+            x = x * 0.999f + 0.5f;
+        out[i] = x;
+    }
+}
+
+static void g_maybe_fail(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    float *out = arg_ptr(l, 1);
+    uint32_t n = arg_u32(l, 2);
+    if (arg_u32(l, 3))
+        gate_fail(g, 1);
+    GRID_LOOP(l, i) if (i < n) out[i] = (float)i;
+}
+
+static void g_fill(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    float *out = arg_ptr(l, 1);
+    uint32_t n = arg_u32(l, 2);
+    GRID_LOOP(l, i) if (i < n) out[i] = (float)i;
+}
+
 /* tests/conformance/kernels/mdk.c: a wild write faults the device. */
 static void c_wild_write(const sim_launch *l)
 {
@@ -380,6 +416,10 @@ struct CUfunc_st sim_funcs[] = {
     /* examples/pipeline/kernels/stages.c */
     {"mox_entry_scale_128", 4, {GATE_SIZE, 8, 8, 4}, e_scale_128},
     {"mox_entry_finish", 4, {GATE_SIZE, 8, 8, 4}, e_finish},
+    /* bench/kernels/multi_gpu.c */
+    {"mox_entry_mg_stage", 5, {GATE_SIZE, 8, 8, 4, 4}, g_stage},
+    {"mox_entry_mg_maybe_fail", 4, {GATE_SIZE, 8, 4, 4}, g_maybe_fail},
+    {"mox_entry_mg_fill", 3, {GATE_SIZE, 8, 4}, g_fill},
     /* src/cuda/cuda_copy_kernel.cu */
     {"mox__copy_gated", 4, {GATE_SIZE, 8, 8, 8}, x_copy_gated},
     /* tests/hal/kernels/halk.c */

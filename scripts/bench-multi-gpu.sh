@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# scripts/bench-multi-gpu.sh - the several-devices checks and benchmark on a
+# machine with two GPUs (docs/multi-device.md), from the repository root,
+# with a build folder built elsewhere (nvcc found) and carried along. Each
+# step runs on its own and the summary says how it ended:
+#   1. nvidia-smi: the GPUs, `topo -m` (how they connect), `nvlink -s` (the
+#      per-link speeds; their sum for GPU 0 is the NVLink figure the
+#      benchmark records), all kept verbatim
+#   2. ctest -L cuda on the several-devices tests: conformance multi_device,
+#      multi_device_gating, multi_backend, the HAL contract suite, the
+#      multi-device example - on the real GPUs
+#   3. bench/multi_gpu: peer copy bandwidth (mox vs cuMemcpyPeerAsync vs
+#      NVLink) and the two-GPU pipeline vs one GPU: table + JSON
+#   4. bench/multi_gpu_plot.py: PNG charts (if matplotlib is there)
+# Results in $OUT (default ./bench-multi-gpu-out), at most 6 files:
+# <date>-h200x2-nvidia-smi.txt, -ctest.txt, -multi_gpu.json, -multi_gpu.txt,
+# -plots.tar.gz, -summary.txt. About 3 minutes on two H200s.
+#
+# Usage: scripts/bench-multi-gpu.sh [build-dir]   (default build-cuda)
+# Before carrying, where the build folder was built:
+#   cmake --build <build-dir> --target multi_gpu multi_device_example -j2
+#   (and the tests: cmake --build <build-dir> -j2)
+set -u
+build=${1:-build-cuda}
+root=$PWD
+OUT=${OUT:-$root/bench-multi-gpu-out}
+mkdir -p "$OUT"
+tag="$(date -u +%Y-%m-%d)-h200x2"
+summary=$OUT/$tag-summary.txt
+: >"$summary"
+note() { echo "$*" | tee -a "$summary"; }
+note "bench-multi-gpu: $tag, build $build, $(date -u +%H:%M:%SZ)"
+
+smi=$OUT/$tag-nvidia-smi.txt
+{
+    echo "== nvidia-smi -L"; nvidia-smi -L
+    echo "== nvidia-smi topo -m"; nvidia-smi topo -m
+    echo "== nvidia-smi nvlink -s"; nvidia-smi nvlink -s
+} >"$smi" 2>&1
+note "1. nvidia-smi: rc $? ($(grep -c '^GPU ' "$smi") GPU lines in $smi)"
+# Sum of GPU 0's link speeds ("Link N: X GB/s" lines under "GPU 0:").
+nvlink=$(awk '/^== nvidia-smi nvlink -s/ {on = 1; next} /^==/ {on = 0}
+              on && /^GPU / {gpu = $2} on && gpu == "0:" && /Link [0-9]+:/ {
+                  for (i = 1; i <= NF; i++) if ($i == "GB/s") sum += $(i - 1) }
+              END {if (sum > 0) printf "%.3f", sum}' "$smi")
+note "   NVLink per direction, GPU 0 (sum of its links): ${nvlink:-not reported}"
+
+ctest_log=$OUT/$tag-ctest.txt
+(cd "$build" && ctest -L cuda -R 'multi_device|multi_backend|hal.cts|example-multi-device' \
+    --output-on-failure --timeout 300) >"$ctest_log" 2>&1
+note "2. ctest -L cuda (several devices): rc $? - $(grep -E 'tests passed|tests failed' "$ctest_log" | tail -1)"
+
+json=$OUT/$tag-multi_gpu.json
+MOX_BENCH_NVLINK_GBPS=$nvlink "$build/bench/multi_gpu" "$json" >"$OUT/$tag-multi_gpu.txt" 2>&1
+note "3. bench/multi_gpu: rc $? (table in $tag-multi_gpu.txt)"
+
+plots=$(mktemp -d)
+python3 "$root/bench/multi_gpu_plot.py" --out "$plots" "$json" >>"$summary" 2>&1
+rc=$?
+if ls "$plots"/*.png >/dev/null 2>&1; then
+    tar -C "$plots" -czf "$OUT/$tag-plots.tar.gz" .
+fi
+note "4. plots: rc $rc"
+rm -rf "$plots"
+note "done $(date -u +%H:%M:%SZ)"
