@@ -152,6 +152,39 @@ static void dropped_before_submission(void **state)
     mox_buffer_release(b);
 }
 
+/* Every host allocation of a staged copy fails in turn: a clean
+ * MOX_ERR_OUT_OF_MEMORY (or success), never a hang; the stage's own
+ * allocation says what it was for. */
+static void copies_under_allocation_failures(void **state)
+{
+    (void)state;
+    const uint32_t n = 256;
+    mox_buffer *a = conf_ramp(cpu, n, 2.0f, 1.0f), *g = conf_zeros(gpu, n);
+    bool staging_seen = false;
+    int successes = 0;
+    long k;
+    for (k = 0; k < 2000 && successes < 5; k++) {
+        mox__testing_fail_alloc_after(k);
+        mox_op *op = mox_buffer_copy(a, 0, g, 0, n);
+        mox_status st = mox_op_wait(op);
+        mox__testing_fail_alloc_after(-1);
+        const mox_error *e = mox_result_error(mox_op_result(op));
+        if (st != MOX_OK) {
+            assert_int_equal(st, MOX_ERR_OUT_OF_MEMORY);
+            staging_seen |= e && strstr(mox_error_message(e), "out of memory staging") != NULL;
+        }
+        mox_op_drop(op);
+        if (st == MOX_OK)
+            md_expect_ramp(g, 0, n, 2.0f, 1.0f);
+        successes = st == MOX_OK ? successes + 1 : 0;
+    }
+    printf("the copy ran %ld times\n", k);
+    assert_int_equal(successes, 5);
+    assert_true(staging_seen);
+    mox_buffer_release(a);
+    mox_buffer_release(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -161,6 +194,7 @@ int main(void)
         cmocka_unit_test(ordered_before_later_writers),
         cmocka_unit_test(never_gated),
         cmocka_unit_test(dropped_before_submission),
+        cmocka_unit_test(copies_under_allocation_failures),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
