@@ -112,20 +112,7 @@ mox__sub *mox__admit_queued_locked(mox_device *dev, bool *drain, bool *cross)
  * hand-over as a completion (result, done, event fd, waker). */
 static void resolve_unsubmitted(mox_device *dev, mox__sub *s, mox_error *error)
 {
-    const mox_result *r = mox__result_error(error);
-    mox__lock(&s->lock);
-    atomic_store_explicit(&s->done, true, memory_order_release);
-    mox__waker_cell *w = s->waiter;
-    s->waiter = NULL;
-    if (w)
-        mox__cell_pin(w);
-    if (!s->detached) {
-        s->result = r;
-        r = NULL;
-    }
-    mox__unlock(&s->lock);
-    if (r)
-        mox_result_release(r);
+    mox__waker_cell *w = mox__sub_publish(s, mox__result_error(error));
     mox__device_notify(dev);
     if (w) {
         mox__cell_wake(w);
@@ -244,9 +231,19 @@ static void admit_run(mox_device *dev)
 
 bool mox__sub_dequeue(mox_device *dev, mox__sub *s)
 {
-    mox_device *other = s->other;
-    mox__lock_pair(dev, other);
-    bool was_queued = s->queued;
+    /* s->other is read only while `s` is queued (admission, which comes
+     * before its completion releases it, needs this lock). */
+    mox__lock(&dev->lock);
+    if (!s->queued) {
+        mox__unlock(&dev->lock);
+        return false;
+    }
+    mox_device *other = s->other ? mox__device_ref(s->other) : NULL;
+    if (other) {
+        mox__unlock(&dev->lock);
+        mox__lock_pair(dev, other);
+    }
+    bool was_queued = s->queued; /* it may have been admitted meanwhile */
     if (was_queued) {
         unlink_from(dev, s);
         if (other)
@@ -254,13 +251,14 @@ bool mox__sub_dequeue(mox_device *dev, mox__sub *s)
         s->queued = false;
     }
     mox__unlock_pair(dev, other);
-    if (!was_queued)
-        return false;
-    mox__sub_unref(s); /* the queue's; the caller still holds its own */
-    /* What waited behind it (a copy at the other queue's head, or the
-     * batches behind such a copy) may go now. */
-    admit_run(dev);
-    if (other)
-        admit_run(other);
-    return true;
+    if (was_queued) {
+        mox__sub_unref(s); /* the queue's; the caller still holds its own */
+        /* What waited behind it (a copy at the other queue's head, or the
+         * batches behind such a copy) may go now. */
+        admit_run(dev);
+        if (other)
+            admit_run(other);
+    }
+    mox__device_unref(other);
+    return was_queued;
 }

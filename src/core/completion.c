@@ -7,6 +7,24 @@
 #include "op.h"
 #include "submission.h"
 
+mox__waker_cell *mox__sub_publish(mox__sub *s, const mox_result *r)
+{
+    mox__lock(&s->lock);
+    atomic_store_explicit(&s->done, true, memory_order_release);
+    mox__waker_cell *w = s->waiter;
+    s->waiter = NULL;
+    if (w)
+        mox__cell_pin(w);
+    if (!s->detached) {
+        s->result = r;
+        r = NULL;
+    }
+    mox__unlock(&s->lock);
+    if (r)
+        mox_result_release(r);
+    return w;
+}
+
 const mox_result *mox__sub_take_result(mox__sub *s, mox__waker_cell *cell)
 {
     mox__lock(&s->lock);
@@ -225,19 +243,7 @@ void mox__execution_complete(mox__submission *pub, mox_error *error)
     if (cross)
         mox__admit_cross(dev);
 
-    mox__lock(&s->lock);
-    atomic_store_explicit(&s->done, true, memory_order_release);
-    mox__waker_cell *w = s->waiter;
-    s->waiter = NULL;
-    if (w)
-        mox__cell_pin(w);
-    if (!s->detached) {
-        s->result = r;
-        r = NULL;
-    }
-    mox__unlock(&s->lock);
-    if (r)
-        mox_result_release(r);
+    mox__waker_cell *w = mox__sub_publish(s, r);
     /* Signal the event fd only now that `done` is visible: an event loop
      * that wakes on it must find the op READY when it polls. */
     mox__device_notify(dev);
