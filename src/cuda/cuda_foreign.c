@@ -1,11 +1,8 @@
 /* src/cuda/cuda_foreign.c - points and gates of other devices
  * (docs/multi-device.md, docs/backends.md "Several devices").
  *
- * Each queue's semaphore carries a state (sem->be, mox__cuda_sem): the
- * launches of that stream pushed to completion and not finished, each
- * with its event and status words, and the highest value finished. It is
- * the one place another CUDA device looks, under the state's lock (a leaf),
- * never into the owner's own lists:
+ * Another CUDA device's points and dispatches are found through its queue
+ * semaphores' states (cuda_sem.c), never its own lists:
  *   - a wait on another device's point becomes cuStreamWaitEvent on the
  *     event of the launch that signals it (events may be waited on from
  *     another context): the device waits, no host thread decides;
@@ -25,25 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* An event of a launch that another device's launcher will wait for on
- * the device (cuStreamWaitEvent, called with no lock held): not given back
- * to the owner's pool - where the owner's launcher could record it again -
- * before that call was made. */
-typedef struct mox__cuda_evpin {
-    struct mox__cuda_evpin *next;
-    CUevent event;
-    uint32_t count;
-    bool orphan;                      /* its launch finished: the last unpin gives it back */
-} mox__cuda_evpin;
-
-struct mox__cuda_sem {
-    mox__cuda_dev *owner;
-    pthread_mutex_t lock;             /* a leaf */
-    mox__cuda_group *head, *tail;     /* registered launches, oldest first */
-    uint64_t finished;                /* values up to it finished: states final */
-    mox__cuda_evpin *pins;
-};
-
 /* A host waiter of a launch on another device's point. */
 struct mox__cuda_fwait {
     mox__sem_waiter w;
@@ -52,105 +30,6 @@ struct mox__cuda_fwait {
     bool fired;                       /* dev->lock */
 };
 typedef struct mox__cuda_fwait mox__cuda_fwait;
-
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q)
-        abort(); /* a few bytes of bookkeeping */
-    return q;
-}
-
-mox_error *mox__cuda_sem_init(mox__cuda_dev *dev, mox__semaphore *sem)
-{
-    mox__cuda_sem *st = calloc(1, sizeof *st);
-    if (!st)
-        return mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory for a CUDA semaphore");
-    st->owner = dev;
-    pthread_mutex_init(&st->lock, NULL);
-    sem->be = st;
-    if (sem->queue < MOX__CUDA_STREAMS)
-        dev->sems[sem->queue] = st;
-    return NULL;
-}
-
-void mox__cuda_sem_fini(mox__cuda_dev *dev, mox__semaphore *sem)
-{
-    mox__cuda_sem *st = sem->be;
-    if (!st)
-        return;
-    if (sem->queue < MOX__CUDA_STREAMS && dev->sems[sem->queue] == st)
-        dev->sems[sem->queue] = NULL;
-    pthread_mutex_destroy(&st->lock);
-    free(st);
-    sem->be = NULL;
-}
-
-void mox__cuda_sem_register(mox__cuda_dev *dev, mox__cuda_group *g)
-{
-    mox__cuda_sem *st = g->stream < MOX__CUDA_STREAMS ? dev->sems[g->stream] : NULL;
-    if (!st || g->first_value == 0)
-        return;
-    pthread_mutex_lock(&st->lock);
-    g->sem_prev = st->tail;
-    g->sem_next = NULL;
-    if (st->tail)
-        st->tail->sem_next = g;
-    else
-        st->head = g;
-    st->tail = g;
-    g->sem = st;
-    pthread_mutex_unlock(&st->lock);
-}
-
-bool mox__cuda_sem_unregister(mox__cuda_dev *dev, mox__cuda_group *g)
-{
-    (void)dev;
-    mox__cuda_sem *st = g->sem;
-    if (!st)
-        return true;
-    bool back = true;
-    pthread_mutex_lock(&st->lock);
-    for (mox__cuda_evpin *p = st->pins; g->launched && p; p = p->next)
-        if (p->event == g->event) {
-            p->orphan = true;
-            back = false;
-        }
-    if (g->sem_prev)
-        g->sem_prev->sem_next = g->sem_next;
-    else
-        st->head = g->sem_next;
-    if (g->sem_next)
-        g->sem_next->sem_prev = g->sem_prev;
-    else
-        st->tail = g->sem_prev;
-    if (g->last_value > st->finished)
-        st->finished = g->last_value; /* a stream's launches finish in order */
-    pthread_mutex_unlock(&st->lock);
-    g->sem = NULL;
-    g->sem_next = g->sem_prev = NULL;
-    return back;
-}
-
-/* ---- what another device's state says about a point ---- */
-
-typedef enum pt_state {
-    PT_SETTLED,   /* finished on the device: its states are final */
-    PT_LIVE,      /* launched: *g is its launch (event, status words) */
-    PT_FAILED,    /* its launch failed: it completes with an error */
-    PT_UNKNOWN    /* no launch yet (held back, or not executed) */
-} pt_state;
-
-/* The state of another CUDA device's point. Caller holds st->lock. */
-static pt_state classify_locked(mox__cuda_sem *st, uint64_t value, mox__cuda_group **out)
-{
-    for (mox__cuda_group *g = st->head; g; g = g->sem_next)
-        if (g->first_value <= value && value <= g->last_value) {
-            *out = g;
-            return g->launched ? PT_LIVE : PT_FAILED;
-        }
-    return value <= st->finished ? PT_SETTLED : PT_UNKNOWN;
-}
 
 static bool foreign(const mox__cuda_dev *dev, const mox__sem_point *pt)
 {
@@ -174,7 +53,7 @@ void mox__cuda_foreign_flush(mox__cuda_dev *dev, const mox__submission *pub)
         mox__cuda_sem *st = foreign(dev, pt) && !settled_on_host(pt) ? cuda_state(pt) : NULL;
         if (!st)
             continue;
-        mox__cuda_dev *owner = st->owner;
+        mox__cuda_dev *owner = mox__cuda_sem_owner(st);
         CUcontext prev = NULL;
         owner->api->cuCtxGetCurrent(&prev);
         pthread_mutex_lock(&owner->lock);
@@ -217,11 +96,7 @@ static bool waitable_on_device(const mox__sem_point *pt)
     mox__cuda_sem *st = cuda_state(pt);
     if (!st)
         return false; /* another backend: the host waits */
-    mox__cuda_group *g = NULL;
-    pthread_mutex_lock(&st->lock);
-    pt_state s = classify_locked(st, pt->value, &g);
-    pthread_mutex_unlock(&st->lock);
-    return s != PT_UNKNOWN;
+    return mox__cuda_sem_point(st, pt->value, NULL) != MOX__CUDA_PT_UNKNOWN;
 }
 
 bool mox__cuda_foreign_block(mox__cuda_dev *dev, mox__cuda_sub *me)
@@ -235,7 +110,7 @@ bool mox__cuda_foreign_block(mox__cuda_dev *dev, mox__cuda_sub *me)
     if (n == 0)
         return false;
     me->dev = dev;
-    me->fwaiters = n <= 2 ? me->fwaiters_inline : xrealloc(NULL, n * sizeof *me->fwaiters);
+    me->fwaiters = n <= 2 ? me->fwaiters_inline : mox__cuda_xrealloc(NULL, n * sizeof *me->fwaiters);
     me->fwaits_left = n + 1; /* + 1 while registering (dev->lock is held meanwhile) */
     me->blocked = true;
     dev->blocked++;
@@ -283,8 +158,8 @@ void mox__cuda_foreign_collect(mox__cuda_dev *dev, mox__cuda_group *g)
             n += foreign(dev, &g->subs[s]->waits[i]) && !settled_on_host(&g->subs[s]->waits[i]);
     if (n == 0)
         return;
-    g->foreign = xrealloc(NULL, n * sizeof *g->foreign);
-    mox__cuda_fwait *fw = xrealloc(NULL, n * sizeof *fw);
+    g->foreign = mox__cuda_xrealloc(NULL, n * sizeof *g->foreign);
+    mox__cuda_fwait *fw = mox__cuda_xrealloc(NULL, n * sizeof *fw);
     memset(fw, 0, n * sizeof *fw);
     g->foreign_waiters = fw;
     uint32_t k = 0;
@@ -300,9 +175,7 @@ void mox__cuda_foreign_collect(mox__cuda_dev *dev, mox__cuda_group *g)
                 fw[k].fired = true;
             k++;
         }
-    for (; k < n; k++)
-        fw[k].fired = true; /* reached meanwhile: no slot used */
-    g->foreign_count = n;
+    g->foreign_count = k; /* fewer when some were reached meanwhile */
 }
 
 bool mox__cuda_foreign_ready(const mox__cuda_group *g)
@@ -324,18 +197,6 @@ mox_error *mox__cuda_foreign_failure(const mox__cuda_group *g)
     return NULL;
 }
 
-static void pin_event_locked(mox__cuda_sem *st, CUevent event)
-{
-    for (mox__cuda_evpin *p = st->pins; p; p = p->next)
-        if (p->event == event) {
-            p->count++;
-            return;
-        }
-    mox__cuda_evpin *p = xrealloc(NULL, sizeof *p);
-    *p = (mox__cuda_evpin){st->pins, event, 1, false};
-    st->pins = p;
-}
-
 mox_status mox__cuda_foreign_events(mox__cuda_dev *dev, const mox__submission *pub,
                                     mox__cuda_fevents *out)
 {
@@ -347,23 +208,19 @@ mox_status mox__cuda_foreign_events(mox__cuda_dev *dev, const mox__submission *p
         if (!st)
             return mox__cuda_error(MOX_ERR_BACKEND, "a point of another backend was not reached "
                                                     "when the execution waiting for it launched");
-        mox__cuda_group *src = NULL;
-        pthread_mutex_lock(&st->lock);
-        pt_state s = classify_locked(st, pt->value, &src);
-        if (s == PT_LIVE)
-            pin_event_locked(st, src->event);
-        pthread_mutex_unlock(&st->lock);
-        if (s == PT_UNKNOWN)
+        CUevent event = NULL;
+        mox__cuda_pt s = mox__cuda_sem_point(st, pt->value, &event);
+        if (s == MOX__CUDA_PT_UNKNOWN)
             return mox__cuda_error(MOX_ERR_BACKEND,
                                    "a point of another CUDA device had no launch when the "
                                    "execution waiting for it launched");
-        if (s != PT_LIVE)
+        if (s != MOX__CUDA_PT_LIVE)
             continue; /* finished, or failed to launch: nothing to wait for on the device */
         if (out->n == out->cap) {
             out->cap = out->cap ? 2u * out->cap : 4u;
-            out->v = xrealloc(out->v, out->cap * sizeof *out->v);
+            out->v = mox__cuda_xrealloc(out->v, out->cap * sizeof *out->v);
         }
-        out->v[out->n++] = (mox__cuda_fevent){st, src->event};
+        out->v[out->n++] = (mox__cuda_fevent){st, event};
     }
     return MOX_OK;
 }
@@ -382,23 +239,8 @@ mox_status mox__cuda_foreign_wait_events(mox__cuda_dev *dev, CUstream stream,
 
 void mox__cuda_foreign_unpin_events(mox__cuda_fevents *ev)
 {
-    for (uint32_t i = 0; i < ev->n; i++) {
-        mox__cuda_sem *st = ev->v[i].st;
-        mox__cuda_evpin *gone = NULL;
-        pthread_mutex_lock(&st->lock);
-        for (mox__cuda_evpin **p = &st->pins; *p; p = &(*p)->next)
-            if ((*p)->event == ev->v[i].event) {
-                if (--(*p)->count == 0) {
-                    gone = *p;
-                    *p = gone->next;
-                }
-                break;
-            }
-        pthread_mutex_unlock(&st->lock);
-        if (gone && gone->orphan)
-            mox__cuda_event_put(st->owner, gone->event);
-        free(gone);
-    }
+    for (uint32_t i = 0; i < ev->n; i++)
+        mox__cuda_sem_unpin_event(ev->v[i].st, ev->v[i].event);
     free(ev->v);
     ev->v = NULL;
     ev->n = ev->cap = 0;
@@ -408,25 +250,14 @@ void mox__cuda_foreign_unpin_events(mox__cuda_fevents *ev)
 
 static void push_pin(mox__cuda_group *g, mox__cuda_dev *owner, mox__cuda_inst *inst)
 {
-    g->pins = xrealloc(g->pins, (g->pin_count + 1) * sizeof *g->pins);
+    g->pins = mox__cuda_xrealloc(g->pins, (g->pin_count + 1) * sizeof *g->pins);
     g->pins[g->pin_count++] = (mox__cuda_pin){owner, inst};
 }
 
 static void push_mirror(mox__cuda_group *g, uint32_t node, CUdeviceptr word, CUcontext ctx)
 {
-    g->mirrors = xrealloc(g->mirrors, (g->mirror_count + 1) * sizeof *g->mirrors);
+    g->mirrors = mox__cuda_xrealloc(g->mirrors, (g->mirror_count + 1) * sizeof *g->mirrors);
     g->mirrors[g->mirror_count++] = (mox__cuda_mirror){node, word, ctx};
-}
-
-/* Where the status word of dispatch j of `sub` in launch `src` lives. */
-static CUdeviceptr status_word(const mox__cuda_sem *st, const mox__cuda_group *src,
-                               const mox__submission *sub, uint32_t j)
-{
-    uint32_t offset = 0;
-    for (uint32_t k = 0; k < src->nsubs; k++)
-        if (src->subs[k] == sub)
-            offset = mox__cuda_sub_of(sub)->offset;
-    return st->owner->pool + 8ull * (src->inst->slot_base + offset + j);
 }
 
 mox_status mox__cuda_foreign_gate(mox__cuda_dev *dev, mox__cuda_group *g, const mox__gate *gate,
@@ -436,33 +267,32 @@ mox_status mox__cuda_foreign_gate(mox__cuda_dev *dev, mox__cuda_group *g, const 
     const mox__dispatch *d = sub->dispatches[gate->dispatch];
     *skip = *intra = false;
     mox__cuda_sem *st = cuda_state(&sub->signal);
-    pt_state s = PT_SETTLED;
-    mox__cuda_group *src = NULL;
+    mox__cuda_pt s = MOX__CUDA_PT_SETTLED;
+    bool may_fail = false;
     if (st && !settled_on_host(&sub->signal)) {
-        pthread_mutex_lock(&st->lock);
-        s = classify_locked(st, sub->signal.value, &src);
-        if (s == PT_LIVE && mox__cuda_may_fail(d)) {
-            /* Held from here until this launch completes. */
-            atomic_fetch_add(&src->inst->foreign_readers, 1);
-            push_pin(g, st->owner, src->inst);
-            push_mirror(g, node, status_word(st, src, sub, gate->dispatch), st->owner->ctx);
+        CUdeviceptr word = 0;
+        mox__cuda_inst *inst = NULL;
+        s = mox__cuda_sem_gate(st, sub, gate->dispatch, &may_fail, &word, &inst);
+        if (may_fail) { /* held until this launch completes */
+            mox__cuda_dev *owner = mox__cuda_sem_owner(st);
+            push_pin(g, owner, inst);
+            push_mirror(g, node, word, owner->ctx);
         }
-        pthread_mutex_unlock(&st->lock);
     }
     switch (s) {
-    case PT_SETTLED: { /* final: read it here */
+    case MOX__CUDA_PT_SETTLED: { /* final: read it here */
         bool bad = d->state != MOX_DISPATCH_OK;
         *slot = bad ? MOX__CUDA_SENTINEL_SLOT : MOX__CUDA_OK_SLOT;
         g->check_status |= bad;
         *skip = !bad;
         return MOX_OK;
     }
-    case PT_FAILED:
+    case MOX__CUDA_PT_FAILED:
         *slot = MOX__CUDA_SENTINEL_SLOT;
         g->check_status = true;
         return MOX_OK;
-    case PT_LIVE:
-        if (!mox__cuda_may_fail(d)) {
+    case MOX__CUDA_PT_LIVE:
+        if (!may_fail) {
             *skip = true; /* it cannot end anything but OK */
             return MOX_OK;
         }
@@ -471,7 +301,7 @@ mox_status mox__cuda_foreign_gate(mox__cuda_dev *dev, mox__cuda_group *g, const 
         g->check_status = true;
         atomic_fetch_add(&dev->stats.live_gates, 1);
         return MOX_OK;
-    case PT_UNKNOWN:
+    case MOX__CUDA_PT_UNKNOWN:
         break;
     }
     return mox__cuda_error(MOX_ERR_BACKEND, "a gate on another CUDA device's dispatch had no "

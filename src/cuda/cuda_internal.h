@@ -296,6 +296,27 @@ typedef struct mox__cuda_mirror {
 
 /* Whether `b` is a device of this backend. */
 bool mox__cuda_is_cuda(const mox__backend *b);
+/* realloc that aborts on failure (a few bytes of bookkeeping). */
+void *mox__cuda_xrealloc(void *p, size_t n);
+
+/* What a semaphore state tells about a point (cuda_sem.c). */
+typedef enum mox__cuda_pt {
+    MOX__CUDA_PT_SETTLED, /* finished on the device: its states are final */
+    MOX__CUDA_PT_LIVE,    /* launched: it has an event and status words */
+    MOX__CUDA_PT_FAILED,  /* its launch failed: it completes with an error */
+    MOX__CUDA_PT_UNKNOWN  /* no launch yet (held back, or not executed) */
+} mox__cuda_pt;
+mox__cuda_dev *mox__cuda_sem_owner(const mox__cuda_sem *st);
+/* The state of (st's semaphore, value); with `event` and a live launch,
+ * its event, pinned until mox__cuda_sem_unpin_event. */
+mox__cuda_pt mox__cuda_sem_point(mox__cuda_sem *st, uint64_t value, CUevent *event);
+void mox__cuda_sem_unpin_event(mox__cuda_sem *st, CUevent event);
+/* A gate on dispatch j of `sub` (its signal on st's semaphore): its state;
+ * *may_fail when live and able to fail - then *word is its status word and
+ * *inst the owner's instance holding it, held (foreign_readers) until
+ * mox__cuda_foreign_release. */
+mox__cuda_pt mox__cuda_sem_gate(mox__cuda_sem *st, const mox__submission *sub, uint32_t j,
+                                bool *may_fail, CUdeviceptr *word, mox__cuda_inst **inst);
 /* The backend state of a queue's semaphore (sem->be): that stream's
  * launches in flight, with their events and status words. */
 mox_error *mox__cuda_sem_init(mox__cuda_dev *dev, mox__semaphore *sem);

@@ -1,6 +1,6 @@
-/* tests/cuda/sim_device.c - the simulated driver's device, context, memory
- * (allocations, synchronous and stream-ordered copies and sets) and module
- * entry points, and its error names. */
+/* tests/cuda/sim_device.c - the simulated driver's devices, contexts,
+ * memory (allocations, synchronous and stream-ordered copies and sets) and
+ * module entry points, and its error names. Peers are sim_peer.c. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdbool.h>
@@ -56,7 +56,7 @@ static void untrack_alloc(const void *m)
     pthread_mutex_unlock(&g_lock);
 }
 
-static bool valid_ctx(CUcontext c)
+bool sim_valid_ctx(CUcontext c)
 {
     return c >= &g_ctx[0] && c < &g_ctx[sim_device_count()];
 }
@@ -111,44 +111,6 @@ CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
         snprintf(name, (size_t)len, "Simulated CUDA device");
     else
         snprintf(name, (size_t)len, "Simulated CUDA device %d", dev);
-    return CUDA_SUCCESS;
-}
-
-EXPORT CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev);
-CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
-{
-    static const unsigned char base[16] = {0x51, 0x6d, 0xc0, 0xda, 0x00, 0x00, 0x40, 0x00,
-                                           0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
-    if (dev < 0 || dev >= sim_device_count())
-        return CUDA_ERROR_INVALID_DEVICE;
-    memcpy(uuid->bytes, base, 16);
-    uuid->bytes[15] = (char)dev;
-    return CUDA_SUCCESS;
-}
-
-EXPORT CUresult cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer);
-CUresult cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer)
-{
-    int n = sim_device_count();
-    if (dev < 0 || dev >= n || peer < 0 || peer >= n)
-        return CUDA_ERROR_INVALID_DEVICE;
-    *can = dev != peer && sim_peer_kind() != 0;
-    return CUDA_SUCCESS;
-}
-
-EXPORT CUresult cuDeviceGetP2PAttribute(int *value, int attrib, CUdevice src, CUdevice dst);
-CUresult cuDeviceGetP2PAttribute(int *value, int attrib, CUdevice src, CUdevice dst)
-{
-    int can = 0;
-    CUresult r = cuDeviceCanAccessPeer(&can, src, dst);
-    if (r != CUDA_SUCCESS || src == dst)
-        return r != CUDA_SUCCESS ? r : CUDA_ERROR_INVALID_DEVICE;
-    switch (attrib) {
-    case CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED: *value = can; break;
-    case CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED: *value = sim_peer_kind() == 2; break;
-    case CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK: *value = 0; break;
-    default: return CUDA_ERROR_INVALID_VALUE;
-    }
     return CUDA_SUCCESS;
 }
 
@@ -220,7 +182,7 @@ CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 EXPORT CUresult cuCtxSetCurrent(CUcontext ctx);
 CUresult cuCtxSetCurrent(CUcontext ctx)
 {
-    if (ctx != NULL && !valid_ctx(ctx))
+    if (ctx != NULL && !sim_valid_ctx(ctx))
         return CUDA_ERROR_INVALID_CONTEXT;
     t_current = ctx;
     return CUDA_SUCCESS;
@@ -231,21 +193,6 @@ CUresult cuCtxGetCurrent(CUcontext *ctx)
 {
     *ctx = t_current;
     return CUDA_SUCCESS;
-}
-
-EXPORT CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags);
-CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags)
-{
-    STICKY();
-    if (flags != 0 || !valid_ctx(peer) || peer == t_current)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (sim_peer_kind() == 0)
-        return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
-    pthread_mutex_lock(&g_lock);
-    bool already = t_current->peer[peer->ordinal];
-    t_current->peer[peer->ordinal] = true;
-    pthread_mutex_unlock(&g_lock);
-    return already ? CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED : CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes);
@@ -331,7 +278,7 @@ CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
     return CUDA_SUCCESS;
 }
 
-static CUresult copy_async(void *dst, const void *src, size_t n, CUstream s)
+CUresult sim_copy_async(void *dst, const void *src, size_t n, CUstream s)
 {
     op *o = sim_op_new(OP_COPY);
     o->dst = dst;
@@ -343,34 +290,19 @@ static CUresult copy_async(void *dst, const void *src, size_t n, CUstream s)
 EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s);
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s)
 {
-    return copy_async((void *)(uintptr_t)dst, src, n, s);
+    return sim_copy_async((void *)(uintptr_t)dst, src, n, s);
 }
 
 EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s);
 CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
 {
-    return copy_async(dst, (const void *)(uintptr_t)src, n, s);
+    return sim_copy_async(dst, (const void *)(uintptr_t)src, n, s);
 }
 
 EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s);
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
 {
-    return copy_async((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n, s);
-}
-
-EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
-                                  CUcontext src_ctx, size_t n, CUstream s);
-CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx,
-                           size_t n, CUstream s)
-{
-    if (!valid_ctx(dst_ctx) || !valid_ctx(src_ctx))
-        return CUDA_ERROR_INVALID_CONTEXT;
-    pthread_mutex_lock(&g_lock);
-    CUcontext d = sim_mem_ctx((void *)(uintptr_t)dst), o = sim_mem_ctx((void *)(uintptr_t)src);
-    pthread_mutex_unlock(&g_lock);
-    if ((d && d != dst_ctx) || (o && o != src_ctx))
-        return CUDA_ERROR_INVALID_VALUE; /* a pointer of another context than named */
-    return copy_async((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n, s);
+    return sim_copy_async((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n, s);
 }
 
 EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, CUstream s);
