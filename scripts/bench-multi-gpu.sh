@@ -17,12 +17,14 @@
 # -plots.tar.gz, -summary.txt. About 3 minutes on two H200s.
 #
 # Usage: scripts/bench-multi-gpu.sh [build-dir]   (default build-cuda)
-# Before carrying, where the build folder was built:
-#   cmake --build <build-dir> --target multi_gpu multi_device_example -j2
-#   (and the tests: cmake --build <build-dir> -j2)
+# Before carrying, where the build folder was built (nvcc found):
+#   cmake --build <build-dir> -j2             (tests, example, bench/multi_gpu)
+#   scripts/gpu-check.sh --prepare <build-dir> (cmocka and libuv, which the GPU
+#                                               image lacks, into carried-libs)
 set -u
 build=${1:-build-cuda}
 root=$PWD
+export LD_LIBRARY_PATH="$root/$build/carried-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 OUT=${OUT:-$root/bench-multi-gpu-out}
 mkdir -p "$OUT"
 tag="$(date -u +%Y-%m-%d)-h200x2"
@@ -30,6 +32,18 @@ summary=$OUT/$tag-summary.txt
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
 note "bench-multi-gpu: $tag, build $build, $(date -u +%H:%M:%SZ)"
+if [ ! -f "$build/CMakeCache.txt" ]; then
+    note "no build folder $build (build it where nvcc is found, then carry it)"
+    exit 2
+fi
+
+# The build recorded absolute paths (ctest files, artifact directories);
+# where the checkout lives elsewhere now, point the recorded source path here.
+src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")
+if [ -n "$src" ] && [ "$src" != "$root" ] && [ ! -e "$src" ]; then
+    mkdir -p "$(dirname "$src")" && ln -s "$root" "$src" && note "linked $src -> $root"
+fi
+export MOX_ARTIFACT_ROOT=$root/$build/mox-artifacts
 
 smi=$OUT/$tag-nvidia-smi.txt
 {
