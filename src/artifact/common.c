@@ -9,7 +9,7 @@
 #include "artifact_internal.h"
 
 const char *const mox__kfeature_names[MOX__KFEATURE_COUNT] = {
-    "barrier", "warp", "atomics", "fail", "shared", "f16",
+    "barrier", "warp", "atomics", "fail", "shared", "f16", "dynamic_shared",
 };
 const char *const mox__feature_names[MOX__FEATURE_COUNT] = {"atomics", "warp_ops"};
 

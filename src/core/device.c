@@ -237,6 +237,7 @@ uint32_t mox_device_max_threads_per_block(const mox_device *d)
     return d ? d->info.max_threads_per_block : 0;
 }
 uint64_t mox_device_max_buffer_bytes(const mox_device *d) { return d ? d->info.max_buffer_bytes : 0; }
+uint32_t mox_device_max_shared_bytes(const mox_device *d) { return d ? d->info.max_shared_bytes : 0; }
 uint32_t mox_device_warp_size(const mox_device *d) { return d ? d->info.warp_size : 0; }
 int mox_device_event_fd(mox_device *d)
 {
