@@ -104,10 +104,20 @@ static void selection_errors(void **state)
     char want[64];
     snprintf(want, sizeof want, " device %u (%u ", n, n);
     assert_non_null(strstr(mox_error_last_message(), want));
+    /* An ordinal no backend can number (above 2^31). */
+    mox_device_options huge = {.backend = mox_device_backend(d0), .use_ordinal = true,
+                               .ordinal = 0x80000000u};
+    assert_int_equal(mox_device_open_with(&huge, &d), MOX_ERR_DEVICE_UNAVAILABLE);
+    assert_null(d);
+    assert_non_null(strstr(mox_error_last_message(), "mox_device_open: no device 2147483648"));
     assert_int_equal(mox_device_count(MOX_BACKEND_AUTO, NULL), MOX_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(mox_error_last_message(), "mox_device_count: count is NULL"));
     assert_int_equal(mox_device_count((mox_backend)9, &n), MOX_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(mox_error_last_message(), "mox_device_count: unknown backend 9"));
     assert_int_equal(mox_device_uuid(NULL, want), MOX_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(mox_error_last_message(), "mox_device_uuid: device is NULL"));
     assert_int_equal(mox_device_uuid(d0, NULL), MOX_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(mox_error_last_message(), "mox_device_uuid: out is NULL"));
     assert_int_equal(mox_device_ordinal(NULL), 0);
 }
 
@@ -169,7 +179,11 @@ static void peer_links(void **state)
     assert_string_equal(mox_peer_link_name(MOX_PEER_NVLINK), "MOX_PEER_NVLINK");
     assert_string_equal(mox_peer_link_name((mox_peer_link)77), "MOX_PEER_UNKNOWN");
     assert_int_equal(mox_device_peer(NULL, d1, &l), MOX_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(mox_error_last_message(), "mox_device_peer: a is NULL"));
+    assert_int_equal(mox_device_peer(d0, NULL, &l), MOX_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(mox_error_last_message(), "mox_device_peer: b is NULL"));
     assert_int_equal(mox_device_peer(d0, d1, NULL), MOX_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(mox_error_last_message(), "mox_device_peer: out is NULL"));
 }
 
 static void copies_both_directions(void **state)
