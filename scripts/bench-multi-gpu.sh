@@ -13,7 +13,7 @@
 #      NVLink) and the two-GPU pipeline vs one GPU: table + JSON
 #   4. bench/multi_gpu_plot.py: PNG charts (if matplotlib is there)
 # Results in $OUT (default ./bench-multi-gpu-out), at most 6 files:
-# <date>-h200x2-nvidia-smi.txt, -ctest.txt, -multi_gpu.json, -multi_gpu.txt,
+# <date>-h200x<GPUs>-nvidia-smi.txt, -ctest.txt, -multi_gpu.json, -multi_gpu.txt,
 # -plots.tar.gz, -summary.txt. About 3 minutes on two H200s.
 #
 # Usage: scripts/bench-multi-gpu.sh [build-dir]   (default build-cuda)
@@ -27,7 +27,10 @@ root=$PWD
 export LD_LIBRARY_PATH="$root/$build/carried-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 OUT=${OUT:-$root/bench-multi-gpu-out}
 mkdir -p "$OUT"
-tag="$(date -u +%Y-%m-%d)-h200x2"
+# The tag names how many GPUs there were (on one GPU the steps that need two
+# exit 77, and the others still run: multi_backend, the HAL suite's
+# one-device part).
+tag="$(date -u +%Y-%m-%d)-h200x$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')"
 summary=$OUT/$tag-summary.txt
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
@@ -66,11 +69,17 @@ note "2. ctest -L cuda (several devices): rc $? - $(grep -E 'tests passed|tests 
 
 json=$OUT/$tag-multi_gpu.json
 MOX_BENCH_NVLINK_GBPS=$nvlink "$build/bench/multi_gpu" "$json" >"$OUT/$tag-multi_gpu.txt" 2>&1
-note "3. bench/multi_gpu: rc $? (table in $tag-multi_gpu.txt)"
+rc=$?
+[ $rc -eq 77 ] && why=" (77: fewer than two CUDA devices)" || why=""
+note "3. bench/multi_gpu: rc $rc$why (table in $tag-multi_gpu.txt)"
 
 plots=$(mktemp -d)
-python3 "$root/bench/multi_gpu_plot.py" --out "$plots" "$json" >>"$summary" 2>&1
-rc=$?
+if [ -f "$json" ]; then
+    python3 "$root/bench/multi_gpu_plot.py" --out "$plots" "$json" >>"$summary" 2>&1
+    rc=$?
+else
+    rc="- (no JSON)"
+fi
 if ls "$plots"/*.png >/dev/null 2>&1; then
     tar -C "$plots" -czf "$OUT/$tag-plots.tar.gz" .
 fi
