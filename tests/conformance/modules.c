@@ -37,7 +37,8 @@ static const char *copy_artifact(const char *name)
 {
     static char dst[300];
     char cmd[900];
-    snprintf(dst, sizeof dst, "%s/%s", tmp, name);
+    int n = snprintf(dst, sizeof dst, "%s/%s", tmp, name);
+    assert_true(n > 0 && (size_t)n < sizeof dst);
     snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s'", dst, conf_module.artifact_dir, dst);
     assert_int_equal(system(cmd), 0);
     return dst;
