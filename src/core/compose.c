@@ -19,13 +19,16 @@ struct mox__shared {
     mox__wait_list waiters;    /* clones' cells */
 };
 
-mox_op *mox__clone_inner(mox_op *op)
+bool mox__clone_pending(mox_op *op, bool (*take)(mox_op *submit, void *out), void *out)
 {
     mox__shared *sh = op->u.clone.shared;
+    bool taken = false;
     mox__lock(&sh->lock);
     mox_op *inner = sh->polling ? NULL : sh->inner; /* another clone drives it */
+    if (inner && inner->kind == MOX__OP_SUBMIT)
+        taken = take(inner, out);
     mox__unlock(&sh->lock);
-    return inner;
+    return taken;
 }
 
 static const mox_result *callback_error(const char *what, mox_status code)

@@ -264,14 +264,35 @@ mox_poll_state mox_op_poll(mox_op *op, mox_waker waker)
     return st;
 }
 
-/* The op of the submitted batch `op` waits for now (following
- * then/map/clone to the stage in progress), or NULL. */
-static mox_op *pending_submission(mox_op *op)
+/* The batch a waiter of `op` may help along: the submitted batch `op` waits
+ * for now (following then/map to the stage in progress). */
+typedef struct pending_batch {
+    mox__sub *sub;      /* referenced */
+    mox_device *device; /* referenced */
+} pending_batch;
+
+static bool pending_take(mox_op *submit, void *dst)
+{
+    pending_batch *out = dst;
+    if (submit->stage != MOX__STAGE_SUBMITTED)
+        return false;
+    out->sub = mox__sub_ref(submit->u.submit.sub);
+    out->device = mox__device_ref(submit->device);
+    return true;
+}
+
+/* Then and map stages belong to the thread that holds the op, so they are
+ * followed without a lock. A clone's inner op is shared: another clone's
+ * thread may poll it (and resolve and drop it) at any moment, so it is
+ * only looked at under the share's lock, while no clone polls it, and only
+ * when it is the submitted batch itself; what is taken is referenced, so
+ * it stays valid after the lock is dropped. */
+static bool pending_submission(mox_op *op, pending_batch *out)
 {
     while (op && op->stage != MOX__STAGE_RESOLVED) {
         switch (op->kind) {
         case MOX__OP_SUBMIT:
-            return op->stage == MOX__STAGE_SUBMITTED ? op : NULL;
+            return pending_take(op, out);
         case MOX__OP_THEN:
             op = op->u.then.next ? op->u.then.next : op->u.then.inner;
             break;
@@ -279,14 +300,13 @@ static mox_op *pending_submission(mox_op *op)
             op = op->u.map.inner;
             break;
         case MOX__OP_CLONE:
-            op = mox__clone_inner(op);
-            break;
+            return mox__clone_pending(op, pending_take, out);
         case MOX__OP_LAUNCH:
         case MOX__OP_READY:
-            return NULL;
+            return false;
         }
     }
-    return NULL;
+    return false;
 }
 
 /* Before blocking: if the backend holds the awaited batch back to merge
@@ -295,14 +315,9 @@ static mox_op *pending_submission(mox_op *op)
  * the batch the moment the device is done (complete_inline), instead of
  * waiting for a backend thread to notice and hand the result over.
  * Returns true when it completed it. */
-static bool help_before_blocking(mox_op *op, mox__parker *parker)
+static bool help_batch(mox__sub *sub, mox__backend *be, mox__parker *parker)
 {
     enum { HELP_NS = 20000, PACE_NS = 1000 };
-    mox_op *waited = pending_submission(op);
-    if (!waited)
-        return false;
-    mox__sub *sub = waited->u.submit.sub;
-    mox__backend *be = waited->device->backend;
     if (atomic_load_explicit(&sub->done, memory_order_acquire))
         return false;
     if (be->vt->flush) {
@@ -327,6 +342,17 @@ static bool help_before_blocking(mox_op *op, mox__parker *parker)
         for (int i = 0; i < 16; i++)
             mox__cpu_relax();
     }
+}
+
+static bool help_before_blocking(mox_op *op, mox__parker *parker)
+{
+    pending_batch pb;
+    if (!pending_submission(op, &pb))
+        return false;
+    bool completed = help_batch(pb.sub, pb.device->backend, parker);
+    mox__sub_unref(pb.sub);
+    mox__device_unref(pb.device);
+    return completed;
 }
 
 mox_status mox_op_wait(mox_op *op)

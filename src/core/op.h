@@ -107,8 +107,10 @@ mox_poll_state mox__then_poll(mox_op *op, mox_waker waker);
 mox_poll_state mox__map_poll(mox_op *op, mox_waker waker);
 mox_poll_state mox__clone_poll(mox_op *op, mox_waker waker);
 void mox__then_drop(mox_op *op);
-/* The shared op a clone drives, or NULL while another clone drives it. */
-mox_op *mox__clone_inner(mox_op *op);
+/* Calls take(inner, out) under the share's lock when the shared op is a
+ * submitted batch that no clone polls right now; returns what take
+ * returned, false otherwise. take must reference what it keeps. */
+bool mox__clone_pending(mox_op *op, bool (*take)(mox_op *submit, void *out), void *out);
 void mox__map_drop(mox_op *op);
 void mox__clone_drop(mox_op *op);
 
