@@ -27,6 +27,7 @@
 #include <mox/module.h>
 #include <mox/status.h>
 
+#include "core/alloc.h"
 #include "core/backend.h"
 #include "cuda/cuda_api.h"
 

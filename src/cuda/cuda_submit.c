@@ -30,7 +30,7 @@
  * origin, or GCC fuses the pair back into calloc. */
 static void *zalloc(size_t count, size_t size)
 {
-    void *p = malloc(count * size);
+    void *p = mox__malloc(count * size);
     __asm__("" : "+r"(p));
     if (p)
         memset(p, 0, count * size);
@@ -52,7 +52,7 @@ static mox__cuda_group *group_new(uint32_t nsubs)
         return NULL;
     g->subs = nsubs <= 1 ? g->subs_inline : zalloc(nsubs, sizeof *g->subs);
     if (!g->subs) {
-        free(g);
+        mox__free(g);
         return NULL;
     }
     return g;
@@ -61,13 +61,13 @@ static mox__cuda_group *group_new(uint32_t nsubs)
 static void group_free(mox__cuda_group *g)
 {
     if (g->subs != g->subs_inline)
-        free(g->subs);
-    free(g->succs);
-    free(g->read_insts);
-    free(g->live_gates);
-    free(g->copybacks);
-    free(g->stages);
-    free(g);
+        mox__free(g->subs);
+    mox__free(g->succs);
+    mox__free(g->read_insts);
+    mox__free(g->live_gates);
+    mox__free(g->copybacks);
+    mox__free(g->stages);
+    mox__free(g);
 }
 
 /* `later` completes only after `earlier` did (once per pair). */
@@ -76,7 +76,7 @@ static bool add_succ(mox__cuda_group *earlier, mox__cuda_group *later)
     for (uint32_t i = 0; i < earlier->nsucc; i++)
         if (earlier->succs[i] == later)
             return true;
-    mox__cuda_group **n = realloc(earlier->succs, (earlier->nsucc + 1) * sizeof *n);
+    mox__cuda_group **n = mox__realloc(earlier->succs, (earlier->nsucc + 1) * sizeof *n);
     if (!n)
         return false;
     earlier->succs = n;
@@ -91,7 +91,7 @@ static bool add_reader(mox__cuda_group *g, mox__cuda_inst *inst)
     for (uint32_t i = 0; i < g->read_count; i++)
         if (g->read_insts[i] == inst)
             return true;
-    mox__cuda_inst **n = realloc(g->read_insts, (g->read_count + 1) * sizeof *n);
+    mox__cuda_inst **n = mox__realloc(g->read_insts, (g->read_count + 1) * sizeof *n);
     if (!n)
         return false;
     g->read_insts = n;
@@ -135,7 +135,7 @@ static bool gate_slot(mox__cuda_dev *dev, mox__cuda_group *g, const mox__gate *g
     *slot = x->group->inst->slot_base + x->offset + gate->dispatch;
     /* A dispatch gated through it raises no flag; at completion (after the
      * earlier launch completed) its state tells whether to read the words. */
-    mox__gate *n = realloc(g->live_gates, (g->live_count + 1) * sizeof *n);
+    mox__gate *n = mox__realloc(g->live_gates, (g->live_count + 1) * sizeof *n);
     if (!n)
         return false;
     g->live_gates = n;
@@ -156,7 +156,7 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b, C
     b->desc.count = g->count;
     if (g->count > dev->scratch_nodes_cap) {
         uint32_t cap = g->count + dev->scratch_nodes_cap;
-        mox__cuda_lnode *n = realloc(dev->scratch_nodes, (size_t)cap * sizeof *n);
+        mox__cuda_lnode *n = mox__realloc(dev->scratch_nodes, (size_t)cap * sizeof *n);
         if (!n)
             return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory building a launch");
         dev->scratch_nodes = n;
@@ -516,7 +516,7 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r)
         uint32_t stack_words[64];
         uint32_t *words = NULL;
         if (read) {
-            words = g->count <= 32 ? stack_words : malloc(8u * g->count);
+            words = g->count <= 32 ? stack_words : mox__malloc(8u * g->count);
             CUresult rr = words ? api->cuMemcpyDtoH(words, dev->pool + 8ull * inst->slot_base,
                                                     8u * g->count)
                                 : CUDA_ERROR_OUT_OF_MEMORY;
@@ -532,7 +532,7 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r)
                     error = mox__cuda_last_error(status);
                 }
                 if (words != stack_words)
-                    free(words);
+                    mox__free(words);
                 words = NULL;
             }
         }
@@ -551,7 +551,7 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r)
                 memcpy(g->copybacks[c].host, g->copybacks[c].stage, g->copybacks[c].bytes);
         }
         if (words && words != stack_words)
-            free(words);
+            mox__free(words);
         if (flagged)
             failed_any = true;
     }
