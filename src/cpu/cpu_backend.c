@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "block_exec.h"
+#include "core/alloc.h"
 #include "core/backend.h"
 #include "cpu_backend_module.h"
 #include "thread_pool.h"
@@ -397,7 +398,7 @@ static mox_status cpu_buffer_alloc(mox__backend *base, uint64_t bytes, void **ha
 static void cpu_buffer_free(mox__backend *base, void *handle)
 {
     (void)base;
-    free(handle);
+    mox__free(handle);
 }
 
 static mox_status cpu_buffer_upload(mox__backend *base, void *handle, uint64_t offset,
@@ -427,7 +428,7 @@ static void cpu_destroy(mox__backend *base)
     cpu_backend *be = (cpu_backend *)base;
     mox__pool_destroy(be->pool);
     pthread_mutex_destroy(&be->lock);
-    free(be);
+    mox__free(be);
 }
 
 static const mox__backend_vtable cpu_vtable = {
@@ -447,15 +448,22 @@ static uint64_t physical_memory(void)
 mox_status mox__cpu_backend_open(const mox__backend_config *config, mox__backend **out,
                                  mox__backend_info *info, mox_error **error)
 {
-    cpu_backend *be = calloc(1, sizeof *be);
+    cpu_backend *be = mox__calloc(1, sizeof *be);
     if (!be) {
         *error = mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory opening the CPU backend");
         return MOX_ERR_OUT_OF_MEMORY;
     }
-    be->pool = mox__pool_create(config->cpu_threads);
+    int rc;
+    be->pool = mox__pool_create(config->cpu_threads, &rc);
     if (!be->pool) {
-        free(be);
-        *error = mox__error_new(MOX_ERR_BACKEND, "cannot start the CPU backend's worker threads");
+        mox__free(be);
+        if (rc == ENOMEM) {
+            *error = mox__error_new(MOX_ERR_OUT_OF_MEMORY,
+                                    "out of memory starting the CPU backend's worker threads");
+            return MOX_ERR_OUT_OF_MEMORY;
+        }
+        *error = mox__error_new(MOX_ERR_BACKEND, "cannot start the CPU backend's worker threads: %s",
+                                strerror(rc));
         return MOX_ERR_BACKEND;
     }
     pthread_mutex_init(&be->lock, NULL);
