@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "artifact/sha256.h"
 #include "error.h"
 
 static _Atomic uint64_t next_context_id = 1;
@@ -111,6 +112,9 @@ mox_status mox_device_open_with(const mox_device_options *options, mox_device **
     if ((st = parse_delay_env(&delay)) != MOX_OK)
         return st;
 
+    /* libcrypto's one-time set-up, now rather than amid user work (sha256.h). */
+    if (!mox_sha256_init())
+        return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory initialising libcrypto's SHA-256");
     mox_device *dev = mox__calloc(1, sizeof *dev);
     if (!dev)
         return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory opening a device");

@@ -211,6 +211,7 @@ mox_status mox_module_prepare(mox_device *device, const mox_module_desc *module)
     mox__parker_init(&parker);
     mox__cell_arm(&cell, (mox_waker){mox__parker_unpark, &parker});
     mox__lock(&device->lock);
+    mox__devmod_retry_locked(dm);
     int st = atomic_load(&dm->state);
     if (st == MOX__MOD_NONE)
         mox__devmod_request(device, dm);
@@ -227,6 +228,6 @@ mox_status mox_module_prepare(mox_device *device, const mox_module_desc *module)
     mox__cell_destroy(&cell);
     mox__parker_destroy(&parker);
     if (st == MOX__MOD_FAILED)
-        return mox__set_last(mox__error_ref(dm->error));
+        return mox__set_last(mox__devmod_error(device, dm));
     return MOX_OK;
 }

@@ -97,58 +97,87 @@ static mox_error *build_checks(mox__modinfo *info)
     return NULL;
 }
 
-/* Parses and checks a descriptor. Problems become info->error, reported by
- * every launch of the module. */
+/* The embedded ABI, parsed and read back: the text is moxc's canonical
+ * JSON (its hash was checked), so the read-back text must be the same
+ * bytes; jansson can lose bytes when it runs out of memory (docs/errors.md),
+ * which this catches. NULL with *oom on a transient failure. */
+static mox_error *parse_abi(mox__modinfo *info, const char *name, bool *oom)
+{
+    const mox_module_desc *desc = info->desc;
+    size_t length = strlen(desc->abi_json);
+    mox_artifact_error aerr = {0};
+    *oom = false;
+    if (!mox_abi_from_json(desc->abi_json, length, &info->abi, &aerr)) {
+        info->abi = NULL;
+        *oom = aerr.out_of_memory;
+        return *oom ? NULL
+                    : mox__error_new(MOX_ERR_ABI_MISMATCH, "module '%s': invalid embedded ABI: %s",
+                                     name, aerr.message);
+    }
+    char *canonical = mox_abi_to_json(info->abi);
+    *oom = !canonical;
+    bool same = canonical && strcmp(canonical, desc->abi_json) == 0;
+    mox__free(canonical);
+    if (same || *oom)
+        return NULL;
+    return mox__error_new(MOX_ERR_ABI_MISMATCH,
+                          "module '%s': the embedded ABI is not in canonical form (the bindings "
+                          "were not written by this moxc; regenerate them)",
+                          name);
+}
+
+/* Checks what the descriptor says about itself. NULL when it is usable,
+ * and with *oom when a transient failure left that undecided. */
+static mox_error *check_desc(mox__modinfo *info, const char *name, bool *oom)
+{
+    const mox_module_desc *desc = info->desc;
+    *oom = false;
+    if (!desc->abi_json || !desc->abi_sha256)
+        return mox__error_new(MOX_ERR_ABI_MISMATCH, "module '%s': descriptor has no ABI or ABI hash",
+                              name);
+    char hex[MOX_SHA256_HEX_LEN + 1];
+    if (!mox_sha256_hex(desc->abi_json, strlen(desc->abi_json), hex)) {
+        *oom = true; /* libcrypto only fails for memory */
+        return NULL;
+    }
+    if (strcmp(hex, desc->abi_sha256) != 0)
+        return mox__error_new(MOX_ERR_ABI_MISMATCH,
+                              "module '%s': the descriptor's ABI text does not match its "
+                              "abi_sha256 (bindings corrupted or hand-edited)",
+                              name);
+    mox_error *e = parse_abi(info, name, oom);
+    if (e || *oom)
+        return e;
+    if (desc->kernel_count != info->abi->kernel_count)
+        return mox__error_new(MOX_ERR_ABI_MISMATCH, "module '%s': descriptor lists %u kernels, its ABI %zu",
+                              name, desc->kernel_count, info->abi->kernel_count);
+    for (uint32_t k = 0; k < desc->kernel_count; k++)
+        if (!desc->kernel_names || !desc->kernel_names[k] ||
+            strcmp(desc->kernel_names[k], info->abi->kernels[k].name) != 0)
+            return mox__error_new(MOX_ERR_ABI_MISMATCH,
+                                  "module '%s': descriptor kernel %u is not ABI kernel '%s'", name, k,
+                                  info->abi->kernels[k].name);
+    return NULL;
+}
+
+/* Parses and checks a descriptor. A problem of the descriptor itself
+ * becomes info->error, reported by every launch of the module; a failed
+ * allocation is not a property of the descriptor, so nothing is kept (NULL)
+ * and the next launch tries again. */
 static mox__modinfo *make_info(const mox_module_desc *desc)
 {
     mox__modinfo *info = mox__calloc(1, sizeof *info);
     if (!info)
         return NULL;
     info->desc = desc;
-    const char *name = desc->name ? desc->name : "(unnamed)";
-    if (!desc->abi_json || !desc->abi_sha256) {
-        info->error = mox__error_new(MOX_ERR_ABI_MISMATCH,
-                                     "module '%s': descriptor has no ABI or ABI hash", name);
-        return info;
-    }
-    char hex[MOX_SHA256_HEX_LEN + 1];
-    if (!mox_sha256_hex(desc->abi_json, strlen(desc->abi_json), hex)) {
-        info->error = mox__error_new(MOX_ERR_BACKEND, "module '%s': SHA-256 failed", name);
-        return info;
-    }
-    if (strcmp(hex, desc->abi_sha256) != 0) {
-        info->error = mox__error_new(MOX_ERR_ABI_MISMATCH,
-                                     "module '%s': the descriptor's ABI text does not match its "
-                                     "abi_sha256 (bindings corrupted or hand-edited)",
-                                     name);
-        return info;
-    }
-    mox_artifact_error aerr;
-    if (!mox_abi_from_json(desc->abi_json, strlen(desc->abi_json), &info->abi, &aerr)) {
-        info->abi = NULL;
-        info->error = mox__error_new(MOX_ERR_ABI_MISMATCH, "module '%s': invalid embedded ABI: %s",
-                                     name, aerr.message);
-        return info;
-    }
-    if (desc->kernel_count != info->abi->kernel_count) {
-        info->error = mox__error_new(MOX_ERR_ABI_MISMATCH,
-                                     "module '%s': descriptor lists %u kernels, its ABI %zu", name,
-                                     desc->kernel_count, info->abi->kernel_count);
-        return info;
-    }
-    for (uint32_t k = 0; k < desc->kernel_count; k++) {
-        if (!desc->kernel_names || !desc->kernel_names[k] ||
-            strcmp(desc->kernel_names[k], info->abi->kernels[k].name) != 0) {
-            info->error = mox__error_new(MOX_ERR_ABI_MISMATCH,
-                                         "module '%s': descriptor kernel %u is not ABI kernel '%s'",
-                                         name, k, info->abi->kernels[k].name);
-            return info;
-        }
-    }
-    mox_error *e = build_checks(info);
-    if (e) {
-        /* Out of memory: do not cache a transient failure. */
+    bool oom;
+    info->error = check_desc(info, desc->name ? desc->name : "(unnamed)", &oom);
+    if (!oom && !info->error) {
+        mox_error *e = build_checks(info);
+        oom = e != NULL;
         mox_error_release(e);
+    }
+    if (oom || mox_error_code(info->error) == MOX_ERR_OUT_OF_MEMORY) {
         free_info(info);
         return NULL;
     }

@@ -108,8 +108,12 @@ static bool modules_ready(mox_op *op, mox__sub *sub, const mox_result **failed)
             continue;
         mox__devmod *dm = d->devmod;
         int st = atomic_load_explicit(&dm->state, memory_order_acquire);
-        if (st != MOX__MOD_READY && st != MOX__MOD_FAILED) {
+        /* A first poll retries a preparation that failed for lack of memory. */
+        bool retry = st == MOX__MOD_FAILED && op->stage == MOX__STAGE_RECORDED;
+        if ((st != MOX__MOD_READY && st != MOX__MOD_FAILED) || retry) {
             mox__lock(&dev->lock);
+            if (retry)
+                mox__devmod_retry_locked(dm);
             st = atomic_load_explicit(&dm->state, memory_order_acquire);
             if (st == MOX__MOD_NONE)
                 mox__devmod_request(dev, dm);
@@ -124,7 +128,7 @@ static bool modules_ready(mox_op *op, mox__sub *sub, const mox_result **failed)
             mox__unlock(&dev->lock);
         }
         if (st == MOX__MOD_FAILED) {
-            *failed = mox__result_error(mox__error_ref(dm->error));
+            *failed = mox__result_error(mox__devmod_error(dev, dm));
             return false;
         }
         d->module = dm->handle;
