@@ -91,6 +91,10 @@ static mox_op *check_args(mox_device *dev, const mox__kernel_check *k, const mox
             if (!a->buffer)
                 return launch_error(MOX_ERR_INVALID_ARGUMENT, kn,
                                     "kernel '%s' argument '%s': the buffer is NULL", kn, p->name);
+            if ((unsigned)a->access > MOX_ACCESS_ATOMIC)
+                return launch_error(MOX_ERR_INVALID_ARGUMENT, kn,
+                                    "kernel '%s' argument '%s': unknown access mode %d", kn,
+                                    p->name, (int)a->access);
             if (a->access != p->access)
                 return launch_error(MOX_ERR_ABI_MISMATCH, kn,
                                     "kernel '%s' argument '%s' must be a %s buffer, got %s access",
