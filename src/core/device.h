@@ -31,6 +31,7 @@ struct mox__devmod {
 };
 
 struct mox_device {
+    uint32_t magic;            /* MOX__MAGIC_DEVICE while live (debug_check.h) */
     _Atomic unsigned refs;
     uint64_t id;               /* process-unique context id */
     mox_backend kind;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "debug_check.h"
 #include "error.h"
 #include "module.h"
 #include "op.h"
@@ -61,7 +62,8 @@ static mox_op *check_args(mox_device *dev, const mox__kernel_check *k, const mox
     char nb[16];
     const char *kn = k->name;
     for (uint32_t i = 0; i < n; i++)
-        if (args[i].kind == MOX_ARG_BUFFER && args[i].buffer && args[i].buffer->device != dev)
+        if (MOX__CHECK_IN(args[i].buffer, BUFFER, "mox_launch_generated"), args[i].kind == MOX_ARG_BUFFER && args[i].buffer &&
+            args[i].buffer->device != dev)
             return launch_error(MOX_ERR_DEVICE_MISMATCH, kn,
                                 "kernel '%s' argument '%s': the buffer belongs to another device "
                                 "context (context %llu; the launch is on context %llu)",
@@ -129,6 +131,7 @@ mox_op *mox_launch_generated(mox_device *device, const mox_module_desc *module,
                              uint32_t kernel_index, mox_launch_config config, const mox_arg *args,
                              uint32_t arg_count)
 {
+    MOX__CHECK(device, DEVICE);
     if (!device || !module || (arg_count && !args))
         return launch_error(MOX_ERR_INVALID_ARGUMENT, NULL,
                             "mox_launch_generated: %s is NULL",
@@ -195,6 +198,7 @@ mox_op *mox_launch_generated(mox_device *device, const mox_module_desc *module,
 
 mox_status mox_module_prepare(mox_device *device, const mox_module_desc *module)
 {
+    MOX__CHECK(device, DEVICE);
     if (!device || !module)
         return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_module_prepare: %s is NULL",
                          device ? "module" : "device");

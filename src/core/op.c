@@ -7,16 +7,19 @@
 #include "op.h"
 
 #include "alloc.h"
+#include "debug_check.h"
 #include "error.h"
 
 /* Returned when there is no memory for an op: resolved, out of memory. */
-static mox_op oom_op = {.kind = MOX__OP_READY, .stage = MOX__STAGE_RESOLVED, .immortal = true};
+static mox_op oom_op = {.magic = MOX__MAGIC_OP, .kind = MOX__OP_READY,
+                        .stage = MOX__STAGE_RESOLVED, .immortal = true};
 
 mox_op *mox__op_alloc(mox__op_kind kind, mox_device *device)
 {
     mox_op *op = mox__calloc(1, sizeof *op);
     if (!op)
         return NULL;
+    op->magic = MOX__MAGIC_OP;
     op->kind = kind;
     op->stage = MOX__STAGE_RECORDED;
     mox__cell_init(&op->cell);
@@ -28,6 +31,7 @@ void mox__op_free_shell(mox_op *op)
 {
     mox__cell_destroy(&op->cell);
     mox__device_unref(op->device);
+    MOX__KILL(op);
     mox__free(op);
 }
 
@@ -229,6 +233,7 @@ static mox_poll_state poll_launch(mox_op *op, mox_waker waker)
 
 mox_poll_state mox_op_poll(mox_op *op, mox_waker waker)
 {
+    MOX__CHECK(op, OP);
     if (!op || op->stage == MOX__STAGE_RESOLVED)
         return MOX_READY;
     switch (op->kind) {
@@ -250,6 +255,7 @@ mox_poll_state mox_op_poll(mox_op *op, mox_waker waker)
 
 mox_status mox_op_wait(mox_op *op)
 {
+    MOX__CHECK(op, OP);
     if (!op)
         return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_op_wait: op is NULL");
     if (op->stage != MOX__STAGE_RESOLVED) {
@@ -267,6 +273,7 @@ mox_status mox_op_wait(mox_op *op)
 
 const mox_result *mox_op_result(const mox_op *op)
 {
+    MOX__CHECK(op, OP);
     if (!op || op->stage != MOX__STAGE_RESOLVED)
         return NULL;
     return op->immortal ? mox__result_oom() : op->result;
@@ -274,6 +281,7 @@ const mox_result *mox_op_result(const mox_op *op)
 
 void mox_op_drop(mox_op *op)
 {
+    MOX__CHECK(op, OP);
     if (!op || op->immortal)
         return;
     switch (op->kind) {
