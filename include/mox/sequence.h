@@ -19,7 +19,11 @@ typedef struct mox_batch mox_batch;
 
 /* Records launches by calling record(ctx, batch) once, now. If record returns
  * an error (or a push failed), the batch is discarded: nothing will run and
- * the returned op resolves to that error. The op's result has no value. */
+ * the returned op resolves to that error. The op's result has no value.
+ * The batch belongs to mox_sequence, which ends it when record returns:
+ * record must only push into it. mox_batch_end / mox_batch_discard on it
+ * are refused with MOX_ERR_INVALID_ARGUMENT and poison it (the sequence
+ * then resolves to that error and nothing runs). */
 typedef mox_status (*mox_record_fn)(void *ctx, mox_batch *batch);
 MOX_API mox_op *mox_sequence(mox_device *device, mox_record_fn record, void *ctx);
 
@@ -33,9 +37,12 @@ MOX_API mox_status mox_batch_begin(mox_device *device, mox_batch **out);
 MOX_API mox_status mox_batch_push(mox_batch *batch, mox_op *launch);
 /* Ends recording; *out is the batch op. If the batch was poisoned, returns
  * the first recording error and sets *out to NULL (nothing will run). Frees
- * the batch either way. */
+ * the batch either way - except a mox_sequence batch, which is refused
+ * (MOX_ERR_INVALID_ARGUMENT; see mox_sequence). */
 MOX_API mox_status mox_batch_end(mox_batch *batch, mox_op **out);
-/* Throws the recording away; nothing runs. discard(NULL) is a no-op. */
+/* Throws the recording away; nothing runs. discard(NULL) is a no-op. On a
+ * mox_sequence batch it poisons the batch instead (the sequence resolves to
+ * MOX_ERR_INVALID_ARGUMENT, nothing runs; see mox_sequence). */
 MOX_API void mox_batch_discard(mox_batch *batch);
 
 #ifdef __cplusplus

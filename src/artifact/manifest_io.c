@@ -35,37 +35,35 @@ size_t mox_artifact_file_limit(mox_artifact_file f)
 static const char *file_type(mode_t mode)
 {
     return S_ISDIR(mode) ? "a directory" : S_ISFIFO(mode) ? "a FIFO" : S_ISSOCK(mode) ? "a socket"
-           : S_ISCHR(mode) ? "a character device" : S_ISBLK(mode) ? "a block device" : "not a regular file";
+           : S_ISCHR(mode) ? "a character device" : S_ISBLK(mode) ? "a block device" : "special";
 }
 
 /* Opens a regular file that is no symbolic link, without blocking (a FIFO
  * would block open() until a writer came), and checks its size before a
- * byte is read. */
+ * byte is read. -1 after filling err. */
 static int open_checked(const char *path, size_t limit, struct stat *st, mox_artifact_error *err)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY);
     if (fd < 0) {
         int e = errno;
-        struct stat lst;
-        if (e == ELOOP && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode))
-            return mox__fail(err, "%s is a symbolic link (artifact files must be regular files)",
-                             path), -1;
-        return mox__fail(err, "cannot open %s: %s", path, strerror(e)), -1;
+        struct stat link;
+        if (e == ELOOP && lstat(path, &link) == 0 && S_ISLNK(link.st_mode))
+            mox__fail(err, "%s is not a regular file (it is a symbolic link)", path);
+        else
+            mox__fail(err, "cannot open %s: %s", path, strerror(e));
+        return -1;
     }
-    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
-        int e = errno;
-        bool statted = S_ISREG(st->st_mode) || e == 0;
-        close(fd);
-        return (statted ? mox__fail(err, "%s is %s (artifact files must be regular files)", path,
-                                    file_type(st->st_mode))
-                        : mox__fail(err, "cannot stat %s: %s", path, strerror(e))), -1;
-    }
-    if ((uint64_t)st->st_size > limit) {
-        close(fd);
-        return mox__fail(err, "%s is %lld bytes, more than its limit of %zu bytes", path,
-                         (long long)st->st_size, limit), -1;
-    }
-    return fd;
+    if (fstat(fd, st) != 0)
+        mox__fail(err, "cannot stat %s: %s", path, strerror(errno));
+    else if (!S_ISREG(st->st_mode))
+        mox__fail(err, "%s is not a regular file (it is %s)", path, file_type(st->st_mode));
+    else if ((uint64_t)st->st_size > limit)
+        mox__fail(err, "%s is %lld bytes, more than its limit of %zu bytes", path,
+                  (long long)st->st_size, limit);
+    else
+        return fd;
+    close(fd);
+    return -1;
 }
 
 /* Reads a whole regular file of at most `limit` bytes and appends a NUL. */

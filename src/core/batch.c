@@ -91,11 +91,8 @@ mox_status mox_batch_push(mox_batch *b, mox_op *launch)
     return MOX_OK;
 }
 
-void mox_batch_discard(mox_batch *b)
+static void batch_free(mox_batch *b)
 {
-    MOX__CHECK(b, BATCH);
-    if (!b)
-        return;
     mox__sub_unref(b->sub); /* frees the dispatches: nothing runs */
     mox_error_release(b->poison);
     MOX__KILL(b);
@@ -105,18 +102,35 @@ void mox_batch_discard(mox_batch *b)
     mox__free(b);
 }
 
-mox_status mox_batch_end(mox_batch *b, mox_op **out)
+/* mox_sequence's batch is ended by mox_sequence when record() returns; a
+ * record function that ends or discards it itself would free what the
+ * sequence still uses. Refused, and the batch is poisoned (nothing runs). */
+static mox_status refuse_sequence_batch(mox_batch *b, const char *call)
+{
+    return poison(b, mox__error_new(MOX_ERR_INVALID_ARGUMENT,
+                                    "%s: this batch belongs to mox_sequence, which ends it when the "
+                                    "record function returns; return an error from the record "
+                                    "function to discard it",
+                                    call));
+}
+
+void mox_batch_discard(mox_batch *b)
 {
     MOX__CHECK(b, BATCH);
-    if (out)
-        *out = NULL;
-    if (!b || !out) {
-        mox_batch_discard(b);
-        return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_batch_end: %s is NULL", b ? "out" : "batch");
+    if (!b)
+        return;
+    if (b->on_stack) {
+        refuse_sequence_batch(b, "mox_batch_discard");
+        return;
     }
+    batch_free(b);
+}
+
+static mox_status batch_end(mox_batch *b, mox_op **out)
+{
     if (b->poison) {
         mox_error *e = mox__error_ref(b->poison);
-        mox_batch_discard(b);
+        batch_free(b);
         return mox__set_last(e);
     }
     mox_op *op;
@@ -128,9 +142,23 @@ mox_status mox_batch_end(mox_batch *b, mox_op **out)
         op = mox__op_submit(b->device, b->sub);
     }
     b->sub = NULL;
-    mox_batch_discard(b);
+    batch_free(b);
     *out = op;
     return MOX_OK;
+}
+
+mox_status mox_batch_end(mox_batch *b, mox_op **out)
+{
+    MOX__CHECK(b, BATCH);
+    if (out)
+        *out = NULL;
+    if (b && b->on_stack)
+        return refuse_sequence_batch(b, "mox_batch_end");
+    if (!b || !out) {
+        mox_batch_discard(b);
+        return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_batch_end: %s is NULL", b ? "out" : "batch");
+    }
+    return batch_end(b, out);
 }
 
 mox_op *mox_sequence(mox_device *device, mox_record_fn record, void *ctx)
@@ -156,11 +184,11 @@ mox_op *mox_sequence(mox_device *device, mox_record_fn record, void *ctx)
                                   "the sequence's record function failed with %s; the batch was "
                                   "discarded",
                                   mox_status_name(st));
-        mox_batch_discard(b);
+        batch_free(b);
         return mox__op_failed(e);
     }
     mox_op *op = NULL;
-    if (mox_batch_end(b, &op) != MOX_OK)
+    if (batch_end(b, &op) != MOX_OK)
         return mox__op_failed(mox_error_last());
     return op;
 }

@@ -155,6 +155,16 @@ mox_device *mox__device_ref(mox_device *device)
     return device;
 }
 
+bool mox__device_try_ref(mox_device *device)
+{
+    unsigned n = atomic_load_explicit(&device->refs, memory_order_relaxed);
+    while (n != 0)
+        if (atomic_compare_exchange_weak_explicit(&device->refs, &n, n + 1, memory_order_acquire,
+                                                  memory_order_relaxed))
+            return true;
+    return false;
+}
+
 static void destroy(mox_device *dev)
 {
     mox__worker_stop(dev);

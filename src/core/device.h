@@ -46,7 +46,9 @@ struct mox_device {
     uint32_t capacity;
     uint32_t in_flight;
     uint64_t serial;
-    mox__wait_list capacity_waiters;
+    /* Batches waiting for a command slot, in submission order (FIFO):
+     * linked through mox__sub.admit_next; each holds a reference. */
+    struct mox__sub *admit_head, *admit_tail;
     mox__devmod *modules;
     mox_error *lost_error;     /* set once, when the device is lost */
     _Atomic int health;        /* MOX_OK or MOX_ERR_DEVICE_LOST */
@@ -65,6 +67,8 @@ struct mox_device {
 
 mox_device *mox__device_ref(mox_device *device);
 void mox__device_unref(mox_device *device);
+/* A reference unless the last one is already gone (destruction started). */
+bool mox__device_try_ref(mox_device *device);
 /* Writes the event fd: some op of this device may have progressed. */
 void mox__device_notify(mox_device *device);
 

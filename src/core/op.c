@@ -81,8 +81,8 @@ static void resolve(mox_op *op, const mox_result *result)
     op->stage = MOX__STAGE_RESOLVED;
 }
 
-/* Unlinks the op's cell from the device list it waits on (preparation or
- * capacity), both guarded by the device lock. */
+/* Unlinks the op's cell from the module waiter list it is on (preparation),
+ * guarded by the device lock. */
 static void leave_device_lists(mox_op *op)
 {
     mox__lock(&op->device->lock);
@@ -93,7 +93,7 @@ static void leave_device_lists(mox_op *op)
 
 static mox_poll_state fail_unsubmitted(mox_op *op, const mox_result *result)
 {
-    if (op->stage == MOX__STAGE_PREPARING || op->stage == MOX__STAGE_CAPACITY)
+    if (op->stage == MOX__STAGE_PREPARING)
         leave_device_lists(op);
     mox__cell_quiesce(&op->cell);
     mox__sub_unref(op->u.submit.sub); /* never submitted: nothing runs */
@@ -156,10 +156,6 @@ static mox_poll_state poll_submit(mox_op *op, mox_waker waker)
         }
         if (op->u.submit.waiting_on)
             leave_device_lists(op);
-        op->stage = MOX__STAGE_CAPACITY;
-    }
-        /* fall through */
-    case MOX__STAGE_CAPACITY: {
         if (sub->yields_bytes && !sub->owned_host) {
             sub->owned_host = mox__malloc(sub->owned_size ? sub->owned_size : 1);
             if (!sub->owned_host)
@@ -170,13 +166,16 @@ static mox_poll_state poll_submit(mox_op *op, mox_waker waker)
             sub->d[0]->host = sub->owned_host;
         }
         mox_error *err = NULL;
-        if (mox__sub_submit(op->device, sub, &op->cell, &err) == MOX__SUBMIT_NO_CAPACITY)
+        if (mox__sub_submit(op->device, sub, &op->cell, &err) == MOX__SUBMIT_QUEUED) {
+            op->stage = MOX__STAGE_CAPACITY;
             return MOX_PENDING;
+        }
         if (err)
             return fail_unsubmitted(op, mox__result_error(err));
         op->stage = MOX__STAGE_SUBMITTED;
     }
         /* fall through */
+    case MOX__STAGE_CAPACITY:   /* queued: it resolves like a submitted batch */
     case MOX__STAGE_SUBMITTED: {
         const mox_result *r = mox__sub_take_result(sub, &op->cell);
         if (!r)
@@ -290,15 +289,19 @@ void mox_op_drop(mox_op *op)
         break;
     case MOX__OP_SUBMIT:
         if (op->u.submit.sub) {
-            if (op->stage == MOX__STAGE_PREPARING || op->stage == MOX__STAGE_CAPACITY)
+            mox__sub *sub = op->u.submit.sub;
+            if (op->stage == MOX__STAGE_PREPARING)
                 leave_device_lists(op);
-            else if (op->stage == MOX__STAGE_SUBMITTED)
-                mox__sub_detach(op->u.submit.sub);
+            /* Queued for a slot: leaving the queue submits nothing (A8);
+             * if a completion submitted it meanwhile, it is in flight. */
+            else if (op->stage == MOX__STAGE_SUBMITTED ||
+                     (op->stage == MOX__STAGE_CAPACITY && !mox__sub_dequeue(op->device, sub)))
+                mox__sub_detach(sub);
             mox__cell_quiesce(&op->cell);
             /* Unsubmitted: this frees the dispatches and their buffer
              * references - nothing runs. Submitted: the backend's and the
              * trackers' references keep it alive until it completes. */
-            mox__sub_unref(op->u.submit.sub);
+            mox__sub_unref(sub);
         }
         break;
     case MOX__OP_THEN:

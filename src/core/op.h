@@ -46,7 +46,7 @@ typedef enum mox__op_kind {
 typedef enum mox__op_stage {
     MOX__STAGE_RECORDED,   /* nothing done yet */
     MOX__STAGE_PREPARING,  /* waiting for module preparation */
-    MOX__STAGE_CAPACITY,   /* waiting for command capacity */
+    MOX__STAGE_CAPACITY,   /* in the device's admission queue, waiting for a slot */
     MOX__STAGE_SUBMITTED,  /* in flight */
     MOX__STAGE_RESOLVED
 } mox__op_stage;

@@ -1,9 +1,10 @@
 /* scheduler.c - submitting recorded batches and completing them.
  *
- * Submission (under the device's submission lock): command capacity (A3),
- * cross-batch order from the buffers' trackers (A6: waits on unfinished
- * earlier submissions, gates on their unfinished writers, A9), then the
- * backend. Completion (on a backend thread): failure attribution - which
+ * Submission (under the device's submission lock): command capacity (A3:
+ * a batch that finds no free slot waits in the device's FIFO admission
+ * queue and is submitted by the completion that frees one), cross-batch
+ * order from the buffers' trackers (A6: waits on unfinished earlier
+ * submissions, gates on their unfinished writers, A9), then the backend. Completion (on a backend thread): failure attribution - which
  * dispatch failed, which were gated and by what original failure - the
  * op's result, wakeups, capacity. */
 #include <string.h>
@@ -142,26 +143,14 @@ static void undo_prepare(mox__sub *s)
     s->succs = s->succs_inline;
 }
 
-mox__submit_result mox__sub_submit(mox_device *dev, mox__sub *s, mox__waker_cell *cell,
-                                   mox_error **error)
+/* Everything that can fail before any tracker changes, then the trackers,
+ * then the backend. Device lock held; a slot is free. NULL on success, else
+ * the error (nothing submitted, nothing changed). */
+static mox_error *submit_locked(mox_device *dev, mox__sub *s)
 {
-    *error = NULL;
-    mox__lock(&dev->lock);
-    if (atomic_load(&dev->health) != MOX_OK) {
-        *error = mox__error_create(MOX_ERR_DEVICE_LOST, NULL, 0, dev->lost_error,
-                                   "the device was lost; reopen it");
-        mox__unlock(&dev->lock);
-        return MOX__SUBMIT_DONE;
-    }
-    if (dev->in_flight >= dev->capacity) {
-        mox__wait_list_add(&dev->capacity_waiters, cell);
-        mox__unlock(&dev->lock);
-        return MOX__SUBMIT_NO_CAPACITY;
-    }
-    if (cell->link.list)
-        mox__wait_list_remove(cell);
-
-    /* Prepare everything that can fail before changing any tracker. */
+    if (atomic_load(&dev->health) != MOX_OK)
+        return mox__error_create(MOX_ERR_DEVICE_LOST, NULL, 0, dev->lost_error,
+                                 "the device was lost; reopen it");
     wait_ctx wc = {s, false};
     for (uint32_t u = 0; u < s->nubs && !wc.oom; u++) {
         mox__ub *ub = &s->ubs[u];
@@ -175,9 +164,7 @@ mox__submit_result mox__sub_submit(mox_device *dev, mox__sub *s, mox__waker_cell
     }
     if (wc.oom || !build_gates(s) || !build_succs(s)) {
         undo_prepare(s);
-        mox__unlock(&dev->lock);
-        *error = mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory submitting a batch");
-        return MOX__SUBMIT_DONE;
+        return mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory submitting a batch");
     }
     /* mox__sub starts with its mox__submission: same pointer values. */
     s->pub.waits = (mox__submission *const *)(void *)s->waits;
@@ -192,20 +179,129 @@ mox__submit_result mox__sub_submit(mox_device *dev, mox__sub *s, mox__waker_cell
     s->pub.serial = ++dev->serial;
     atomic_fetch_add(&dev->submissions, 1);
     s->device = mox__device_ref(dev);
-    s->waiter = cell;
     s->submitted = true;
     mox__sub_ref(s); /* the backend's, dropped at the end of completion */
     dev->backend->vt->submit(dev->backend, &s->pub);
+    return NULL;
+}
+
+mox__submit_result mox__sub_submit(mox_device *dev, mox__sub *s, mox__waker_cell *cell,
+                                   mox_error **error)
+{
+    /* The waiter is set before the batch can complete (it may complete on
+     * another thread as soon as the backend has it, or be submitted from
+     * the admission queue by a completing batch). Nobody else sees `s` yet. */
+    s->waiter = cell;
+    mox__lock(&dev->lock);
+    if (atomic_load(&dev->health) == MOX_OK &&
+        (dev->in_flight >= dev->capacity || dev->admit_head)) {
+        /* No slot, or batches queued before this one: wait in line. The
+         * runtime submits it when a slot frees - no further poll is needed,
+         * and its waker is called once, when the batch completes. */
+        s->queued = true;
+        s->admit_next = NULL;
+        mox__sub_ref(s); /* the queue's */
+        if (dev->admit_tail)
+            dev->admit_tail->admit_next = s;
+        else
+            dev->admit_head = s;
+        dev->admit_tail = s;
+        mox__unlock(&dev->lock);
+        *error = NULL;
+        return MOX__SUBMIT_QUEUED;
+    }
+    *error = submit_locked(dev, s);
     mox__unlock(&dev->lock);
+    if (*error)
+        s->waiter = NULL;
     return MOX__SUBMIT_DONE;
 }
 
-void mox__capacity_detach(mox_device *dev, mox__waker_cell *cell)
+bool mox__sub_dequeue(mox_device *dev, mox__sub *s)
 {
     mox__lock(&dev->lock);
-    if (cell->link.list == &dev->capacity_waiters)
-        mox__wait_list_remove(cell);
+    bool was_queued = s->queued;
+    if (was_queued) {
+        mox__sub **p = &dev->admit_head;
+        mox__sub *prev = NULL;
+        while (*p != s) {
+            prev = *p;
+            p = &(*p)->admit_next;
+        }
+        *p = s->admit_next;
+        if (dev->admit_tail == s)
+            dev->admit_tail = prev;
+        s->queued = false;
+        s->admit_next = NULL;
+    }
     mox__unlock(&dev->lock);
+    if (was_queued)
+        mox__sub_unref(s); /* the queue's; the caller still holds its own */
+    return was_queued;
+}
+
+/* Resolves a batch that never reached the backend with `error`: the same
+ * hand-over as a completion (result, done, event fd, waker). */
+static void resolve_unsubmitted(mox_device *dev, mox__sub *s, mox_error *error)
+{
+    const mox_result *r = mox__result_error(error);
+    mox__lock(&s->lock);
+    atomic_store_explicit(&s->done, true, memory_order_release);
+    mox__waker_cell *w = s->waiter;
+    s->waiter = NULL;
+    if (w)
+        mox__cell_pin(w);
+    if (!s->detached) {
+        s->result = r;
+        r = NULL;
+    }
+    mox__unlock(&s->lock);
+    if (r)
+        mox_result_release(r);
+    mox__device_notify(dev);
+    if (w) {
+        mox__cell_wake(w);
+        mox__cell_unpin(w);
+    }
+}
+
+/* Submits queued batches while slots are free, in queue order. Device lock
+ * held. Batches that cannot be submitted (device lost, out of memory) are
+ * returned as a list, each with its error in queue_error, for the caller to
+ * resolve once the lock is released. */
+static mox__sub *admit_queued_locked(mox_device *dev)
+{
+    mox__sub *failed = NULL, **tail = &failed;
+    while (dev->admit_head && dev->in_flight < dev->capacity) {
+        mox__sub *s = dev->admit_head;
+        dev->admit_head = s->admit_next;
+        if (!dev->admit_head)
+            dev->admit_tail = NULL;
+        s->queued = false;
+        s->admit_next = NULL;
+        mox_error *err = submit_locked(dev, s);
+        if (err) {
+            s->queue_error = err;
+            *tail = s;
+            tail = &s->admit_next;
+        } else {
+            mox__sub_unref(s); /* the queue's: the backend holds its own now */
+        }
+    }
+    return failed;
+}
+
+static void resolve_failed_admissions(mox_device *dev, mox__sub *failed)
+{
+    while (failed) {
+        mox__sub *s = failed;
+        failed = s->admit_next;
+        s->admit_next = NULL;
+        mox_error *err = s->queue_error;
+        s->queue_error = NULL;
+        resolve_unsubmitted(dev, s, err);
+        mox__sub_unref(s); /* the queue's */
+    }
 }
 
 const mox_result *mox__sub_take_result(mox__sub *s, mox__waker_cell *cell)
@@ -372,8 +468,9 @@ void mox__submission_complete(mox__submission *pub, mox_status status, mox_error
 
     mox__lock(&dev->lock);
     dev->in_flight--;
-    mox__wait_list_wake_all(&dev->capacity_waiters, &dev->lock);
+    mox__sub *failed = admit_queued_locked(dev);
     mox__unlock(&dev->lock);
+    resolve_failed_admissions(dev, failed);
 
     mox__lock(&s->lock);
     atomic_store_explicit(&s->done, true, memory_order_release);

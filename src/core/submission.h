@@ -80,6 +80,10 @@ struct mox__sub {
     mox__gate *gates;
     uint32_t *succs;
     bool submitted;
+    /* admission queue, under the device lock */
+    bool queued;
+    struct mox__sub *admit_next;
+    mox_error *queue_error;    /* why a queued batch could not be submitted */
 
     /* small inline storage for the common one- or two-dispatch batch */
     mox__dispatch *d_inline[2];
@@ -102,16 +106,23 @@ mox_status mox__sub_push(mox__sub *sub, mox__dispatch *d);
 /* Outcome of trying to submit. */
 typedef enum mox__submit_result {
     MOX__SUBMIT_DONE,          /* handed to the backend (or failed: see *error) */
-    MOX__SUBMIT_NO_CAPACITY    /* cell registered on the capacity list */
+    MOX__SUBMIT_QUEUED         /* no free slot: in the admission queue */
 } mox__submit_result;
 
-/* Submits under the device lock: waits for capacity (registering `cell` on
- * the capacity list when exhausted), orders against earlier submissions,
- * hands the batch to the backend. On failure before the backend (device
- * lost, out of memory) returns MOX__SUBMIT_DONE with *error set and
- * nothing submitted. Also sets sub->waiter = cell. */
+/* Submits under the device lock: orders against earlier submissions and
+ * hands the batch to the backend when a command slot is free and no batch
+ * is queued before it; otherwise appends it to the device's admission
+ * queue (FIFO), from which the completion that frees a slot submits it -
+ * without another poll. Either way `cell` becomes the waiter, woken once
+ * when the batch resolves. On failure before the backend (device lost, out
+ * of memory) returns MOX__SUBMIT_DONE with *error set and nothing
+ * submitted; a queued batch that fails so later resolves with that error. */
 mox__submit_result mox__sub_submit(mox_device *device, mox__sub *sub, mox__waker_cell *cell,
                                    mox_error **error);
+/* Takes a queued batch out of the admission queue (its op is dropped).
+ * Returns false when it is no longer queued (it was submitted, or resolved
+ * with an error): then it is in flight or done like any submitted batch. */
+bool mox__sub_dequeue(mox_device *device, mox__sub *sub);
 /* The result once the submission completed (taken: the caller owns the
  * reference and the op is detached), else NULL with `cell` registered as
  * the waiter. */
@@ -119,7 +130,5 @@ const mox_result *mox__sub_take_result(mox__sub *sub, mox__waker_cell *cell);
 /* Detaches the op (dropped): no waiter, no result wanted. The caller then
  * quiesces its cell. */
 void mox__sub_detach(mox__sub *sub);
-/* Removes `cell` from the device's capacity list if it is there. */
-void mox__capacity_detach(mox_device *device, mox__waker_cell *cell);
 
 #endif

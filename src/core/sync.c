@@ -54,6 +54,13 @@ void mox__wait_list_add(mox__wait_list *list, mox__waker_cell *cell)
 {
     if (cell->link.list == list)
         return;
+    /* A cell is on one list at a time. It may still be on another one -
+     * another module's waiters, or the snapshot a wake_all is working
+     * through - and linking it here without unlinking it there corrupted
+     * both lists: the snapshot's head kept pointing at a cell that was no
+     * longer on it, and its waker spun on that cell forever. Every list a
+     * cell can be on is guarded by the lock the caller holds. */
+    mox__wait_list_remove(cell);
     cell->link.list = list;
     cell->link.prev = NULL;
     cell->link.next = list->head;

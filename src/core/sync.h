@@ -70,7 +70,9 @@ typedef struct mox__wait_list {
     mox__waker_cell *head;
 } mox__wait_list;
 
-/* Both require the list's lock. */
+/* Both require the list's lock. All the lists one cell can be on (and the
+ * snapshots of mox__wait_list_wake_all) must be guarded by that same lock:
+ * adding first unlinks the cell from the list it is on. */
 void mox__wait_list_add(mox__wait_list *list, mox__waker_cell *cell);
 void mox__wait_list_remove(mox__waker_cell *cell); /* no-op if not listed */
 

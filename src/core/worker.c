@@ -198,6 +198,9 @@ static void delay_locked(mox_device *dev, uint32_t ms)
 static void *worker_main(void *p)
 {
     mox_device *dev = p;
+    /* It may drop the last device reference (below): destruction then
+     * happens on a thread of its own, which joins this one. */
+    mox__thread_mark_runtime();
     mox__lock(&dev->worker_lock);
     for (;;) {
         while (!dev->queue_head && !dev->worker_stop)
@@ -208,11 +211,13 @@ static void *worker_main(void *p)
         dev->queue_head = dm->queue_next;
         if (!dev->queue_head)
             dev->queue_tail = NULL;
-        if (dev->prepare_delay_ms) {
+        /* A reference for the load: releasing the device meanwhile never
+         * waits for it (the last reference may be this one). None to take
+         * means the device is being destroyed: nobody waits any more. */
+        if (!mox__device_try_ref(dev))
+            break;
+        if (dev->prepare_delay_ms)
             delay_locked(dev, dev->prepare_delay_ms);
-            if (dev->worker_stop)
-                break; /* nobody waits: the device is going away */
-        }
         mox__unlock(&dev->worker_lock);
 
         void *handle = NULL;
@@ -232,6 +237,7 @@ static void *worker_main(void *p)
         mox__wait_list_wake_all(&dm->waiters, &dev->lock);
         mox__unlock(&dev->lock);
         mox__device_notify(dev);
+        mox__device_unref(dev);
 
         mox__lock(&dev->worker_lock);
     }

@@ -202,6 +202,52 @@ static void recording_error_discards_batch(void **state)
     mox_buffer_release(c.out);
 }
 
+typedef struct misuse_ctx {
+    mox_buffer *out;
+    bool discard;             /* call mox_batch_discard instead of mox_batch_end */
+    mox_status end_status;    /* what the misplaced call returned */
+    mox_status push_after;    /* what a push after it returned */
+} misuse_ctx;
+
+static mox_status record_and_end_itself(void *ctx, mox_batch *b)
+{
+    misuse_ctx *c = ctx;
+    mox_device *d = mox_buffer_device(c->out);
+    assert_int_equal(mox_batch_push(b, conf_fill(d, conf_cfg(8), c->out, 5.0f, 8)), MOX_OK);
+    if (c->discard) {
+        mox_batch_discard(b);
+        c->end_status = mox_error_code(mox_error_last());
+    } else {
+        mox_op *op = (mox_op *)&c; /* must be cleared */
+        c->end_status = mox_batch_end(b, &op);
+        assert_null(op);
+    }
+    c->push_after = mox_batch_push(b, conf_fill(d, conf_cfg(8), c->out, 6.0f, 8));
+    return MOX_OK;
+}
+
+/* A record function that ends or discards the batch mox_sequence handed
+ * it is refused (the batch is mox_sequence's to end): nothing runs and the
+ * sequence resolves to MOX_ERR_INVALID_ARGUMENT. */
+static void record_function_cannot_end_its_batch(void **state)
+{
+    (void)state;
+    for (int discard = 0; discard <= 1; discard++) {
+        misuse_ctx c = {conf_zeros(dev, 8), discard != 0, MOX_OK, MOX_OK};
+        uint64_t subs = mox_device_submission_count(dev);
+        mox_op *op = mox_sequence(dev, record_and_end_itself, &c);
+        assert_int_equal(c.end_status, MOX_ERR_INVALID_ARGUMENT);
+        assert_int_equal(c.push_after, MOX_ERR_STATE);
+        assert_int_equal(mox_op_wait(op), MOX_ERR_INVALID_ARGUMENT);
+        assert_non_null(strstr(mox_error_message(mox_result_error(mox_op_result(op))),
+                               "belongs to mox_sequence"));
+        mox_op_drop(op);
+        assert_int_equal(mox_device_submission_count(dev), subs);
+        assert_true(conf_read1(c.out, 0) == 0.0f);
+        mox_buffer_release(c.out);
+    }
+}
+
 static void explicit_form_errors(void **state)
 {
     (void)state;
@@ -280,6 +326,7 @@ int main(void)
         cmocka_unit_test(independent_dispatches_all_run),
         cmocka_unit_test(many_buffers_and_dispatches),
         cmocka_unit_test(recording_error_discards_batch),
+        cmocka_unit_test(record_function_cannot_end_its_batch),
         cmocka_unit_test(explicit_form_errors),
         cmocka_unit_test(empty_batches_submit_nothing),
     };

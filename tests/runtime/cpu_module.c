@@ -4,6 +4,7 @@
  * shared object. Each must fail preparation with its code and message. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -110,12 +111,51 @@ static void bad_cpu_code_is_rejected(void **state)
     free(so);
 }
 
+/* An artifact copy in which `file` is replaced by a FIFO (nobody ever
+ * writes to it) or by a link to a character device: preparation refuses it
+ * at once instead of blocking the worker in open(), and releasing the
+ * device afterwards returns. */
+static const char *artifact_with_special(const char *name, const char *file, bool fifo)
+{
+    static char dir[400];
+    char cmd[1000], path[500];
+    snprintf(dir, sizeof dir, "%s/%s", tmp, name);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s'", dir, rtk_module.artifact_dir, dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    assert_int_equal(unlink(path), 0);
+    if (fifo)
+        assert_int_equal(mkfifo(path, 0600), 0);
+    else
+        assert_int_equal(symlink("/dev/zero", path), 0);
+    return dir;
+}
+
+static void special_files_are_refused(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file;
+        bool fifo;
+    } cases[] = {
+        {"manifest.json", true}, {"kernels_cpu.so", true}, {"manifest.json", false},
+        {"kernels_cpu.so", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "special%zu", i);
+        expect_prepare(artifact_with_special(name, cases[i].file, cases[i].fifo), MOX_ERR_ARTIFACT,
+                       "is not a regular file");
+    }
+}
+
 int main(void)
 {
     snprintf(tmp, sizeof tmp, "/tmp/mox-rt-cpu-module-%d", (int)getpid());
     mkdir(tmp, 0700);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bad_cpu_code_is_rejected),
+        cmocka_unit_test(special_files_are_refused),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[300];
