@@ -227,6 +227,7 @@ static void job_finished(mox__pool_job *job)
             d->state = MOX_DISPATCH_FAILED;
             d->fault = rc == ENOMEM ? "out of memory for the CPU executor's fibers"
                                     : "the CPU executor rejected the block shape";
+            d->fault_status = rc == ENOMEM ? MOX_ERR_OUT_OF_MEMORY : 0;
         } else if (atomic_load(&cd->exec.fault) == MOX__CPU_FAULT_DIVERGENT) {
             d->state = MOX_DISPATCH_FAILED;
             d->fault = "threads of a block waited at different barriers or warp operations "
