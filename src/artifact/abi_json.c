@@ -145,7 +145,7 @@ char *mox_abi_to_json(const mox_abi *abi)
     json_t *root = mox__abi_to_value(abi);
     if (!root)
         return NULL;
-    char *text = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    char *text = mox__json_dump(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(root);
     return text;
 }

@@ -19,6 +19,12 @@ void mox__error_prefix(mox_artifact_error *err, const char *prefix);
 bool mox__fail_too_deep(mox_artifact_error *err, const char *what, const char *layout_kind,
                         const char *name, unsigned level);
 
+/* json_dumps that cannot lose bytes: jansson 2.14 ignores a failed write of
+ * an object key while dumping (the key is left out and the text goes on),
+ * so the text is written through a callback whose failures stick, and any
+ * failure gives NULL. mox__malloc'd, NUL-terminated. */
+char *mox__json_dump(const json_t *value, size_t flags);
+
 /* json_loadb with duplicate keys rejected; `what` names the text in the
  * message. jansson's out-of-memory result is reported as such. */
 json_t *mox__json_parse(const char *text, size_t length, const char *what, mox_artifact_error *err);

@@ -55,6 +55,45 @@ bool mox__fail_too_deep(mox_artifact_error *err, const char *what, const char *l
                      name ? " " : "", name ? name : "", level, MOX_ABI_MAX_LAYOUT_DEPTH);
 }
 
+typedef struct dump_buffer {
+    char *data;
+    size_t len, cap;
+    bool failed;
+} dump_buffer;
+
+static int dump_append(const char *text, size_t size, void *p)
+{
+    dump_buffer *b = p;
+    if (!b->failed && b->len + size + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + size + 1)
+            cap *= 2;
+        char *data = mox__realloc(b->data, cap);
+        if (data) {
+            b->data = data;
+            b->cap = cap;
+        } else {
+            b->failed = true;
+        }
+    }
+    if (b->failed)
+        return -1;
+    memcpy(b->data + b->len, text, size);
+    b->len += size;
+    b->data[b->len] = '\0';
+    return 0;
+}
+
+char *mox__json_dump(const json_t *value, size_t flags)
+{
+    dump_buffer b = {NULL, 0, 0, false};
+    if (json_dump_callback(value, dump_append, &b, flags) != 0 || b.failed || !b.data) {
+        mox__free(b.data);
+        return NULL;
+    }
+    return b.data;
+}
+
 json_t *mox__json_parse(const char *text, size_t length, const char *what, mox_artifact_error *err)
 {
     json_error_t jerr;

@@ -294,7 +294,7 @@ char *mox_manifest_to_json(const mox_manifest *m)
         string_array(m->cc_flags, m->cc_flag_count));
     if (!root)
         return NULL;
-    char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    char *text = mox__json_dump(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(root);
     if (!text)
         return NULL;

@@ -136,9 +136,10 @@ mox_op *mox_launch_generated(mox_device *device, const mox_module_desc *module,
         return launch_error(MOX_ERR_INVALID_ARGUMENT, NULL,
                             "mox_launch_generated: %s is NULL",
                             !device ? "device" : !module ? "module" : "args");
-    const mox__modinfo *info = mox__modinfo_get(module);
+    mox_error *transient;
+    const mox__modinfo *info = mox__modinfo_get(module, &transient);
     if (!info)
-        return mox__op_failed(mox__error_oom());
+        return mox__op_failed(transient);
     if (info->error)
         return mox__op_failed(mox__error_ref(info->error));
     if (kernel_index >= info->kernel_count)
@@ -202,9 +203,10 @@ mox_status mox_module_prepare(mox_device *device, const mox_module_desc *module)
     if (!device || !module)
         return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_module_prepare: %s is NULL",
                          device ? "module" : "device");
-    const mox__modinfo *info = mox__modinfo_get(module);
+    mox_error *transient;
+    const mox__modinfo *info = mox__modinfo_get(module, &transient);
     if (!info)
-        return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory registering module");
+        return mox__set_last(transient);
     if (info->error)
         return mox__set_last(mox__error_ref(info->error));
     mox__devmod *dm = devmod_for(device, info);

@@ -43,8 +43,10 @@ struct mox__modinfo {
 };
 
 /* The descriptor's info (created on first use; lives for the process).
- * NULL only on out of memory. */
-const mox__modinfo *mox__modinfo_get(const mox_module_desc *desc);
+ * NULL when this attempt failed for a reason that may pass (out of memory;
+ * *error, a reference, says what): nothing is kept and the next call
+ * tries again. */
+const mox__modinfo *mox__modinfo_get(const mox_module_desc *desc, mox_error **error);
 
 /* Resolves the artifact directory (docs/internals.md): the descriptor's
  * environment variable, mox_module_set_artifact_dir, the recorded

@@ -278,6 +278,8 @@ static void launch_group(mox__cuda_dev *dev, mox__submission *const *subs, uint3
             one->count = subs[i]->count;
             one->stream = stream;
             one->status = MOX_ERR_OUT_OF_MEMORY;
+            /* Made here: the completion thread has no message of this. */
+            one->error = mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory launching a batch");
             me->group = one;
             me->pending = false;
             mox__cuda_completion_push(dev, one);
