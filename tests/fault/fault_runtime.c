@@ -153,8 +153,8 @@ static bool chain_and_read(outcome *o, mox_buffer **bufs)
         mox_op_drop(shared);
         return failed(o, st, NULL);
     }
-    bool ok = run_op(o, clone) && run_op(o, shared); /* 11 -> 23 */
-    if (!ok)
+    bool ok = run_op(o, clone); /* 11 -> 23 */
+    if (!run_op(o, shared) || !ok)
         return false;
     mox_op *rb = mox_buffer_readback(bufs[3]);
     if ((st = mox_op_map(rb, map_sum, NULL, &mapped)) != MOX_OK) {
