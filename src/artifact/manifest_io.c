@@ -46,9 +46,10 @@ static int open_checked(const char *path, size_t limit, struct stat *st, mox_art
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY);
     if (fd < 0) {
         int e = errno;
-        struct stat link;
-        if (e == ELOOP && lstat(path, &link) == 0 && S_ISLNK(link.st_mode))
-            mox__fail(err, "%s is not a regular file (it is a symbolic link)", path);
+        struct stat what; /* a link (ELOOP) or a socket (ENXIO) cannot be opened */
+        if (lstat(path, &what) == 0 && !S_ISREG(what.st_mode))
+            mox__fail(err, "%s is not a regular file (it is %s)", path,
+                      S_ISLNK(what.st_mode) ? "a symbolic link" : file_type(what.st_mode));
         else
             mox__fail(err, "cannot open %s: %s", path, strerror(e));
         return -1;
