@@ -444,7 +444,7 @@ int main(int argc, char **argv)
     CHECK_CU(cu->cuMemAlloc(&gate_words, 64));
     CHECK_CU(cu->cuMemsetD32Async(gate_words, 0, 16, r.stream));
     b1.gate.status = b2.gate.status = (uint32_t *)(uintptr_t)gate_words;
-    b1.gate.deps = b2.gate.deps = (const uint32_t *)(uintptr_t)(gate_words + 32); /* -> slot 0 */
+    b1.gate.inline_deps[0] = b2.gate.inline_deps[0] = 0; /* slot 0, as the runtime arms it */
     b1.gate.self = 1;
     b2.gate.self = 2;
     b1.gate.dep_count = b2.gate.dep_count = 1;

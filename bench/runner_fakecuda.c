@@ -315,7 +315,7 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsi
         const mox_gate *g = params[0];
         if (g->status) {
             for (uint32_t i = 0; i < g->dep_count; i++)
-                if (g->status[2 * g->deps[i]] != MOX_DISPATCH_OK) {
+                if (g->status[2 * mox_gate_dep(g, i)] != MOX_DISPATCH_OK) {
                     g->status[2 * g->self] = MOX_DISPATCH_GATED;
                     return CUDA_SUCCESS;
                 }

@@ -93,10 +93,12 @@ bool gpu_launch(gpu_ctx *g, const gpu_kernel *k, int variant, uint32_t self, uns
                          "cuLaunchKernel (ref)");
     /* The gate goes by value, like every other parameter: the driver copies
      * the bytes `all[0]` points to when the launch is enqueued. */
-    mox_gate gate = {NULL, NULL, NULL, 0, 0};
+    mox_gate gate;
+    memset(&gate, 0, sizeof gate);
     if (variant == GPU_GATED) {
+        /* As the runtime arms it: one inline dependency, slot 0 (OK). */
         gate.status = (uint32_t *)(uintptr_t)g->gate_status;
-        gate.deps = (const uint32_t *)(uintptr_t)g->gate_deps;
+        gate.inline_deps[0] = 0;
         gate.self = self + 1; /* dispatch 0 is the (OK) dependency */
         gate.dep_count = 1;
     }
@@ -405,7 +407,6 @@ static void close_gpu(gpu_ctx *g)
         return;
     g->cu->cuCtxSynchronize();
     gpu_free(g, &g->gate_status);
-    gpu_free(g, &g->gate_deps);
     if (g->start)
         g->cu->cuEventDestroy(g->start);
     if (g->stop)
@@ -437,12 +438,11 @@ bool bench_suite_quality(bench_report *r)
         {"particle-update", gpu_make_particles}, {"matmul-f32", gpu_make_matmul},
         {"matmul-f16", gpu_make_matmul_f16},
     };
-    uint32_t zero_words[128] = {0}, dep0 = 0;
+    uint32_t zero_words[128] = {0};
     bool ok = gpu_check(&g, g.cu->cuEventCreate(&g.start, CU_EVENT_DEFAULT), "cuEventCreate") &&
               gpu_check(&g, g.cu->cuEventCreate(&g.stop, CU_EVENT_DEFAULT), "cuEventCreate") &&
               gpu_alloc(&g, &g.gate_status, sizeof zero_words) &&
-              gpu_upload(&g, g.gate_status, zero_words, sizeof zero_words) &&
-              gpu_alloc(&g, &g.gate_deps, sizeof dep0) && gpu_upload(&g, g.gate_deps, &dep0, sizeof dep0);
+              gpu_upload(&g, g.gate_status, zero_words, sizeof zero_words);
     if (ok)
         copy_bandwidth(&g);
     ok = ok && load_generated(&g) && load_references(&g);

@@ -31,7 +31,6 @@ typedef struct gpu_ctx {
     CUevent start, stop;
     CUfunction spin;         /* ref_spin: queues the timed launches behind it */
     CUdeviceptr gate_status; /* all-OK status words for GPU_GATED */
-    CUdeviceptr gate_deps;   /* {0}: every gated dispatch depends on dispatch 0 */
     bool dead;               /* a sticky fault: nothing more can run */
     char err[1024];
     bench_report *report;

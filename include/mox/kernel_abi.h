@@ -90,20 +90,30 @@ typedef struct mox_cpu_module_entry {
 
 /* ---------------- CUDA ---------------- */
 
-/* First parameter of every generated CUDA entry. `status` is a per-submission
- * device array of 2 words per dispatch of the batch (state, fail code), zeroed
- * before the batch runs. An entry first checks the state of each dependency
- * listed in deps[0..dep_count) (dispatch indices in this batch): if any is not
- * OK it marks itself GATED and returns. mox_fail(code) stores FAILED + code
- * into status[2*self] (first failure wins) and sets *host_flag = 1 (host
- * mapped memory) so completion can tell a clean batch with one load.
- * status == NULL disables gating (single launches outside batches). */
+/* First parameter of every generated CUDA entry. `status` is a device array
+ * of 2 words per status slot (state, fail code), zeroed before a slot is
+ * used. An entry first checks the state of each dependency's slot: if any
+ * is not OK it marks its own slot (`self`) GATED and returns. The
+ * dependencies are inline_deps[0..dep_count) when deps is NULL (at most
+ * MOX_GATE_INLINE_DEPS: read from the kernel's parameters, so the check is
+ * one load of independent words), else deps[0..dep_count) in device
+ * memory. mox_fail(code) stores FAILED + code into status[2*self] (first
+ * failure wins) and sets *host_flag = 1 (host mapped memory) so completion
+ * can tell a clean batch with one load. status == NULL disables gating. */
+#define MOX_GATE_INLINE_DEPS 4u
 typedef struct mox_gate {
     uint32_t *status;
     const uint32_t *deps;
     uint32_t *host_flag;
     uint32_t self;
     uint32_t dep_count;
+    uint32_t inline_deps[MOX_GATE_INLINE_DEPS];
 } mox_gate;
+
+/* The i-th dependency slot of a gate (host-side readers of gates). */
+static inline uint32_t mox_gate_dep(const mox_gate *g, uint32_t i)
+{
+    return g->deps ? g->deps[i] : g->inline_deps[i];
+}
 
 #endif

@@ -14,31 +14,39 @@
 extern "C" {
 #endif
 
+/* Every status code once: X(name, value, what it means). The enum, the
+ * names mox_status_name returns and docs/errors.md's headings come from
+ * this one list (tests/runtime/errors.c checks the docs against it). */
+#define MOX_STATUS_MAP(X)                                                                        \
+    X(MOX_OK, 0, "success")                                                                      \
+    X(MOX_ERR_INVALID_ARGUMENT, 1, "NULL handle, bad enum value, misuse of an API")             \
+    X(MOX_ERR_OUT_OF_MEMORY, 2, "a host allocation failed")                                     \
+    X(MOX_ERR_DEVICE_UNAVAILABLE, 3, "no usable device, or a forced backend is unavailable")    \
+    X(MOX_ERR_CONFIG, 4, "a bad environment setting (e.g. MOX_BACKEND=foo)")                    \
+    X(MOX_ERR_DEVICE_MISMATCH, 5, "objects from different device contexts mixed")              \
+    X(MOX_ERR_LENGTH_OVERFLOW, 6, "length * element size overflows")                            \
+    X(MOX_ERR_BUFFER_TOO_LARGE, 7, "allocation above the device's limit")                       \
+    X(MOX_ERR_ALLOCATION_FAILED, 8, "device memory allocation failed")                          \
+    X(MOX_ERR_OUT_OF_RANGE, 9, "host access outside a buffer")                                  \
+    X(MOX_ERR_INVALID_LAUNCH, 10, "launch geometry or required block rejected")                 \
+    X(MOX_ERR_TOO_MANY_ARGUMENTS, 11, "more arguments than the ABI allows")                     \
+    X(MOX_ERR_ABI_MISMATCH, 12, "arguments or bindings disagree with the kernel ABI")           \
+    X(MOX_ERR_ARTIFACT, 13, "manifest invalid, hash mismatch, missing file")                    \
+    X(MOX_ERR_IO, 14, "reading a file failed")                                                  \
+    X(MOX_ERR_KERNEL_NOT_FOUND, 15, "no kernel of that name in the module")                     \
+    X(MOX_ERR_MODULE_LOAD, 16, "the backend could not load the module code")                    \
+    X(MOX_ERR_UNSUPPORTED_DEVICE, 17, "the module needs features the device lacks")             \
+    X(MOX_ERR_KERNEL_FAILED, 18, "a dispatch called mox_fail(code)")                            \
+    X(MOX_ERR_GATED, 19, "skipped because work it depends on failed")                           \
+    X(MOX_ERR_DEVICE_LOST, 20, "a sticky device fault; reopen the device")                      \
+    X(MOX_ERR_BACKEND, 21, "any other backend (CUDA driver) error")                             \
+    X(MOX_ERR_CALLBACK, 22, "a then/map callback reported failure")                             \
+    X(MOX_ERR_STATE, 23, "object used in the wrong state (e.g. batch already ended)")
+
 typedef enum mox_status {
-    MOX_OK = 0,
-    MOX_ERR_INVALID_ARGUMENT,   /* NULL handle, bad enum value, misuse of an API */
-    MOX_ERR_OUT_OF_MEMORY,      /* a host allocation failed */
-    MOX_ERR_DEVICE_UNAVAILABLE, /* no usable device, or a forced backend is unavailable */
-    MOX_ERR_CONFIG,             /* a bad environment setting (e.g. MOX_BACKEND=foo) */
-    MOX_ERR_DEVICE_MISMATCH,    /* objects from different device contexts mixed */
-    MOX_ERR_LENGTH_OVERFLOW,    /* length * element size overflows */
-    MOX_ERR_BUFFER_TOO_LARGE,   /* allocation above the device's limit */
-    MOX_ERR_ALLOCATION_FAILED,  /* device memory allocation failed */
-    MOX_ERR_OUT_OF_RANGE,       /* host access outside a buffer */
-    MOX_ERR_INVALID_LAUNCH,     /* launch geometry or required block rejected */
-    MOX_ERR_TOO_MANY_ARGUMENTS, /* more arguments than the ABI allows */
-    MOX_ERR_ABI_MISMATCH,       /* arguments or bindings disagree with the kernel ABI */
-    MOX_ERR_ARTIFACT,           /* manifest invalid, hash mismatch, missing file */
-    MOX_ERR_IO,                 /* reading a file failed */
-    MOX_ERR_KERNEL_NOT_FOUND,   /* no kernel of that name in the module */
-    MOX_ERR_MODULE_LOAD,        /* the backend could not load the module code */
-    MOX_ERR_UNSUPPORTED_DEVICE, /* the module needs features the device lacks */
-    MOX_ERR_KERNEL_FAILED,      /* a dispatch called mox_fail(code) */
-    MOX_ERR_GATED,              /* skipped because work it depends on failed */
-    MOX_ERR_DEVICE_LOST,        /* a sticky device fault; reopen the device */
-    MOX_ERR_BACKEND,            /* any other backend (CUDA driver) error */
-    MOX_ERR_CALLBACK,           /* a then/map callback reported failure */
-    MOX_ERR_STATE,              /* object used in the wrong state (e.g. batch already ended) */
+#define MOX_STATUS_ENUM_(name, value, what) name = value,
+    MOX_STATUS_MAP(MOX_STATUS_ENUM_)
+#undef MOX_STATUS_ENUM_
     MOX_STATUS_COUNT_
 } mox_status;
 

@@ -50,13 +50,9 @@ mox_status mox_buffer_create(mox_device *device, const mox_type *type, size_t le
     mox_buffer *b = mox__calloc(1, sizeof *b);
     if (!b)
         return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory creating a buffer");
-    mox_error *err = NULL;
-    st = device->backend->vt->buffer_alloc(device->backend, alloc, &b->handle, &b->address, &err);
-    if (st != MOX_OK) {
+    mox_error *err = device->backend->vt->buffer_alloc(device->backend, alloc, &b->handle, &b->address);
+    if (err) {
         mox__free(b);
-        if (!err)
-            err = mox__error_new(st, "failed to allocate %llu device bytes",
-                                 (unsigned long long)alloc);
         return mox__set_last(err);
     }
     atomic_init(&b->refs, 1);
@@ -82,12 +78,9 @@ mox_status mox_buffer_create_from(mox_device *device, const mox_type *type, size
     if (st != MOX_OK)
         return st;
     if (b->bytes) {
-        mox_error *err = NULL;
-        st = device->backend->vt->buffer_upload(device->backend, b->handle, 0, data, b->bytes, &err);
-        if (st != MOX_OK) {
+        mox_error *err = device->backend->vt->buffer_upload(device->backend, b->handle, 0, data, b->bytes);
+        if (err) {
             mox_buffer_release(b);
-            if (!err)
-                err = mox__error_new(st, "uploading the buffer's initial data failed");
             return mox__set_last(err);
         }
     }

@@ -20,6 +20,15 @@ struct mox__shared {
     mox__wait_list waiters;    /* clones' cells */
 };
 
+mox_op *mox__clone_inner(mox_op *op)
+{
+    mox__shared *sh = op->u.clone.shared;
+    mox__lock(&sh->lock);
+    mox_op *inner = sh->polling ? NULL : sh->inner; /* another clone drives it */
+    mox__unlock(&sh->lock);
+    return inner;
+}
+
 static const mox_result *callback_error(const char *what, mox_status code)
 {
     return mox__result_error(mox__error_new(MOX_ERR_CALLBACK, "%s callback failed with %s", what,

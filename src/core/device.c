@@ -59,36 +59,64 @@ static mox_status parse_delay_env(uint32_t *out)
 
 static mox_status open_backend(mox_backend which, const mox__backend_config *cfg, mox_device *dev)
 {
-    mox_error *err = NULL;
-    mox_status st;
     if (which == MOX_BACKEND_CUDA || which == MOX_BACKEND_AUTO) {
-        if (!mox__cuda_backend_open) {
-            st = MOX_ERR_DEVICE_UNAVAILABLE;
-            err = mox__error_new(st, "the CUDA backend is not built into this libmox");
-        } else {
-            st = mox__cuda_backend_open(cfg, &dev->backend, &dev->info, &err);
-        }
-        if (st == MOX_OK) {
+        mox_error *err = mox__cuda_backend_open
+                             ? mox__cuda_backend_open(cfg, &dev->backend, &dev->info)
+                             : mox__error_new(MOX_ERR_DEVICE_UNAVAILABLE,
+                                              "the CUDA backend is not built into this libmox");
+        if (!err) {
             dev->kind = MOX_BACKEND_CUDA;
             return MOX_OK;
         }
-        if (which == MOX_BACKEND_CUDA || st != MOX_ERR_DEVICE_UNAVAILABLE) {
-            if (!err)
-                err = mox__error_new(st, "opening the CUDA backend failed");
+        if (which == MOX_BACKEND_CUDA || mox_error_code(err) != MOX_ERR_DEVICE_UNAVAILABLE)
             return mox__set_last(err);
-        }
         mox_error_release(err);
-        err = NULL;
     }
     if (!mox__cpu_backend_open)
         return mox__raise(MOX_ERR_DEVICE_UNAVAILABLE, "the CPU backend is not built into this libmox");
-    st = mox__cpu_backend_open(cfg, &dev->backend, &dev->info, &err);
-    if (st != MOX_OK) {
-        if (!err)
-            err = mox__error_new(st, "opening the CPU backend failed");
+    mox_error *err = mox__cpu_backend_open(cfg, &dev->backend, &dev->info);
+    if (err)
         return mox__set_last(err);
-    }
     dev->kind = MOX_BACKEND_CPU;
+    return MOX_OK;
+}
+
+static void queues_free(mox_device *dev, uint32_t count)
+{
+    for (uint32_t q = 0; q < count; q++) {
+        if (dev->backend->vt->semaphore_fini)
+            dev->backend->vt->semaphore_fini(dev->backend, &dev->sems[q]);
+        mox__semaphore_fini(&dev->sems[q]);
+    }
+    mox__free(dev->sems);
+    mox__free(dev->queue_values);
+    dev->sems = NULL;
+    dev->queue_values = NULL;
+}
+
+/* One timeline semaphore per queue of the backend. */
+static mox_status queues_create(mox_device *dev)
+{
+    uint32_t n = dev->info.queue_count ? dev->info.queue_count : 1;
+    dev->sems = mox__calloc(n, sizeof *dev->sems);
+    dev->queue_values = mox__calloc(n, sizeof *dev->queue_values);
+    if (!dev->sems || !dev->queue_values) {
+        mox__free(dev->sems);
+        mox__free(dev->queue_values);
+        return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory opening a device");
+    }
+    for (uint32_t q = 0; q < n; q++) {
+        mox__semaphore_init(&dev->sems[q], dev->backend, q);
+        mox_error *err = dev->backend->vt->semaphore_init
+                             ? dev->backend->vt->semaphore_init(dev->backend, &dev->sems[q])
+                             : NULL;
+        if (err) {
+            mox__semaphore_fini(&dev->sems[q]);
+            queues_free(dev, q);
+            return mox__set_last(err);
+        }
+    }
+    dev->queue_count = n;
     return MOX_OK;
 }
 
@@ -134,7 +162,12 @@ mox_status mox_device_open_with(const mox_device_options *options, mox_device **
     mox__backend_config cfg = {opts.cpu_threads, dev->id};
     if ((st = open_backend(which, &cfg, dev)) != MOX_OK)
         goto fail;
+    if ((st = queues_create(dev)) != MOX_OK) {
+        dev->backend->vt->destroy(dev->backend);
+        goto fail;
+    }
     if ((st = mox__worker_start(dev)) != MOX_OK) {
+        queues_free(dev, dev->queue_count);
         dev->backend->vt->destroy(dev->backend);
         goto fail;
     }
@@ -169,6 +202,7 @@ static void destroy(mox_device *dev)
 {
     mox__worker_stop(dev);
     mox__devmods_free(dev);
+    queues_free(dev, dev->queue_count);
     dev->backend->vt->destroy(dev->backend);
     mox_error_release(dev->lost_error);
     pthread_cond_destroy(&dev->worker_cond);

@@ -11,7 +11,8 @@
 
 #include <mox/device.h>
 
-#include "backend.h"
+#include "hal/hal.h"
+#include "semaphore.h"
 #include "sync.h"
 
 typedef struct mox__modinfo mox__modinfo;
@@ -39,9 +40,9 @@ struct mox_device {
     mox__backend_info info;
     _Atomic int event_fd;      /* -1 until mox_device_event_fd is first called */
 
-    /* The submission lock: capacity, trackers, module table and the wait
-     * lists below. Held while handing a batch to the backend so that the
-     * order of submissions is the order the trackers saw. */
+    /* The submission lock: capacity, trackers, queues, module table and the
+     * wait lists below. Never held while calling the backend: executions
+     * leave through the issue list, in the order the trackers saw. */
     mox__mutex lock;
     uint32_t capacity;
     uint32_t in_flight;
@@ -49,6 +50,16 @@ struct mox_device {
     /* Batches waiting for a command slot, in submission order (FIFO):
      * linked through mox__sub.admit_next; each holds a reference. */
     struct mox__sub *admit_head, *admit_tail;
+    /* Prepared executions not yet handed to the backend, in serial order:
+     * whoever finds `issuing` false drains them with no lock held. */
+    struct mox__sub *issue_head, *issue_tail;
+    bool issuing;
+    /* Queues: one semaphore each, the last value handed out, the next
+     * queue for work that waits on nothing. */
+    uint32_t queue_count;
+    mox__semaphore *sems;
+    uint64_t *queue_values;
+    uint32_t next_queue;
     mox__devmod *modules;
     mox_error *lost_error;     /* set once, when the device is lost */
     _Atomic int health;        /* MOX_OK or MOX_ERR_DEVICE_LOST */

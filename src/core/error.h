@@ -17,7 +17,7 @@ mox_error *mox__error_create(mox_status code, const char *kernel, unsigned fail_
     __attribute__((format(printf, 5, 6)));
 mox_error *mox__error_createv(mox_status code, const char *kernel, unsigned fail_code,
                               const mox_error *cause, const char *fmt, va_list ap);
-/* mox__error_create(code, NULL, 0, NULL, fmt...). Declared in backend.h too. */
+/* mox__error_create(code, NULL, 0, NULL, fmt...). Declared in hal/hal.h too. */
 mox_error *mox__error_new(mox_status code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 mox_error *mox__error_oom(void);
 

@@ -252,6 +252,44 @@ mox_poll_state mox_op_poll(mox_op *op, mox_waker waker)
     return MOX_READY;
 }
 
+/* The op of the submitted batch `op` waits for now (following
+ * then/map/clone to the stage in progress), or NULL. */
+static mox_op *pending_submission(mox_op *op)
+{
+    while (op && op->stage != MOX__STAGE_RESOLVED) {
+        switch (op->kind) {
+        case MOX__OP_SUBMIT:
+            return op->stage == MOX__STAGE_SUBMITTED ? op : NULL;
+        case MOX__OP_THEN:
+            op = op->u.then.next ? op->u.then.next : op->u.then.inner;
+            break;
+        case MOX__OP_MAP:
+            op = op->u.map.inner;
+            break;
+        case MOX__OP_CLONE:
+            op = mox__clone_inner(op);
+            break;
+        case MOX__OP_LAUNCH:
+        case MOX__OP_READY:
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+/* Before blocking: if the backend holds the awaited batch back to merge
+ * it, it goes out now, so it never waits for a backend thread to start. */
+static void flush_before_blocking(mox_op *op)
+{
+    mox_op *waited = pending_submission(op);
+    if (!waited)
+        return;
+    mox__sub *sub = waited->u.submit.sub;
+    mox__backend *be = waited->device->backend;
+    if (be->vt->flush && !atomic_load_explicit(&sub->done, memory_order_acquire))
+        be->vt->flush(be, &sub->pub);
+}
+
 mox_status mox_op_wait(mox_op *op)
 {
     MOX__CHECK(op, OP);
@@ -263,8 +301,10 @@ mox_status mox_op_wait(mox_op *op)
         mox__parker parker;
         mox__parker_init(&parker);
         mox_waker w = {mox__parker_unpark, &parker};
-        while (mox_op_poll(op, w) == MOX_PENDING)
+        while (mox_op_poll(op, w) == MOX_PENDING) {
+            flush_before_blocking(op);
             mox__parker_park(&parker);
+        }
         mox__parker_destroy(&parker);
     }
     return mox_result_status(mox_op_result(op));

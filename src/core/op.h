@@ -108,6 +108,8 @@ mox_poll_state mox__then_poll(mox_op *op, mox_waker waker);
 mox_poll_state mox__map_poll(mox_op *op, mox_waker waker);
 mox_poll_state mox__clone_poll(mox_op *op, mox_waker waker);
 void mox__then_drop(mox_op *op);
+/* The shared op a clone drives, or NULL while another clone drives it. */
+mox_op *mox__clone_inner(mox_op *op);
 void mox__map_drop(mox_op *op);
 void mox__clone_drop(mox_op *op);
 

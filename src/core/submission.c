@@ -109,6 +109,8 @@ mox__sub *mox__sub_create(mox_device *device)
     s->cap_readers = 6;
     s->waits = s->waits_inline;
     s->cap_waits = 4;
+    s->points = s->points_inline;
+    s->cap_points = 4;
     s->succs = s->succs_inline;
     (void)device;
     return s;
@@ -146,6 +148,8 @@ void mox__sub_unref(mox__sub *sub)
         mox__free(sub->readers);
     if (sub->waits != sub->waits_inline)
         mox__free(sub->waits);
+    if (sub->points != sub->points_inline)
+        mox__free(sub->points);
     mox__free(sub->ub_index);
     mox__free(sub->gates);
     mox__mutex_destroy(&sub->lock);

@@ -7,7 +7,7 @@
 
 #include <mox/module.h>
 
-#include "backend.h"
+#include "hal/hal.h"
 #include "buffer.h"
 #include "device.h"
 #include "sync.h"
@@ -84,6 +84,10 @@ struct mox__sub {
     bool queued;
     struct mox__sub *admit_next;
     mox_error *queue_error;    /* why a queued batch could not be submitted */
+    /* the wait list handed to the backend: one point per other queue */
+    uint32_t npoints, cap_points;
+    mox__sem_point *points;
+    struct mox__sub *issue_next; /* the device's issue list */
 
     /* small inline storage for the common one- or two-dispatch batch */
     mox__dispatch *d_inline[2];
@@ -92,6 +96,7 @@ struct mox__sub {
     mox__ub ubs_inline[6];
     mox__reader_node readers_inline[6];
     mox__sub *waits_inline[4];
+    mox__sem_point points_inline[4];
 };
 
 static inline mox__sub *mox__sub_of(mox__submission *pub) { return (mox__sub *)pub; }
@@ -119,6 +124,16 @@ typedef enum mox__submit_result {
  * submitted; a queued batch that fails so later resolves with that error. */
 mox__submit_result mox__sub_submit(mox_device *device, mox__sub *sub, mox__waker_cell *cell,
                                    mox_error **error);
+/* Orders a batch against earlier work and prepares its HAL execution
+ * (queue, wait list, signal value, gates); takes the backend's reference.
+ * Device lock held, a slot free. NULL, or the error (nothing changed). */
+mox_error *mox__sub_prepare_locked(mox_device *device, mox__sub *sub);
+/* Hands the device's issue list to the backend, in order, with no lock
+ * held (the caller was told to drain it). */
+void mox__issue_drain(mox_device *device);
+/* Prepares queued batches while slots are free; see scheduler.c. */
+mox__sub *mox__admit_queued_locked(mox_device *device, bool *drain);
+void mox__resolve_failed_admissions(mox_device *device, mox__sub *failed);
 /* Takes a queued batch out of the admission queue (its op is dropped).
  * Returns false when it is no longer queued (it was submitted, or resolved
  * with an error): then it is in flight or done like any submitted batch. */

@@ -167,9 +167,8 @@ mox_status mox__module_load(mox_device *device, const mox__modinfo *info, void *
         goto out;
     }
     mox__module_image img = {name, dir, m->abi, desc->abi_sha256, bytes, size};
-    st = device->backend->vt->module_load(device->backend, &img, handle, error);
-    if (st != MOX_OK && !*error)
-        *error = mox__error_new(st, "module '%s': the backend could not load it", name);
+    *error = device->backend->vt->module_load(device->backend, &img, handle);
+    st = *error ? mox_error_code(*error) : MOX_OK;
 out:
     mox__free(bytes);
     if (m)

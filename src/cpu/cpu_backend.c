@@ -17,7 +17,7 @@
 
 #include "block_exec.h"
 #include "core/alloc.h"
-#include "core/backend.h"
+#include "hal/hal.h"
 #include "cpu_backend_module.h"
 #include "thread_pool.h"
 
@@ -27,26 +27,20 @@ typedef struct cpu_backend cpu_backend;
 
 typedef struct cpu_sub cpu_sub;
 
-/* "waiter waits for the submission whose dependents list holds me". */
-typedef struct wait_node {
-    cpu_sub *waiter;
-    struct wait_node *next;
-} wait_node;
-
+/* Points an execution usually waits for: its queue's previous value and a
+ * few other queues'; more take an allocation. */
 #define INLINE_WAITS 4
 
 struct cpu_sub {
     cpu_backend *be;
     mox__submission *sub;
     _Atomic uint32_t dispatches_left;
-    /* all under be->lock */
-    uint32_t waits_left;
-    bool finished;             /* every dispatch has its final state */
-    bool scanned;              /* too many waits for nodes: on the blocked list */
-    wait_node *dependents;     /* waiters registered on this submission */
-    wait_node nodes[INLINE_WAITS];
-    cpu_sub *next;             /* blocked or held list */
-    mox__pool_job start_job;   /* starts the roots on a worker */
+    _Atomic uint32_t waits_left;   /* points not reached yet, +1 while registering */
+    mox__sem_waiter inline_waiters[INLINE_WAITS];
+    mox__sem_waiter *waiters;      /* inline_waiters or allocated */
+    mox_error *failure;            /* a waited semaphore failed: run nothing */
+    cpu_sub *next;                 /* held list */
+    mox__pool_job start_job;       /* starts the roots on a worker */
 };
 
 typedef struct cpu_disp {
@@ -62,8 +56,7 @@ typedef struct cpu_disp {
 struct cpu_backend {
     mox__backend base;
     mox__pool *pool;
-    pthread_mutex_t lock;
-    cpu_sub *blocked;          /* waiting for more than INLINE_WAITS earlier submissions */
+    pthread_mutex_t lock;      /* the held list */
     cpu_sub *held_head, *held_tail;
     bool hold;
 };
@@ -119,49 +112,13 @@ static void start_sub(cpu_sub *cs)
     }
 }
 
-static void launch_sub(cpu_backend *be, cpu_sub *cs);
-
 static void finish_sub(cpu_sub *cs)
 {
-    cpu_backend *be = cs->be;
-    mox__submission *s = cs->sub;
-    cpu_sub *runnable = NULL;
-    pthread_mutex_lock(&be->lock);
-    cs->finished = true;
-    /* Waiters registered on us: O(their number), no scan. */
-    for (wait_node *n = cs->dependents; n; n = n->next) {
-        cpu_sub *b = n->waiter;
-        if (--b->waits_left == 0) {
-            b->next = runnable;
-            runnable = b;
-        }
-    }
-    cs->dependents = NULL;
-    /* The rare submissions with many waits are found by scanning. */
-    for (cpu_sub **p = &be->blocked; *p;) {
-        cpu_sub *b = *p;
-        for (uint32_t w = 0; w < b->sub->wait_count; w++)
-            if (b->sub->waits[w] == s)
-                b->waits_left--;
-        if (b->waits_left == 0) {
-            *p = b->next;
-            b->next = runnable;
-            runnable = b;
-        } else {
-            p = &b->next;
-        }
-    }
-    pthread_mutex_unlock(&be->lock);
-    /* Complete first, then start the submissions that waited: results then
-     * resolve in dependency order, and a waiter cannot finish (and its user
-     * release everything) while this thread still holds references. The
-     * waiters keep `s` alive through their own references. */
-    mox__submission_complete(s, MOX_OK, NULL);
-    while (runnable) {
-        cpu_sub *b = runnable;
-        runnable = b->next;
-        launch_sub(be, b); /* on this worker: no inline completion unless gated */
-    }
+    if (cs->waiters != cs->inline_waiters)
+        mox__free(cs->waiters);
+    /* The core signals the semaphore: what waited for this execution starts
+     * from inside this call, on this worker. */
+    mox__execution_complete(cs->sub, cs->failure);
 }
 
 static void finish_dispatch(cpu_disp *first)
@@ -240,12 +197,25 @@ static void job_finished(mox__pool_job *job)
     finish_dispatch(cd);
 }
 
+/* A waited semaphore failed (device loss): nothing runs, every dispatch is
+ * GATED and the execution completes with that failure. */
+static void fail_sub(cpu_sub *cs)
+{
+    mox__submission *s = cs->sub;
+    for (uint32_t i = 0; i < s->count; i++)
+        s->dispatches[i]->state = MOX_DISPATCH_GATED;
+    finish_sub(cs);
+}
+
 static void start_job_run(mox__pool_job *job, uint64_t first, uint64_t count)
 {
     (void)first;
     (void)count;
     cpu_sub *cs = (cpu_sub *)((char *)job - offsetof(cpu_sub, start_job));
-    start_sub(cs);
+    if (cs->failure)
+        fail_sub(cs);
+    else
+        start_sub(cs);
 }
 
 /* ---------------- submission ---------------- */
@@ -284,49 +254,69 @@ static void prepare_sub(cpu_backend *be, mox__submission *s)
     }
 }
 
-/* Starts a submission whose waits are over (be->lock not held). Roots that
- * may be gated are decided on a worker: gating can complete the whole
- * submission, and completion must not run inside submit. */
+/* Starts an execution whose waits are over. Roots that may be gated, and
+ * executions that waited on a failed semaphore, are decided on a worker:
+ * that can complete the execution, which must not happen inside execute
+ * (nor inside the completion whose semaphore signal got us here). */
 static void launch_sub(cpu_backend *be, cpu_sub *cs)
 {
     mox__submission *s = cs->sub;
-    bool gates = false;
-    for (uint32_t i = 0; i < s->count && !gates; i++)
-        gates = s->dispatches[i]->gate_count != 0;
-    if (gates)
+    bool worker = cs->failure != NULL;
+    for (uint32_t i = 0; i < s->count && !worker; i++)
+        worker = s->dispatches[i]->gate_count != 0;
+    if (worker)
         mox__pool_push(be->pool, &cs->start_job);
     else
         start_sub(cs);
 }
 
-/* be->lock held; returns true when the submission may start now. */
-static bool admit_locked(cpu_backend *be, cpu_sub *cs)
+static void point_reached(void *ctx)
 {
+    cpu_sub *cs = ctx;
+    if (atomic_fetch_sub_explicit(&cs->waits_left, 1, memory_order_acq_rel) != 1)
+        return;
     mox__submission *s = cs->sub;
-    cs->waits_left = 0;
-    cs->scanned = s->wait_count > INLINE_WAITS;
-    for (uint32_t w = 0; w < s->wait_count; w++) {
-        cpu_sub *earlier = sub_state(s->waits[w]);
-        if (earlier->finished)
-            continue;
-        cs->waits_left++;
-        if (!cs->scanned) {
-            wait_node *n = &cs->nodes[w];
-            n->waiter = cs;
-            n->next = earlier->dependents;
-            earlier->dependents = n;
-        }
-    }
-    if (cs->waits_left == 0)
-        return true;
-    if (cs->scanned) {
-        cs->next = be->blocked;
-        be->blocked = cs;
-    }
-    return false;
+    for (uint32_t w = 0; w < s->wait_count && !cs->failure; w++)
+        cs->failure = mox__semaphore_failure(s->waits[w].sem);
+    if (!cs->failure && s->signal.value > 1)
+        cs->failure = mox__semaphore_failure(s->signal.sem);
+    if (cs->failure)
+        mox_error_retain(cs->failure);
+    launch_sub(cs->be, cs);
 }
 
-static void cpu_submit(mox__backend *base, mox__submission *s)
+/* Registers a waiter per point: the wait list, plus the previous value of
+ * the execution's own queue (queues are FIFO). The last point reached (or
+ * the end of registration) launches it. */
+static void admit(cpu_backend *be, cpu_sub *cs)
+{
+    mox__submission *s = cs->sub;
+    uint32_t n = s->wait_count + 1;
+    cs->waiters = n <= INLINE_WAITS ? cs->inline_waiters : mox__malloc(n * sizeof *cs->waiters);
+    if (!cs->waiters) {
+        cs->waiters = cs->inline_waiters;
+        cs->failure = mox__error_new(MOX_ERR_OUT_OF_MEMORY,
+                                     "out of memory waiting for %u earlier executions",
+                                     s->wait_count);
+        mox__pool_push(be->pool, &cs->start_job);
+        return;
+    }
+    atomic_store(&cs->waits_left, n + 1);
+    for (uint32_t i = 0; i < n; i++) {
+        mox__sem_point pt = i < s->wait_count
+                                ? s->waits[i]
+                                : (mox__sem_point){s->signal.sem, s->signal.value - 1};
+        mox__sem_waiter *w = &cs->waiters[i];
+        w->fn = point_reached;
+        w->ctx = cs;
+        w->value = pt.value;
+        if (!mox__semaphore_wait_async(pt.sem, w))
+            point_reached(cs);
+    }
+    point_reached(cs); /* registration done */
+}
+
+static void cpu_execute(mox__backend *base, mox__submission *s)
 {
     cpu_backend *be = (cpu_backend *)base;
     prepare_sub(be, s);
@@ -342,10 +332,8 @@ static void cpu_submit(mox__backend *base, mox__submission *s)
         pthread_mutex_unlock(&be->lock);
         return;
     }
-    bool now = admit_locked(be, cs);
     pthread_mutex_unlock(&be->lock);
-    if (now)
-        launch_sub(be, cs);
+    admit(be, cs);
 }
 
 static void cpu_set_hold(mox__backend *base, bool hold)
@@ -356,44 +344,33 @@ static void cpu_set_hold(mox__backend *base, bool hold)
     cpu_sub *held = hold ? NULL : be->held_head;
     if (!hold)
         be->held_head = be->held_tail = NULL;
-    /* Admit in submission order; the ones that may start go to a worker
-     * (this thread may not run completions inline either). */
-    cpu_sub *start = NULL, **tail = &start;
+    pthread_mutex_unlock(&be->lock);
+    /* In execute order; whatever may start goes through admit, which never
+     * completes inline. */
     while (held) {
         cpu_sub *cs = held;
         held = cs->next;
         cs->next = NULL;
-        if (admit_locked(be, cs)) {
-            *tail = cs;
-            tail = &cs->next;
-        }
-    }
-    pthread_mutex_unlock(&be->lock);
-    while (start) {
-        cpu_sub *cs = start;
-        start = cs->next;
-        mox__pool_push(be->pool, &cs->start_job);
+        admit(be, cs);
     }
 }
 
 /* ---------------- memory and modules ---------------- */
 
-static mox_status cpu_buffer_alloc(mox__backend *base, uint64_t bytes, void **handle,
-                                   void **address, mox_error **error)
+static mox_error *cpu_buffer_alloc(mox__backend *base, uint64_t bytes, void **handle,
+                                   void **address)
 {
     (void)base;
     size_t rounded = (size_t)((bytes + 63u) & ~(uint64_t)63u);
     void *p = NULL;
-    if (posix_memalign(&p, 64, rounded) != 0 || !p) {
-        *error = mox__error_new(MOX_ERR_ALLOCATION_FAILED,
-                                "failed to allocate %llu bytes of CPU device memory",
-                                (unsigned long long)bytes);
-        return MOX_ERR_ALLOCATION_FAILED;
-    }
+    if (posix_memalign(&p, 64, rounded) != 0 || !p)
+        return mox__error_new(MOX_ERR_ALLOCATION_FAILED,
+                              "failed to allocate %llu bytes of CPU device memory",
+                              (unsigned long long)bytes);
     memset(p, 0, rounded);
     *handle = p;
     *address = p;
-    return MOX_OK;
+    return NULL;
 }
 
 static void cpu_buffer_free(mox__backend *base, void *handle)
@@ -402,20 +379,23 @@ static void cpu_buffer_free(mox__backend *base, void *handle)
     mox__free(handle);
 }
 
-static mox_status cpu_buffer_upload(mox__backend *base, void *handle, uint64_t offset,
-                                    const void *src, uint64_t bytes, mox_error **error)
+static mox_error *cpu_buffer_upload(mox__backend *base, void *handle, uint64_t offset,
+                                    const void *src, uint64_t bytes)
 {
     (void)base;
-    (void)error;
     memcpy((unsigned char *)handle + offset, src, bytes);
-    return MOX_OK;
+    return NULL;
 }
 
-static mox_status cpu_module_load(mox__backend *base, const mox__module_image *image,
-                                  void **module, mox_error **error)
+static mox_error *cpu_module_load(mox__backend *base, const mox__module_image *image,
+                                  void **module)
 {
     (void)base;
-    return mox__cpu_module_load(image, (mox__cpu_module **)module, error);
+    mox_error *error = NULL;
+    if (mox__cpu_module_load(image, (mox__cpu_module **)module, &error) != MOX_OK && !error)
+        error = mox__error_new(MOX_ERR_MODULE_LOAD, "module '%s' from %s: the CPU code does not load",
+                               image->name, image->dir);
+    return error;
 }
 
 static void cpu_module_unload(mox__backend *base, void *module)
@@ -433,9 +413,22 @@ static void cpu_destroy(mox__backend *base)
 }
 
 static const mox__backend_vtable cpu_vtable = {
-    cpu_destroy,      cpu_buffer_alloc,  cpu_buffer_free, cpu_buffer_upload,
-    cpu_module_load,  cpu_module_unload, cpu_submit,      cpu_set_hold,
+    .destroy = cpu_destroy,
+    .buffer_alloc = cpu_buffer_alloc,
+    .buffer_free = cpu_buffer_free,
+    .buffer_upload = cpu_buffer_upload,
+    .module_load = cpu_module_load,
+    .module_unload = cpu_module_unload,
+    .semaphore_init = NULL, /* host waiters need no backend state */
+    .semaphore_fini = NULL,
+    .execute = cpu_execute,
+    .flush = NULL,          /* nothing is held back */
+    .set_hold = cpu_set_hold,
 };
+
+/* Queues: enough that independent executions rarely share one (a queue
+ * runs its executions one after the other). */
+#define CPU_QUEUES 16u
 
 static uint64_t physical_memory(void)
 {
@@ -446,26 +439,21 @@ static uint64_t physical_memory(void)
     return (uint64_t)pages * (uint64_t)size;
 }
 
-mox_status mox__cpu_backend_open(const mox__backend_config *config, mox__backend **out,
-                                 mox__backend_info *info, mox_error **error)
+mox_error *mox__cpu_backend_open(const mox__backend_config *config, mox__backend **out,
+                                 mox__backend_info *info)
 {
     cpu_backend *be = mox__calloc(1, sizeof *be);
-    if (!be) {
-        *error = mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory opening the CPU backend");
-        return MOX_ERR_OUT_OF_MEMORY;
-    }
+    if (!be)
+        return mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory opening the CPU backend");
     int rc;
     be->pool = mox__pool_create(config->cpu_threads, &rc);
     if (!be->pool) {
         mox__free(be);
-        if (rc == ENOMEM) {
-            *error = mox__error_new(MOX_ERR_OUT_OF_MEMORY,
-                                    "out of memory starting the CPU backend's worker threads");
-            return MOX_ERR_OUT_OF_MEMORY;
-        }
-        *error = mox__error_new(MOX_ERR_BACKEND, "cannot start the CPU backend's worker threads: %s",
-                                strerror(rc));
-        return MOX_ERR_BACKEND;
+        if (rc == ENOMEM)
+            return mox__error_new(MOX_ERR_OUT_OF_MEMORY,
+                                  "out of memory starting the CPU backend's worker threads");
+        return mox__error_new(MOX_ERR_BACKEND, "cannot start the CPU backend's worker threads: %s",
+                              strerror(rc));
     }
     pthread_mutex_init(&be->lock, NULL);
     be->base.vt = &cpu_vtable;
@@ -478,8 +466,9 @@ mox_status mox__cpu_backend_open(const mox__backend_config *config, mox__backend
     info->warp_size = 32;
     info->features = MOX_FEAT_ATOMICS | MOX_FEAT_WARP_OPS;
     info->module_file = MOX_FILE_CPU_SO;
+    info->queue_count = CPU_QUEUES;
     info->submission_state_size = sizeof(cpu_sub);
     info->dispatch_state_size = sizeof(cpu_disp);
     *out = &be->base;
-    return MOX_OK;
+    return NULL;
 }

@@ -2,7 +2,7 @@
 #ifndef MOX_CPU_BACKEND_MODULE_H
 #define MOX_CPU_BACKEND_MODULE_H
 
-#include "core/backend.h"
+#include "hal/hal.h"
 
 typedef struct mox__cpu_module {
     void *dl;

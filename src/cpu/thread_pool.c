@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "core/alloc.h"
-#include "core/backend.h"
+#include "hal/hal.h"
 
 struct mox__pool {
     pthread_mutex_t lock;

@@ -1,5 +1,5 @@
 /* src/cuda/cuda_backend.c - the CUDA backend as the core sees it: the
- * vtable of src/core/backend.h over the files of this folder. Entry points
+ * HAL vtable (src/hal/hal.h) over the files of this folder. Entry points
  * turn the backend's per-thread error message (cuda_error.c) into the core's
  * error objects. */
 #include "cuda/cuda_internal.h"
@@ -18,18 +18,15 @@ static void be_destroy(mox__backend *b)
     mox__cuda_dev_close(dev_of(b));
 }
 
-static mox_status be_buffer_alloc(mox__backend *b, uint64_t bytes, void **handle, void **address,
-                                  mox_error **error)
+static mox_error *be_buffer_alloc(mox__backend *b, uint64_t bytes, void **handle, void **address)
 {
     CUdeviceptr p = 0;
     mox_status st = mox__cuda_buffer_alloc(dev_of(b), bytes, &p);
-    if (st != MOX_OK) {
-        *error = mox__cuda_last_error(st);
-        return st;
-    }
+    if (st != MOX_OK)
+        return mox__cuda_last_error(st);
     *handle = (void *)(uintptr_t)p;
     *address = (void *)(uintptr_t)p;
-    return MOX_OK;
+    return NULL;
 }
 
 static void be_buffer_free(mox__backend *b, void *handle)
@@ -37,30 +34,25 @@ static void be_buffer_free(mox__backend *b, void *handle)
     mox__cuda_buffer_free(dev_of(b), (CUdeviceptr)(uintptr_t)handle);
 }
 
-static mox_status be_buffer_upload(mox__backend *b, void *handle, uint64_t offset, const void *src,
-                                   uint64_t bytes, mox_error **error)
+static mox_error *be_buffer_upload(mox__backend *b, void *handle, uint64_t offset, const void *src,
+                                   uint64_t bytes)
 {
     if (bytes == 0)
-        return MOX_OK;
+        return NULL;
     mox_status st =
         mox__cuda_buffer_upload(dev_of(b), (CUdeviceptr)(uintptr_t)handle + offset, src, bytes);
-    if (st != MOX_OK)
-        *error = mox__cuda_last_error(st);
-    return st;
+    return st == MOX_OK ? NULL : mox__cuda_last_error(st);
 }
 
-static mox_status be_module_load(mox__backend *b, const mox__module_image *image, void **module,
-                                 mox_error **error)
+static mox_error *be_module_load(mox__backend *b, const mox__module_image *image, void **module)
 {
     mox__cuda_module *m = NULL;
     mox_status st = mox__cuda_module_load(dev_of(b), image->bytes, image->size, image->abi, &m);
-    if (st != MOX_OK) {
-        *error = mox__error_new(st, "loading module %s from %s: %s", image->name, image->dir,
-                                mox__cuda_last_message());
-        return st;
-    }
+    if (st != MOX_OK)
+        return mox__error_new(st, "loading module %s from %s: %s", image->name, image->dir,
+                              mox__cuda_last_message());
     *module = m;
-    return MOX_OK;
+    return NULL;
 }
 
 static void be_module_unload(mox__backend *b, void *module)
@@ -69,9 +61,14 @@ static void be_module_unload(mox__backend *b, void *module)
     mox__cuda_module_unload(module);
 }
 
-static void be_submit(mox__backend *b, mox__submission *sub)
+static void be_execute(mox__backend *b, mox__submission *sub)
 {
     mox__cuda_submit(dev_of(b), sub);
+}
+
+static void be_flush(mox__backend *b, mox__submission *sub)
+{
+    mox__cuda_flush(dev_of(b), sub);
 }
 
 static void be_set_hold(mox__backend *b, bool hold)
@@ -79,9 +76,20 @@ static void be_set_hold(mox__backend *b, bool hold)
     mox__cuda_set_hold(dev_of(b), hold);
 }
 
+/* A queue's semaphore needs no device state: the launch that signals a
+ * value carries the event a wait on it uses (cuda_submit.c). */
 static const mox__backend_vtable cuda_vtable = {
-    be_destroy,    be_buffer_alloc, be_buffer_free, be_buffer_upload,
-    be_module_load, be_module_unload, be_submit,    be_set_hold,
+    .destroy = be_destroy,
+    .buffer_alloc = be_buffer_alloc,
+    .buffer_free = be_buffer_free,
+    .buffer_upload = be_buffer_upload,
+    .module_load = be_module_load,
+    .module_unload = be_module_unload,
+    .semaphore_init = NULL,
+    .semaphore_fini = NULL,
+    .execute = be_execute,
+    .flush = be_flush,
+    .set_hold = be_set_hold,
 };
 
 static int ordinal_from_env(void)
@@ -90,16 +98,14 @@ static int ordinal_from_env(void)
     return v && v[0] ? atoi(v) : 0;
 }
 
-mox_status mox__cuda_backend_open(const mox__backend_config *config, mox__backend **out,
-                                  mox__backend_info *info, mox_error **error)
+mox_error *mox__cuda_backend_open(const mox__backend_config *config, mox__backend **out,
+                                  mox__backend_info *info)
 {
     (void)config;
     mox__cuda_dev *dev = NULL;
     mox_status st = mox__cuda_dev_open(ordinal_from_env(), &dev);
-    if (st != MOX_OK) {
-        *error = mox__cuda_last_error(st);
-        return st;
-    }
+    if (st != MOX_OK)
+        return mox__cuda_last_error(st);
     dev->base.vt = &cuda_vtable;
     memset(info, 0, sizeof *info);
     snprintf(info->name, sizeof info->name, "%s", dev->name);
@@ -110,8 +116,9 @@ mox_status mox__cuda_backend_open(const mox__backend_config *config, mox__backen
     info->warp_size = dev->limits.warp_size;
     info->features = MOX_FEAT_ATOMICS | MOX_FEAT_WARP_OPS;
     info->module_file = MOX_FILE_FATBIN;
+    info->queue_count = MOX__CUDA_STREAMS;
     info->submission_state_size = sizeof(mox__cuda_sub);
     info->dispatch_state_size = sizeof(mox__cuda_dstate);
     *out = &dev->base;
-    return MOX_OK;
+    return NULL;
 }

@@ -1,6 +1,6 @@
 /* src/cuda/cuda_internal.h - the CUDA backend's own objects and the
  * internal interface between its files. The core talks to the backend
- * only through src/core/backend.h (vtable in cuda_backend.c).
+ * only through src/hal/hal.h (vtable in cuda_backend.c).
  *
  *   mox__cuda_dev    one device: primary context, streams, the gate status
  *                    pool, host flags, staging, plan cache, completion thread.
@@ -28,7 +28,7 @@
 #include <mox/status.h>
 
 #include "core/alloc.h"
-#include "core/backend.h"
+#include "hal/hal.h"
 #include "cuda/cuda_api.h"
 
 #define MOX__CUDA_STREAMS 4u
@@ -149,6 +149,7 @@ struct mox__cuda_group {
     mox__cuda_inst *inst;           /* NULL for transfer-only launches */
     CUevent event;
     uint32_t stream;
+    uint64_t first_value, last_value; /* the stream's semaphore values it signals */
     uint32_t count;                 /* dispatches */
     uint32_t nsubs;
     mox__submission **subs;
@@ -206,11 +207,17 @@ static inline bool mox__cuda_u32_push(u32vec *a, uint32_t x)
 }
 
 void mox__cuda_submit(mox__cuda_dev *dev, mox__submission *pub);
+/* The launch (launched or not) that signals `pt`, NULL once it finished.
+ * Caller holds dev->lock. */
+mox__cuda_group *mox__cuda_group_of_point(mox__cuda_dev *dev, const mox__sem_point *pt);
+/* The core is about to block on `pub`: if it is held back (pending), its
+ * stream's pending executions go out now. */
+void mox__cuda_flush(mox__cuda_dev *dev, mox__submission *pub);
 void mox__cuda_set_hold(mox__cuda_dev *dev, bool hold);
 /* Launches the pending submissions of `stream`. Caller holds dev->lock. */
 void mox__cuda_flush_stream(mox__cuda_dev *dev, uint32_t stream);
 /* Completes a finished (or failed) group: states, copybacks, releases,
- * then mox__submission_complete for every member. No lock held. */
+ * then mox__execution_complete for every member. No lock held. */
 void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r);
 
 /* ---- plans and instances (cuda_plan.c); caller holds dev->lock ---- */

@@ -294,6 +294,11 @@ static mox_status inst_create(mox__cuda_dev *dev, mox__cuda_plan *p, mox__cuda_i
     if (st != MOX_OK)
         goto fail;
     inst->plan = p; /* from here on inst_destroy frees the slots */
+    /* Slots come back from destroyed instances as they were: one whose
+     * dispatch failed still reads FAILED. Reset before the first launch,
+     * or a new plan's dispatch inherits another's failure (seen on the
+     * H200 under tests/stress: "kernel 'fill' failed: mox_fail(7)"). */
+    inst->dirty = true;
     st = mox__cuda_flag_alloc(dev, &inst->host_flag, &inst->host_flag_dev);
     if (st != MOX_OK)
         goto fail;
@@ -492,36 +497,15 @@ static mox_status upload_deps(mox__cuda_dev *dev, mox__cuda_inst *inst, const ui
     return MOX_OK;
 }
 
-mox_status mox__cuda_inst_launch(mox__cuda_dev *dev, mox__cuda_inst *inst,
-                                 const mox__cuda_ldesc *b, mox__cuda_group *group,
-                                 CUstream stream)
+/* Enqueues (stream plans) or updates and launches (graphs) the nodes of
+ * `b` on `inst`; `want` holds every node's gate dependencies. */
+static mox_status launch_nodes(mox__cuda_dev *dev, mox__cuda_inst *inst, const mox__cuda_ldesc *b,
+                               mox__cuda_group *group, CUstream stream, const uint32_t *want)
 {
     const mox__cuda_api *api = dev->api;
     mox__cuda_plan *p = inst->plan;
+    mox_status st;
     CUresult r;
-    if (inst->dirty) {
-        r = api->cuMemsetD32Async(dev->pool + 8ull * inst->slot_base, 0, 2ull * p->count, stream);
-        if (r != CUDA_SUCCESS)
-            return mox__cuda_fail(api, r, "cuMemsetD32Async", "(gate status reset)");
-        inst->dirty = false;
-        atomic_fetch_add(&dev->stats.resets, 1);
-    }
-    *inst->host_flag = 0;
-
-    uint32_t total = deps_total(b);
-    if (total)
-        atomic_fetch_add(&dev->stats.gate_deps, total);
-    uint32_t stack_deps[512];
-    uint32_t *want = total <= 512 ? stack_deps : mox__malloc(total * 4u);
-    if (!want)
-        return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory for gate dependencies");
-    deps_fill(inst, b, want, true);
-    mox_status st = upload_deps(dev, inst, want, total, stream);
-    if (want != stack_deps)
-        mox__free(want);
-    if (st != MOX_OK)
-        return st;
-
     for (uint32_t i = 0; i < b->count; i++) {
         const mox__cuda_lnode *ln = &b->nodes[i];
         const mox__dispatch *d = ln->d;
@@ -535,10 +519,13 @@ mox_status mox__cuda_inst_launch(mox__cuda_dev *dev, mox__cuda_inst *inst,
         mox_gate gate;
         memset(&gate, 0, sizeof gate);
         gate.status = (uint32_t *)(uintptr_t)dev->pool;
-        gate.deps = (const uint32_t *)(uintptr_t)(inst->deps_dev + 4ull * inst->dep_offset[i]);
         gate.host_flag = (uint32_t *)(uintptr_t)inst->host_flag_dev;
         gate.self = inst->slot_base + i;
         gate.dep_count = inst->dep_count[i];
+        if (gate.dep_count <= MOX_GATE_INLINE_DEPS)
+            memcpy(gate.inline_deps, want + inst->dep_offset[i], 4u * gate.dep_count);
+        else
+            gate.deps = (const uint32_t *)(uintptr_t)(inst->deps_dev + 4ull * inst->dep_offset[i]);
         void *params[MOX_MAX_PARAMS + 1];
         params[0] = &gate;
         for (uint32_t a = 0; a < d->param_count; a++)
@@ -595,3 +582,41 @@ mox_status mox__cuda_inst_launch(mox__cuda_dev *dev, mox__cuda_inst *inst,
     }
     return MOX_OK;
 }
+
+mox_status mox__cuda_inst_launch(mox__cuda_dev *dev, mox__cuda_inst *inst,
+                                 const mox__cuda_ldesc *b, mox__cuda_group *group,
+                                 CUstream stream)
+{
+    const mox__cuda_api *api = dev->api;
+    mox__cuda_plan *p = inst->plan;
+    CUresult r;
+    if (inst->dirty) {
+        r = api->cuMemsetD32Async(dev->pool + 8ull * inst->slot_base, 0, 2ull * p->count, stream);
+        if (r != CUDA_SUCCESS)
+            return mox__cuda_fail(api, r, "cuMemsetD32Async", "(gate status reset)");
+        inst->dirty = false;
+        atomic_fetch_add(&dev->stats.resets, 1);
+    }
+    *inst->host_flag = 0;
+
+    uint32_t total = deps_total(b);
+    if (total)
+        atomic_fetch_add(&dev->stats.gate_deps, total);
+    uint32_t stack_deps[512];
+    uint32_t *want = total <= 512 ? stack_deps : mox__malloc(total * 4u);
+    if (!want)
+        return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory for gate dependencies");
+    deps_fill(inst, b, want, true);
+    /* Gates of at most MOX_GATE_INLINE_DEPS dependencies carry them in the
+     * kernel's parameters: no upload, and no dependent load on the device. */
+    bool any_array = false;
+    for (uint32_t i = 0; i < b->count; i++)
+        any_array |= inst->dep_count[i] > MOX_GATE_INLINE_DEPS;
+    mox_status st = upload_deps(dev, inst, want, any_array ? total : 0, stream);
+    if (st == MOX_OK)
+        st = launch_nodes(dev, inst, b, group, stream, want);
+    if (want != stack_deps)
+        mox__free(want);
+    return st;
+}
+

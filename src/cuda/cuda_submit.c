@@ -1,9 +1,10 @@
 /* src/cuda/cuda_submit.c - from core submissions to launches.
  *
- * Stream choice: a submission goes to the stream of the latest unfinished
- * submission it waits on (in-order streams then give that ordering for
- * free); otherwise round robin, so independent work overlaps. Waits on
- * other streams become cuStreamWaitEvent on their launch's event.
+ * Queues are streams: the core picks the queue (the stream of the latest
+ * unfinished execution it waits on, else round robin) and names, in the
+ * wait list, the points of other queues it needs. A point becomes
+ * cuStreamWaitEvent on the event of the launch that signals it: the device
+ * waits, no host thread decides.
  *
  * Coalescing: while a stream already has `defer_depth` launches queued
  * (default 2: one running, one waiting behind it, so the GPU never idles on
@@ -193,18 +194,14 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b, C
                     goto oom;
                 may_fail = true;
             }
-            /* A source of this submission starts after the sinks of every
-             * submission of this launch it waits for. */
-            if (d->pred_count == 0) {
-                for (uint32_t w = 0; w < pub->wait_count; w++) {
-                    mox__cuda_sub *ws = mox__cuda_sub_of(pub->waits[w]);
-                    if (ws->group != g)
-                        continue;
-                    const mox__submission *wp = pub->waits[w];
-                    for (uint32_t j = 0; j < wp->count; j++)
-                        if (wp->dispatches[j]->succ_count == 0 && !mox__cuda_u32_push(&b->edges, ws->offset + j))
-                            goto oom;
-                }
+            /* A queue is FIFO: a source of this execution starts after the
+             * sinks of the one before it in this launch (same queue). */
+            if (d->pred_count == 0 && s > 0) {
+                const mox__submission *wp = g->subs[s - 1];
+                const mox__cuda_sub *ws = mox__cuda_sub_of(wp);
+                for (uint32_t j = 0; j < wp->count; j++)
+                    if (wp->dispatches[j]->succ_count == 0 && !mox__cuda_u32_push(&b->edges, ws->offset + j))
+                        goto oom;
             }
             for (uint32_t k = 0; d->kind == MOX__CMD_KERNEL && k < d->gate_count; k++) {
                 const mox__gate *gate = &pub->gates[d->gate_first + k];
@@ -229,17 +226,17 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b, C
             ln->gdep_cnt = b->gdeps.n - ln->gdep_off;
             ln->ext_cnt = b->ext.n - ln->ext_off;
         }
-        /* Waits on other launches: completion order, and on other streams
-         * the stream waits for their events (same-stream order is implicit). */
+        /* Points of other queues: completion order, and the stream waits
+         * for the event of the launch that signals the point. */
         for (uint32_t w = 0; w < pub->wait_count; w++) {
-            mox__cuda_sub *ws = mox__cuda_sub_of(pub->waits[w]);
-            if (ws->done || ws->group == g || !ws->group)
+            mox__cuda_group *wg = mox__cuda_group_of_point(dev, &pub->waits[w]);
+            if (!wg || wg == g)
                 continue;
-            if (!add_succ(ws->group, g))
+            if (!add_succ(wg, g))
                 goto oom;
-            if (!ws->group->launched || ws->group->stream == g->stream)
+            if (!wg->launched || wg->stream == g->stream)
                 continue;
-            CUevent ev = ws->group->event;
+            CUevent ev = wg->event;
             bool seen = false;
             for (uint32_t k = 0; k < b->nwaits; k++)
                 seen |= b->waits[k] == ev;
@@ -288,6 +285,8 @@ static void launch_group(mox__cuda_dev *dev, mox__submission *const *subs, uint3
     }
     g->stream = stream;
     g->nsubs = n;
+    g->first_value = subs[0]->signal.value;
+    g->last_value = subs[n - 1]->signal.value;
     for (uint32_t i = 0; i < n; i++) {
         mox__cuda_sub *me = mox__cuda_sub_of(subs[i]);
         g->subs[i] = subs[i];
@@ -383,16 +382,22 @@ void mox__cuda_flush_stream(mox__cuda_dev *dev, uint32_t stream)
     }
 }
 
-static uint32_t pick_stream(mox__cuda_dev *dev, const mox__submission *pub)
+mox__cuda_group *mox__cuda_group_of_point(mox__cuda_dev *dev, const mox__sem_point *pt)
 {
-    for (uint32_t i = pub->wait_count; i-- > 0;) {
-        const mox__cuda_sub *w = mox__cuda_sub_of(pub->waits[i]);
-        if (!w->done)
-            return w->stream;
-    }
-    uint32_t s = dev->next_stream;
-    dev->next_stream = (s + 1) % MOX__CUDA_STREAMS;
-    return s;
+    if (mox__semaphore_reached(pt->sem, pt->value))
+        return NULL;
+    for (mox__cuda_group *g = dev->inflight_head; g; g = g->next)
+        if (g->stream == pt->sem->queue && g->first_value <= pt->value &&
+            pt->value <= g->last_value)
+            return g;
+    return NULL; /* finished on the device; the core has yet to signal it */
+}
+
+/* Whether stream q holds back (pending) an execution at or below `value`. */
+static bool pending_covers(mox__cuda_dev *dev, uint32_t q, uint64_t value)
+{
+    const mox__cuda_sub *h = dev->stream_state[q].pending_head;
+    return h && h->pub->signal.value <= value;
 }
 
 void mox__cuda_submit(mox__cuda_dev *dev, mox__submission *pub)
@@ -401,13 +406,14 @@ void mox__cuda_submit(mox__cuda_dev *dev, mox__submission *pub)
     memset(me, 0, sizeof *me);
     me->pub = pub;
     pthread_mutex_lock(&dev->lock);
-    uint32_t stream = pick_stream(dev, pub);
+    uint32_t stream = pub->queue;
     me->stream = stream;
-    /* What it waits for on other streams must be launched to have an event. */
+    /* A point held back on another stream must be launched to have an
+     * event: that stream goes out now. */
     for (uint32_t i = 0; !dev->hold && i < pub->wait_count; i++) {
-        const mox__cuda_sub *w = mox__cuda_sub_of(pub->waits[i]);
-        if (w->pending && w->stream != stream)
-            mox__cuda_flush_stream(dev, w->stream);
+        uint32_t q = pub->waits[i].sem->queue;
+        if (q != stream && pending_covers(dev, q, pub->waits[i].value))
+            mox__cuda_flush_stream(dev, q);
     }
     mox__cuda_stream_state *ss = &dev->stream_state[stream];
     bool transfer = has_transfer(pub);
@@ -474,6 +480,15 @@ static void flush_all_ordered(mox__cuda_dev *dev)
             ss->pending_tail = NULL;
         launch_group(dev, chunk, n, best);
     }
+}
+
+void mox__cuda_flush(mox__cuda_dev *dev, mox__submission *pub)
+{
+    pthread_mutex_lock(&dev->lock);
+    const mox__cuda_sub *me = mox__cuda_sub_of(pub);
+    if (!dev->hold && me->pending)
+        mox__cuda_flush_stream(dev, me->stream);
+    pthread_mutex_unlock(&dev->lock);
 }
 
 void mox__cuda_set_hold(mox__cuda_dev *dev, bool hold)
@@ -594,9 +609,10 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r)
     g->stage_count = 0;
     pthread_mutex_unlock(&dev->lock);
 
+    if (status != MOX_OK && !error)
+        error = mox__error_new(status, "the CUDA backend failed the launch");
     for (uint32_t s = 0; s < g->nsubs; s++)
-        mox__submission_complete(g->subs[s], status,
-                                 error ? mox_error_retain(error) : NULL);
+        mox__execution_complete(g->subs[s], error ? mox_error_retain(error) : NULL);
     mox_error_release(error);
     group_free(g);
 }

@@ -117,6 +117,24 @@ static void device_release_does_not_block(void **state)
     mox_device_release(keep);
 }
 
+/* Releasing a device never waits for a module preparation in progress:
+ * here the worker sleeps 10 minutes before loading (the debug delay); a
+ * release that joined it would run into the test's timeout. */
+static void device_release_does_not_wait_for_preparation(void **state)
+{
+    (void)state;
+    setenv("MOX_DEBUG_PREPARE_DELAY_MS", "600000", 1);
+    mox_device *dev = conf_open();
+    unsetenv("MOX_DEBUG_PREPARE_DELAY_MS");
+    mox_buffer *out = conf_zeros(dev, 16);
+    mox_op *op = conf_fill(dev, conf_cfg(16), out, 1.0f, 16);
+    assert_int_equal(mox_op_poll(op, no_waker), MOX_PENDING); /* preparing */
+    conf_nap(20);                                             /* the worker is in its delay */
+    mox_op_drop(op);
+    mox_buffer_release(out);
+    mox_device_release(dev); /* returns at once: the worker keeps its own reference */
+}
+
 typedef struct counter {
     int calls;
     mox_buffer *out;
@@ -210,6 +228,7 @@ int main(void)
         cmocka_unit_test(dropped_while_waiting_for_capacity),
         cmocka_unit_test(dropped_after_submission_completes),
         cmocka_unit_test(device_release_does_not_block),
+        cmocka_unit_test(device_release_does_not_wait_for_preparation),
         cmocka_unit_test(dropped_chain_starts_no_later_stage),
         cmocka_unit_test(dropping_every_clone_stops_driving),
     };

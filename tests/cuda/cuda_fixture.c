@@ -52,11 +52,11 @@ static mox_abi_kernel test_kernels[FX_KERNELS] = {
 };
 static mox_abi test_abi = {1, 0, test_kernels, FX_KERNELS};
 
-static void on_complete(mox__submission *pub, mox_status status, mox_error *error)
+static void on_complete(mox__submission *pub, mox_error *error)
 {
     fx_sub *s = (fx_sub *)pub;
     pthread_mutex_lock(&s->m);
-    s->status = status;
+    s->status = error ? mox_error_code(error) : MOX_OK;
     snprintf(s->message, sizeof s->message, "%s", error ? mox_error_message(error) : "");
     s->done = true;
     pthread_cond_broadcast(&s->c);
@@ -68,17 +68,20 @@ void fx_open(fx *f)
 {
     memset(f, 0, sizeof *f);
     mox__test_complete_hook = on_complete;
-    mox_error *err = NULL;
     mox__backend_config cfg = {0, 1};
-    mox_status st = mox__cuda_backend_open(&cfg, &f->backend, &f->info, &err);
-    if (st == MOX_ERR_DEVICE_UNAVAILABLE) {
+    mox_error *err = mox__cuda_backend_open(&cfg, &f->backend, &f->info);
+    if (err && mox_error_code(err) == MOX_ERR_DEVICE_UNAVAILABLE) {
         printf("skipped: %s\n", mox_error_message(err));
         mox_error_release(err);
         exit(FX_SKIP);
     }
-    if (st != MOX_OK) {
+    if (err) {
         fprintf(stderr, "fixture: opening the backend: %s\n", mox_error_message(err));
         abort();
+    }
+    for (uint32_t q = 0; q < MOX__CUDA_STREAMS; q++) {
+        f->sems[q].owner = f->backend;
+        f->sems[q].queue = q;
     }
     if (f->info.submission_state_size > sizeof(((fx_sub *)0)->be) ||
         f->info.dispatch_state_size > sizeof(((fx_sub *)0)->dbe[0]))
@@ -93,9 +96,9 @@ void fx_open(fx *f)
     }
     mox__module_image mi = {"cudatest", "tests/cuda", &test_abi, "", image, size};
     void *handle = NULL;
-    st = f->backend->vt->module_load(f->backend, &mi, &handle, &err);
+    err = f->backend->vt->module_load(f->backend, &mi, &handle);
     free(image);
-    if (st != MOX_OK) {
+    if (err) {
         fprintf(stderr, "fixture: module_load: %s\n", mox_error_message(err));
         abort();
     }
@@ -112,8 +115,8 @@ void fx_close(fx *f)
 CUdeviceptr fx_alloc(fx *f, size_t bytes)
 {
     void *h = NULL, *a = NULL;
-    mox_error *err = NULL;
-    if (f->backend->vt->buffer_alloc(f->backend, bytes, &h, &a, &err) != MOX_OK) {
+    mox_error *err = f->backend->vt->buffer_alloc(f->backend, bytes, &h, &a);
+    if (err) {
         fprintf(stderr, "fixture: buffer_alloc: %s\n", mox_error_message(err));
         abort();
     }
@@ -127,9 +130,8 @@ void fx_free(fx *f, CUdeviceptr p)
 
 void fx_put(fx *f, CUdeviceptr dst, const void *src, size_t bytes)
 {
-    mox_error *err = NULL;
-    if (f->backend->vt->buffer_upload(f->backend, (void *)(uintptr_t)dst, 0, src, bytes, &err) !=
-        MOX_OK) {
+    mox_error *err = f->backend->vt->buffer_upload(f->backend, (void *)(uintptr_t)dst, 0, src, bytes);
+    if (err) {
         fprintf(stderr, "fixture: buffer_upload: %s\n", mox_error_message(err));
         abort();
     }
@@ -151,7 +153,7 @@ void fx_sub_init(fx_sub *s)
     s->pub.preds = s->preds;
     s->pub.succs = s->succs;
     s->pub.gates = s->gates;
-    s->pub.waits = s->waits;
+    s->pub.waits = s->points;
 }
 
 static mox__dispatch *last(fx_sub *s)
@@ -228,10 +230,10 @@ uint32_t fx_transfer(fx_sub *s, mox__cmd_kind kind, CUdeviceptr buf, uint64_t of
 
 void fx_after(fx_sub *s, fx_sub *earlier)
 {
-    for (uint32_t i = 0; i < s->nwaits; i++)
-        if (s->waits[i] == &earlier->pub)
+    for (uint32_t i = 0; i < s->nafter; i++)
+        if (s->after[i] == earlier)
             return;
-    s->waits[s->nwaits++] = &earlier->pub;
+    s->after[s->nafter++] = earlier;
 }
 
 static uint64_t serial;
@@ -243,9 +245,35 @@ void fx_submit(fx *f, fx_sub *s)
     for (uint32_t k = 0; k < s->npreds; k++)
         s->disp[s->preds[k]].succ_count++;
     /* succs content is not read by the backend; counts are. */
-    s->pub.wait_count = s->nwaits;
+    uint64_t latest = 0;
+    uint32_t q = UINT32_MAX;
+    for (uint32_t i = 0; i < s->nafter; i++)
+        if (s->after[i]->pub.serial > latest) {
+            latest = s->after[i]->pub.serial;
+            q = s->after[i]->pub.queue;
+        }
+    if (q == UINT32_MAX) {
+        q = f->next_queue;
+        f->next_queue = (q + 1) % MOX__CUDA_STREAMS;
+    }
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < s->nafter; i++) {
+        const mox__submission *e = &s->after[i]->pub;
+        if (e->queue == q)
+            continue;
+        uint32_t k = 0;
+        while (k < n && s->points[k].sem != e->signal.sem)
+            k++;
+        if (k == n)
+            s->points[n++] = e->signal;
+        else if (e->signal.value > s->points[k].value)
+            s->points[k].value = e->signal.value;
+    }
+    s->pub.queue = q;
+    s->pub.wait_count = n;
+    s->pub.signal = (mox__sem_point){&f->sems[q], ++f->values[q]};
     s->pub.serial = ++serial;
-    f->backend->vt->submit(f->backend, &s->pub);
+    f->backend->vt->execute(f->backend, &s->pub);
 }
 
 void fx_wait(fx_sub *s)

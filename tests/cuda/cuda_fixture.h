@@ -23,6 +23,10 @@ typedef struct fx {
     const mox__cuda_api *api;
     mox__backend_info info;
     mox__cuda_module *mod;
+    /* the queues' semaphores, as the core keeps them */
+    mox__semaphore sems[MOX__CUDA_STREAMS];
+    uint64_t values[MOX__CUDA_STREAMS];
+    uint32_t next_queue;
 } fx;
 
 /* Opens the CUDA backend and loads tests/cuda/kernels.cu's fatbin. Exits 77
@@ -34,6 +38,8 @@ CUdeviceptr fx_alloc(fx *f, size_t bytes);
 void fx_free(fx *f, CUdeviceptr p);
 void fx_put(fx *f, CUdeviceptr dst, const void *src, size_t bytes);
 void fx_get(fx *f, void *dst, CUdeviceptr src, size_t bytes);
+
+typedef struct fx_sub *fx_sub_ptr;
 
 /* A submission as the core builds it, with its own completion record. */
 typedef struct fx_sub {
@@ -48,8 +54,9 @@ typedef struct fx_sub {
     uint32_t npreds;
     mox__gate gates[16];
     uint32_t ngates;
-    mox__submission *waits[8];
-    uint32_t nwaits;
+    fx_sub_ptr after[8];               /* earlier submissions it runs after */
+    uint32_t nafter;
+    mox__sem_point points[8];          /* the wait list made from them */
     pthread_mutex_t m;
     pthread_cond_t c;
     bool done;
@@ -70,7 +77,9 @@ uint32_t fx_transfer(fx_sub *s, mox__cmd_kind kind, CUdeviceptr buf, uint64_t of
                      uint64_t bytes, void *host);
 /* `s` runs after `earlier` (an earlier submission still in flight). */
 void fx_after(fx_sub *s, fx_sub *earlier);
-/* Hands the submission to the backend (the core's order: call in order). */
+/* Hands the submission to the backend as the core would (call in order):
+ * the queue of the latest earlier submission it runs after, else round
+ * robin; a wait point per other queue; the next value of its queue. */
 void fx_submit(fx *f, fx_sub *s);
 /* Blocks until completion (aborts after 60 s rather than hang). */
 void fx_wait(fx_sub *s);

@@ -1,6 +1,6 @@
 /* tests/cuda/sim_kernels.c - the kernels the simulated driver runs: those
- * of tests/cuda/kernels.cu, the conformance suite's module "conf" and the
- * benchmark's "cudabench", written again in C over a 1-D grid (thread i is
+ * of tests/cuda/kernels.cu, the conformance suite's modules "conf" and
+ * "conf2" and the benchmark's "cudabench", written again in C over a 1-D grid (thread i is
  * block * dim + t), with the same gate logic as mox/kernel_cuda.h. */
 #define _GNU_SOURCE
 #include <stdbool.h>
@@ -24,7 +24,7 @@ static int gate_enter(const mox_gate *g)
     if (!g->status)
         return 0;
     for (uint32_t i = 0; i < g->dep_count; i++) {
-        if (__atomic_load_n(&g->status[2u * g->deps[i]], __ATOMIC_SEQ_CST) != MOX_DISPATCH_OK) {
+        if (__atomic_load_n(&g->status[2u * mox_gate_dep(g, i)], __ATOMIC_SEQ_CST) != MOX_DISPATCH_OK) {
             atomic_cas_u32(&g->status[2u * g->self], MOX_DISPATCH_OK, MOX_DISPATCH_GATED);
             return 1;
         }
@@ -225,6 +225,16 @@ static void c_iota(const sim_launch *l)
     GRID_LOOP(l, i) if (i < n) out[i] = (uint32_t)i;
 }
 
+/* tests/conformance/kernels/conf2.c */
+static void c_tenfold(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    const float *in = arg_ptr(l, 1);
+    float *out = arg_ptr(l, 2);
+    uint32_t n = arg_u32(l, 3);
+    GRID_LOOP(l, i) if (i < n) out[i] = in[i] * 10.0f + 1.0f;
+}
+
 static void c_fixed64(const sim_launch *l)
 {
     GATE_OR_RETURN(l);
@@ -278,6 +288,7 @@ struct CUfunc_st sim_funcs[] = {
     {"mox_entry_count", 3, {GATE_SIZE, 8, 4}, c_count},
     {"mox_entry_iota", 3, {GATE_SIZE, 8, 4}, c_iota},
     {"mox_entry_fixed64", 3, {GATE_SIZE, 8, 4}, c_fixed64},
+    {"mox_entry_tenfold", 4, {GATE_SIZE, 8, 8, 4}, c_tenfold},
     /* bench/kernels/cuda_bench.c */
     {"mox_entry_scale_256", 4, {GATE_SIZE, 8, 8, 4}, b_scale_256},
     {"mox_entry_finish_256", 4, {GATE_SIZE, 8, 8, 4}, b_finish_256},

@@ -68,11 +68,10 @@ static void sticky_fault_loses_the_device(void **state)
      * must say so (DEVICE_LOST), never hand out a dead device. */
     mox__backend *probe = NULL;
     mox__backend_info info;
-    mox_error *err = NULL;
     mox__backend_config cfg = {0, 2};
-    mox_status st = mox__cuda_backend_open(&cfg, &probe, &info, &err);
-    if (st != MOX_OK) {
-        assert_int_equal(st, MOX_ERR_DEVICE_LOST);
+    mox_error *err = mox__cuda_backend_open(&cfg, &probe, &info);
+    if (err) {
+        assert_int_equal(mox_error_code(err), MOX_ERR_DEVICE_LOST);
         assert_non_null(strstr(mox_error_message(err), "keeps this process's device lost"));
         print_message("reopen refused by the driver: %s\n", mox_error_message(err));
         mox_error_release(err);

@@ -1,7 +1,7 @@
 /* tests/cuda/test_glue.c - the core functions the CUDA backend calls
- * (src/core/backend.h), for the backend-only tests that link src/cuda
- * without the runtime core: simple error objects, and completion forwarded
- * to a hook the GPU fixture installs. */
+ * (src/hal/hal.h), for the backend-only tests that link src/cuda
+ * without the runtime core: simple error objects, semaphores, and
+ * completion forwarded to a hook the GPU fixture installs. */
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -58,9 +58,29 @@ void mox__thread_mark_runtime(void)
 {
 }
 
-void mox__submission_complete(mox__submission *sub, mox_status status, mox_error *error)
+/* Semaphores as the core keeps them (src/core/semaphore.c), without host
+ * waiters: the CUDA backend waits on the device. */
+bool mox__semaphore_wait_async(mox__semaphore *sem, mox__sem_waiter *w)
+{
+    (void)sem;
+    (void)w;
+    abort(); /* the CUDA backend never waits on the host */
+}
+
+void mox__semaphore_fail(mox__semaphore *sem, mox_error *error)
+{
+    mox_error *expected = NULL;
+    if (!atomic_compare_exchange_strong(&sem->failure, &expected, error))
+        mox_error_release(error);
+}
+
+void mox__execution_complete(mox__submission *sub, mox_error *error)
 {
     if (!mox__test_complete_hook)
-        abort(); /* the loader test never submits */
-    mox__test_complete_hook(sub, status, error);
+        abort(); /* the loader test never executes */
+    uint64_t cur = atomic_load(&sub->signal.sem->value);
+    while (cur < sub->signal.value &&
+           !atomic_compare_exchange_weak(&sub->signal.sem->value, &cur, sub->signal.value)) {
+    }
+    mox__test_complete_hook(sub, error);
 }

@@ -183,11 +183,11 @@ static void test_gate(void **state) {
     uint32_t *d_codes = dev_copy(codes, n), *d_ran = dev_copy<uint32_t>(NULL, n);
     uint32_t *d_geom = dev_copy<uint32_t>(NULL, (size_t)n * GEOM_WORDS);
 
-    mox_gate g0 = {status, NULL, flag_dev, 0, 0};
+    mox_gate g0 = {status, NULL, flag_dev, 0, 0, {0, 0, 0, 0}};
     mox_entry_fail_some<<<blocks, tpb>>>(g0, d_codes, d_ran); /* dispatch 0 fails */
-    mox_gate g1 = {status, deps, flag_dev, 1, 1};
+    mox_gate g1 = {status, deps, flag_dev, 1, 1, {0, 0, 0, 0}};
     mox_entry_geom<<<blocks, tpb>>>(g1, d_geom); /* depends on 0: gated */
-    mox_gate g2 = {status, NULL, flag_dev, 2, 0};
+    mox_gate g2 = {status, NULL, flag_dev, 2, 0, {0, 0, 0, 0}};
     mox_entry_geom<<<blocks, tpb>>>(g2, d_geom); /* independent: runs */
     host_copy(st, status, 8);
     host_copy(ran, d_ran, n);

@@ -155,8 +155,13 @@ static void launch(const char *kernel, unsigned grid, unsigned bx, unsigned by, 
 
 static mox_gate gate(cu_ptr status, cu_ptr deps, cu_ptr flag, uint32_t self, uint32_t dep_count)
 {
-    mox_gate g = {(uint32_t *)(uintptr_t)status, (const uint32_t *)(uintptr_t)deps, (uint32_t *)(uintptr_t)flag,
-                  self, dep_count};
+    mox_gate g;
+    memset(&g, 0, sizeof g);
+    g.status = (uint32_t *)(uintptr_t)status;
+    g.deps = (const uint32_t *)(uintptr_t)deps;
+    g.host_flag = (uint32_t *)(uintptr_t)flag;
+    g.self = self;
+    g.dep_count = dep_count;
     return g;
 }
 

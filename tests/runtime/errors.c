@@ -1,8 +1,9 @@
 /* errors.c - internal error construction: context in messages, cause
  * chains, the immortal out-of-memory error, per-thread last errors freed
- * with their thread. */
+ * with their thread; the status list, its names and docs/errors.md agree. */
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdio.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -76,6 +77,39 @@ static void last_error_freed_with_its_thread(void **state)
     assert_string_equal(mox_error_last_message(), "main");
 }
 
+/* The status list is one X-macro: every code has its name and a heading of
+ * its own in docs/errors.md, so the three cannot drift apart. */
+static void every_status_is_named_and_documented(void **state)
+{
+    (void)state;
+    FILE *f = fopen(MOX_DOCS_DIR "/errors.md", "r");
+    assert_non_null(f);
+    static char doc[1 << 17];
+    size_t n = fread(doc, 1, sizeof doc - 1, f);
+    fclose(f);
+    doc[n] = '\0';
+    static const struct {
+        mox_status code;
+        const char *name;
+    } all[] = {
+#define ENTRY_(name, value, what) {name, #name},
+        MOX_STATUS_MAP(ENTRY_)
+#undef ENTRY_
+    };
+    assert_int_equal(sizeof all / sizeof all[0], MOX_STATUS_COUNT_);
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        assert_int_equal(all[i].code, (mox_status)i);
+        assert_string_equal(mox_status_name(all[i].code), all[i].name);
+        if (all[i].code == MOX_OK)
+            continue;
+        char heading[96];
+        snprintf(heading, sizeof heading, "\n## %s", all[i].name);
+        if (!strstr(doc, heading))
+            fail_msg("docs/errors.md has no heading for %s", all[i].name);
+    }
+    assert_string_equal(mox_status_name(MOX_STATUS_COUNT_), "MOX_STATUS_UNKNOWN");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -83,6 +117,7 @@ int main(void)
         cmocka_unit_test(long_messages_are_kept_whole),
         cmocka_unit_test(out_of_memory_gives_the_immortal_error),
         cmocka_unit_test(last_error_freed_with_its_thread),
+        cmocka_unit_test(every_status_is_named_and_documented),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

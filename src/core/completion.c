@@ -1,0 +1,216 @@
+/* completion.c - a batch's end (A4, A7, A9): failure attribution (which
+ * dispatch failed, which were gated and by what original failure), the
+ * op's result, the semaphore, the waker and the event fd, then the command
+ * slot it frees. */
+#include "alloc.h"
+#include "error.h"
+#include "op.h"
+#include "submission.h"
+
+const mox_result *mox__sub_take_result(mox__sub *s, mox__waker_cell *cell)
+{
+    mox__lock(&s->lock);
+    if (!atomic_load_explicit(&s->done, memory_order_relaxed)) {
+        s->waiter = cell;
+        mox__unlock(&s->lock);
+        return NULL;
+    }
+    const mox_result *r = s->result;
+    s->result = NULL;
+    s->waiter = NULL;
+    s->detached = true;
+    mox__unlock(&s->lock);
+    return r;
+}
+
+void mox__sub_detach(mox__sub *s)
+{
+    mox__lock(&s->lock);
+    const mox_result *r = s->result;
+    s->result = NULL;
+    s->waiter = NULL;
+    s->detached = true;
+    mox__unlock(&s->lock);
+    if (r)
+        mox_result_release(r);
+}
+
+/* The original failure behind a FAILED or GATED dispatch, computed once
+ * and cached in d->cause. A GATED dispatch's cause is that of a failed or
+ * gated predecessor in its batch, else of a gate in an earlier batch. The
+ * earlier batch may still be completing on another thread (its backend
+ * finished, which let this batch run, but its completion is in progress):
+ * whoever computes a cause first installs it, the other adopts it. The
+ * earlier batch keeps its own gates' batches alive until it installed its
+ * causes, so the walk never reaches freed memory. */
+static const mox_error *cause_of(mox__sub *s, mox__dispatch *d, const mox_error *device_error)
+{
+    mox_error *c = atomic_load_explicit(&d->cause, memory_order_acquire);
+    if (c)
+        return c;
+    mox_error *made = NULL;
+    if (d->state == MOX_DISPATCH_FAILED) {
+        if (device_error)
+            made = mox__error_create(mox_error_code(device_error), d->kernel_name, 0, device_error,
+                                     "kernel '%s' failed", d->kernel_name);
+        else if (d->fault)
+            made = mox__error_create(d->fault_status ? (mox_status)d->fault_status
+                                                     : MOX_ERR_KERNEL_FAILED,
+                                     d->kernel_name, 0, NULL, "kernel '%s' failed: %s",
+                                     d->kernel_name, d->fault);
+        else
+            made = mox__error_create(MOX_ERR_KERNEL_FAILED, d->kernel_name, d->fail_code, NULL,
+                                     "kernel '%s' failed: mox_fail(%u)", d->kernel_name,
+                                     d->fail_code);
+    } else {
+        const mox_error *found = NULL;
+        for (uint32_t k = d->pred_first; !found && k < d->pred_first + d->pred_count; k++) {
+            mox__dispatch *p = s->d[s->preds[k]];
+            if (p->state != MOX_DISPATCH_OK)
+                found = cause_of(s, p, device_error);
+        }
+        for (uint32_t g = d->gate_first; !found && g < d->gate_first + d->gate_count; g++) {
+            const mox__gate *gate = &s->gates[g];
+            mox__sub *gs = mox__sub_of((mox__submission *)gate->sub);
+            mox__dispatch *p = gs->d[gate->dispatch];
+            if (p->state != MOX_DISPATCH_OK)
+                found = cause_of(gs, p, NULL);
+        }
+        if (!found)
+            found = device_error;
+        made = found ? mox__error_ref(found)
+                     : mox__error_create(MOX_ERR_BACKEND, d->kernel_name, 0, NULL,
+                                         "kernel '%s' did not run (the backend gave no reason)",
+                                         d->kernel_name);
+    }
+    mox_error *expected = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&d->cause, &expected, made, memory_order_acq_rel,
+                                                 memory_order_acquire)) {
+        mox_error_release(made);
+        return expected;
+    }
+    return made;
+}
+
+static void attribute_failures(mox__sub *s, const mox_error *device_error)
+{
+    for (uint32_t i = 0; i < s->count; i++) {
+        mox__dispatch *d = s->d[i];
+        if (d->state == MOX_DISPATCH_OK)
+            continue;
+        const mox_error *cause = cause_of(s, d, device_error);
+        if (d->state == MOX_DISPATCH_FAILED)
+            d->error = mox__error_ref(cause);
+        else if (mox_error_code(cause) == MOX_ERR_DEVICE_LOST)
+            d->error = mox__error_create(MOX_ERR_DEVICE_LOST, d->kernel_name, 0, cause,
+                                         "kernel '%s' did not run", d->kernel_name);
+        else
+            d->error = mox__error_create(MOX_ERR_GATED, d->kernel_name, mox_error_fail_code(cause),
+                                         cause,
+                                         "kernel '%s' did not run because work it depends on failed",
+                                         d->kernel_name);
+    }
+}
+
+static const mox_result *build_result(mox__sub *s, mox_error *device_error)
+{
+    for (uint32_t i = 0; i < s->count; i++)
+        if (s->d[i]->state != MOX_DISPATCH_OK && s->d[i]->error)
+            return mox__result_error(mox__error_ref(s->d[i]->error));
+    if (device_error)
+        return mox__result_error(mox__error_ref(device_error));
+    if (s->yields_bytes) {
+        void *bytes = s->owned_host;
+        s->owned_host = NULL;
+        return mox__result_bytes(bytes, s->owned_size);
+    }
+    if (s->yields_args) {
+        mox__dispatch *d = s->d[0];
+        mox_buffer *bufs[MOX_MAX_PARAMS];
+        for (uint32_t a = 0; a < d->arg_count; a++) {
+            bufs[a] = d->args[a].buffer;
+            d->args[a].buffer = NULL;
+        }
+        return mox__result_args(bufs, d->arg_count);
+    }
+    return mox__result_ok_shared();
+}
+
+/* A device-wide fault: the device reports it from now on, and its
+ * semaphores fail so that nothing waiting on them (here or on another
+ * device) can hang. */
+static void device_lost(mox_device *dev, mox_error *error)
+{
+    mox__lock(&dev->lock);
+    bool first = !dev->lost_error;
+    if (first) {
+        dev->lost_error = mox__error_ref(error);
+        atomic_store(&dev->health, MOX_ERR_DEVICE_LOST);
+    }
+    mox__unlock(&dev->lock);
+    for (uint32_t q = 0; first && q < dev->queue_count; q++)
+        mox__semaphore_fail(&dev->sems[q], mox__error_ref(error));
+}
+
+void mox__execution_complete(mox__submission *pub, mox_error *error)
+{
+    mox__sub *s = mox__sub_of(pub);
+    mox_device *dev = s->device;
+    if (error && mox_error_code(error) == MOX_ERR_DEVICE_LOST)
+        device_lost(dev, error);
+    /* The states are final: executions waiting for this one may start. */
+    mox__semaphore_signal(pub->signal.sem, pub->signal.value);
+    attribute_failures(s, error);
+    const mox_result *r = build_result(s, error);
+    mox_error_release(error);
+
+    /* Resources are retained until now and no longer (A8); the earlier
+     * submissions we waited for may go too. */
+    for (uint32_t i = 0; i < s->count; i++) {
+        mox__dispatch *d = s->d[i];
+        for (uint32_t a = 0; a < d->arg_count; a++) {
+            mox_buffer_release(d->args[a].buffer);
+            d->args[a].buffer = NULL;
+        }
+    }
+    for (uint32_t i = 0; i < s->nwaits; i++)
+        mox__sub_unref(s->waits[i]);
+    s->nwaits = 0;
+    s->pub.wait_count = 0;
+
+    mox__lock(&dev->lock);
+    dev->in_flight--;
+    bool drain = false;
+    mox__sub *failed = mox__admit_queued_locked(dev, &drain);
+    mox__unlock(&dev->lock);
+    mox__resolve_failed_admissions(dev, failed);
+    if (drain)
+        mox__issue_drain(dev);
+
+    mox__lock(&s->lock);
+    atomic_store_explicit(&s->done, true, memory_order_release);
+    mox__waker_cell *w = s->waiter;
+    s->waiter = NULL;
+    if (w)
+        mox__cell_pin(w);
+    if (!s->detached) {
+        s->result = r;
+        r = NULL;
+    }
+    mox__unlock(&s->lock);
+    if (r)
+        mox_result_release(r);
+    /* Signal the event fd only now that `done` is visible: an event loop
+     * that wakes on it must find the op READY when it polls. */
+    mox__device_notify(dev);
+    /* Drop our device reference before waking the waiter: a user who waits,
+     * then releases everything, then frees the device on their own thread
+     * rather than leaving the last reference to this runtime thread. */
+    s->device = NULL;
+    mox__device_unref(dev);
+    if (w) {
+        mox__cell_wake(w);
+        mox__cell_unpin(w);
+    }
+    mox__sub_unref(s);
+}

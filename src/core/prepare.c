@@ -1,0 +1,231 @@
+/* prepare.c - a batch's place in the device's order, computed under the
+ * device lock before it executes (A6, A9): the unfinished earlier batches
+ * it conflicts with (from the buffers' trackers), the gates on their
+ * unfinished writers, its queue, its HAL wait list (one semaphore point per
+ * other queue) and its signal value. */
+#include <string.h>
+
+#include "alloc.h"
+#include "error.h"
+#include "submission.h"
+
+static bool grow_waits(mox__sub *s)
+{
+    if (s->nwaits < s->cap_waits)
+        return true;
+    uint32_t ncap = s->cap_waits * 2;
+    mox__sub **n = mox__malloc(ncap * sizeof *n);
+    if (!n)
+        return false;
+    memcpy(n, s->waits, s->nwaits * sizeof *n);
+    if (s->waits != s->waits_inline)
+        mox__free(s->waits);
+    s->waits = n;
+    s->cap_waits = ncap;
+    return true;
+}
+
+typedef struct wait_ctx {
+    mox__sub *sub;
+    bool oom;
+} wait_ctx;
+
+static void add_wait(void *p, mox__sub *earlier)
+{
+    wait_ctx *c = p;
+    mox__sub *s = c->sub;
+    for (uint32_t i = 0; i < s->nwaits; i++)
+        if (s->waits[i] == earlier)
+            return;
+    if (!grow_waits(s)) {
+        c->oom = true;
+        return;
+    }
+    s->waits[s->nwaits++] = mox__sub_ref(earlier);
+}
+
+/* Per dispatch: the unfinished earlier writers of buffers it touches before
+ * the batch itself writes them (later accesses depend on that in-batch
+ * writer, which inherits the gate). */
+static bool build_gates(mox__sub *s)
+{
+    uint32_t total = 0;
+    for (uint32_t i = 0; i < s->count; i++) {
+        mox__dispatch *d = s->d[i];
+        if (d->kind != MOX__CMD_KERNEL)
+            continue;
+        for (uint32_t a = 0; a < d->arg_count; a++) {
+            const mox__karg *k = &d->args[a];
+            if (!k->buffer)
+                continue;
+            const mox__ub *ub = &s->ubs[k->ub];
+            if (ub->ext_writer.sub && (ub->first_write < 0 || i <= (uint32_t)ub->first_write))
+                total++;
+        }
+    }
+    if (!total)
+        return true;
+    s->gates = mox__malloc(total * sizeof *s->gates);
+    if (!s->gates)
+        return false;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < s->count; i++) {
+        mox__dispatch *d = s->d[i];
+        d->gate_first = n;
+        if (d->kind == MOX__CMD_KERNEL) {
+            for (uint32_t a = 0; a < d->arg_count; a++) {
+                const mox__karg *k = &d->args[a];
+                if (!k->buffer)
+                    continue;
+                const mox__ub *ub = &s->ubs[k->ub];
+                if (!ub->ext_writer.sub || (ub->first_write >= 0 && i > (uint32_t)ub->first_write))
+                    continue;
+                bool dup = false;
+                for (uint32_t g = d->gate_first; g < n; g++)
+                    dup |= s->gates[g].sub == ub->ext_writer.sub &&
+                           s->gates[g].dispatch == ub->ext_writer.dispatch;
+                if (!dup)
+                    s->gates[n++] = ub->ext_writer;
+            }
+        }
+        d->gate_count = n - d->gate_first;
+    }
+    s->pub.gates = s->gates;
+    return true;
+}
+
+static bool build_succs(mox__sub *s)
+{
+    if (!s->npreds)
+        return true;
+    if (s->npreds > 4 && !(s->succs = mox__malloc(s->npreds * sizeof *s->succs))) {
+        s->succs = s->succs_inline;
+        return false;
+    }
+    for (uint32_t i = 0; i < s->count; i++)
+        s->d[i]->succ_count = 0;
+    for (uint32_t k = 0; k < s->npreds; k++)
+        s->d[s->preds[k]]->succ_count++;
+    uint32_t at = 0;
+    for (uint32_t i = 0; i < s->count; i++) {
+        s->d[i]->succ_first = at;
+        at += s->d[i]->succ_count;
+        s->d[i]->succ_count = 0;
+    }
+    for (uint32_t i = 0; i < s->count; i++) {
+        const mox__dispatch *d = s->d[i];
+        for (uint32_t k = d->pred_first; k < d->pred_first + d->pred_count; k++) {
+            mox__dispatch *p = s->d[s->preds[k]];
+            s->succs[p->succ_first + p->succ_count++] = i;
+        }
+    }
+    s->pub.succs = s->succs;
+    return true;
+}
+
+static void undo_prepare(mox__sub *s)
+{
+    for (uint32_t i = 0; i < s->nwaits; i++)
+        mox__sub_unref(s->waits[i]);
+    s->nwaits = 0;
+    for (uint32_t u = 0; u < s->nubs; u++)
+        s->ubs[u].ext_writer = (mox__gate){NULL, 0};
+    mox__free(s->gates);
+    s->gates = NULL;
+    s->pub.gates = NULL;
+    if (s->succs != s->succs_inline)
+        mox__free(s->succs);
+    s->succs = s->succs_inline;
+    s->npoints = 0;
+}
+
+/* The queue of the latest unfinished batch this one waits for (the order
+ * then costs nothing: queues are FIFO), else the next queue round robin so
+ * that independent work overlaps. */
+static uint32_t choose_queue(mox_device *dev, const mox__sub *s)
+{
+    uint64_t latest = 0;
+    uint32_t q = UINT32_MAX;
+    for (uint32_t i = 0; i < s->nwaits; i++)
+        if (s->waits[i]->pub.serial > latest) {
+            latest = s->waits[i]->pub.serial;
+            q = s->waits[i]->pub.queue;
+        }
+    if (q == UINT32_MAX) {
+        q = dev->next_queue;
+        dev->next_queue = (q + 1) % dev->queue_count;
+    }
+    return q;
+}
+
+/* One point per other queue: the highest value this batch waits for there
+ * (a timeline reaching it has passed every lower one). */
+static bool build_points(mox__sub *s, uint32_t queue)
+{
+    s->npoints = 0;
+    for (uint32_t i = 0; i < s->nwaits; i++) {
+        const mox__submission *w = &s->waits[i]->pub;
+        if (w->queue == queue)
+            continue;
+        uint32_t k = 0;
+        while (k < s->npoints && s->points[k].sem != w->signal.sem)
+            k++;
+        if (k < s->npoints) {
+            if (w->signal.value > s->points[k].value)
+                s->points[k].value = w->signal.value;
+            continue;
+        }
+        if (s->npoints == s->cap_points) {
+            uint32_t cap = 2 * s->cap_points;
+            mox__sem_point *n = mox__malloc(cap * sizeof *n);
+            if (!n)
+                return false;
+            memcpy(n, s->points, s->npoints * sizeof *n);
+            if (s->points != s->points_inline)
+                mox__free(s->points);
+            s->points = n;
+            s->cap_points = cap;
+        }
+        s->points[s->npoints++] = w->signal;
+    }
+    return true;
+}
+
+mox_error *mox__sub_prepare_locked(mox_device *dev, mox__sub *s)
+{
+    if (atomic_load(&dev->health) != MOX_OK)
+        return mox__error_create(MOX_ERR_DEVICE_LOST, NULL, 0, dev->lost_error,
+                                 "the device was lost; reopen it");
+    wait_ctx wc = {s, false};
+    for (uint32_t u = 0; u < s->nubs && !wc.oom; u++) {
+        mox__ub *ub = &s->ubs[u];
+        mox__tracker *t = &ub->buffer->tracker;
+        bool writes = ub->last_write >= 0;
+        mox__tracker_deps(t, writes, add_wait, &wc);
+        const mox__access *w = mox__tracker_writer(t);
+        ub->ext_writer = w ? (mox__gate){&w->sub->pub, w->dispatch} : (mox__gate){NULL, 0};
+        if (!writes && !mox__tracker_reserve(t))
+            wc.oom = true;
+    }
+    uint32_t queue = wc.oom ? 0 : choose_queue(dev, s);
+    if (wc.oom || !build_gates(s) || !build_succs(s) || !build_points(s, queue)) {
+        undo_prepare(s);
+        return mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory submitting a batch");
+    }
+    s->pub.queue = queue;
+    s->pub.waits = s->points;
+    s->pub.wait_count = s->npoints;
+    s->pub.signal = (mox__sem_point){&dev->sems[queue], ++dev->queue_values[queue]};
+    for (uint32_t u = 0; u < s->nubs; u++) {
+        mox__ub *ub = &s->ubs[u];
+        bool writes = ub->last_write >= 0;
+        mox__tracker_record(&ub->buffer->tracker, s, writes, writes ? (uint32_t)ub->last_write : 0);
+    }
+    dev->in_flight++;
+    s->pub.serial = ++dev->serial;
+    atomic_fetch_add(&dev->submissions, 1);
+    s->device = mox__device_ref(dev);
+    s->submitted = true;
+    mox__sub_ref(s); /* the backend's, dropped at the end of completion */
+    return NULL;
+}

@@ -1,0 +1,343 @@
+/* hal.h - the hardware abstraction layer: the contract between the runtime
+ * core (src/core) and a backend (src/cpu, src/cuda). Modelled on IREE's HAL
+ * (device, command buffer, semaphore), smaller. docs/backends.md maps it onto
+ * CUDA, the CPU and, on paper, Metal.
+ *
+ * Objects
+ *   device          mox__backend: memory, modules, `queue_count` queues.
+ *   command buffer  mox__submission: the commands of one batch with their
+ *                   barriers, recorded by the core. Names here follow the
+ *                   core ("submission", "dispatch"): a command buffer is what
+ *                   one batch submits, a command is a dispatch or a transfer.
+ *   semaphore       mox__semaphore: a timeline (a 64-bit value that only
+ *                   grows) plus a failure. Queue q of a device signals the
+ *                   device's semaphore q, one value per execution.
+ *
+ * The core owns everything users see: validation, ops, batches, ordering,
+ * failure attribution, capacity, module preparation. It records a command
+ * buffer from a batch, computes its barriers (intra-batch edges from buffer
+ * accesses), its queue, its wait list and its signal value under its own
+ * lock, then calls `execute` with no core lock held. A backend owns device
+ * memory, loaded module code and execution; it never decides an order
+ * between command buffers: the wait list does.
+ *
+ * Lifecycle
+ *   open -> buffer_alloc/free, buffer_upload, module_load/unload, execute ...
+ *   -> destroy (once no execution is in flight and every buffer and module
+ *   is freed).
+ *
+ * Threads and locks
+ *   Every entry point may be called from any thread, never with a core lock
+ *   held. `execute` is called by one thread at a time per device, in the
+ *   order of the executions' serial numbers (the order the core's trackers
+ *   saw), so every point in a wait list was signalled by an execute call
+ *   made before. It must not block on device work. Lock order in the
+ *   runtime: core device lock -> a submission's lock -> a waker cell's lock;
+ *   a semaphore's lock is a leaf; backend locks are never held while calling
+ *   into the core, and core locks never while calling a backend.
+ *
+ * Execution (`execute(device, sub)`)
+ *   sub->queue      the queue (< info.queue_count) the core chose;
+ *   sub->waits      points (semaphore, value) of other queues that must be
+ *                   reached before any command starts; on one queue,
+ *                   executions start in signal order, each after the
+ *                   previous one on that queue completed (queues are FIFO:
+ *                   waits on the own queue are implicit);
+ *   sub->signal     the value the queue's semaphore reaches when this
+ *                   execution completes.
+ *   Inside: dispatch i starts only after every dispatch in
+ *   preds[d->pred_first .. +pred_count) finished (barriers from accesses:
+ *   read-after-write, write-after-read, write-after-write; indices < i).
+ *   Commands without a path between them may run concurrently.
+ *
+ *   Failure gating (rule A9). A dispatch ends in one of three states:
+ *     MOX_DISPATCH_OK      it ran (a transfer: it copied);
+ *     MOX_DISPATCH_FAILED  it ran and called mox_fail(code) (fail_code = the
+ *                          first code), or the backend detected a fault in it;
+ *     MOX_DISPATCH_GATED   it did not run because a predecessor is FAILED or
+ *                          GATED, or because one of its gates is.
+ *   gates[d->gate_first .. +gate_count) name dispatches of earlier
+ *   executions that this one waits for (directly or through its queue): if
+ *   such a dispatch ends FAILED or GATED, this one is GATED. A gate is the
+ *   one place a backend reads another command buffer: the named dispatch's
+ *   state once it completed, or the status storage its own execute made for
+ *   it while it runs (CUDA: the device reads the status word, no host
+ *   decision). Transfers are never gated: host access ignores failures.
+ *   Independent dispatches of a batch in which something failed still run.
+ *   The core works out which failure caused a GATED state, builds the errors
+ *   and picks the batch's result; the backend only reports states.
+ *
+ * Completion
+ *   When every dispatch has a final state, the backend stores `state` and
+ *   `fail_code` in each dispatch and calls mox__execution_complete(sub,
+ *   error) exactly once, from one of its own threads (never from inside
+ *   execute), after every execution `sub` waited for completed, and on a
+ *   queue in signal order. `error` is the one status object that crosses the
+ *   boundary: NULL for success (failed dispatches are states, not errors),
+ *   else an error whose code is MOX_ERR_DEVICE_LOST (a sticky device fault),
+ *   MOX_ERR_OUT_OF_MEMORY or MOX_ERR_BACKEND; then dispatches that did not
+ *   finish are GATED. The core then sets the semaphore's value to
+ *   sub->signal.value and runs its host waiters. After the call the backend
+ *   must not touch `sub` again. A device-wide fault completes every
+ *   execution in flight with MOX_ERR_DEVICE_LOST and fails the device's
+ *   semaphores (mox__semaphore_fail), so no waiter - on this device or one
+ *   waiting on its semaphores - can hang.
+ *
+ * Semaphores
+ *   The core creates one per queue at device open (semaphore_init lets the
+ *   backend attach device state, e.g. CUDA events per value). `value` is the
+ *   host's view: the highest value whose execution completed. A backend
+ *   that waits on the host (the CPU) registers a mox__sem_waiter; one that
+ *   waits on the device (CUDA) uses its own state for the value. A failed
+ *   semaphore satisfies every wait; an execution that waited on it completes
+ *   with its failure and runs nothing.
+ *
+ * Memory shape of kernel arguments
+ *   d->params[i] points to the i-th argument: for a buffer, to a `void *`
+ *   holding the buffer's address (as returned by buffer_alloc); for a value,
+ *   to its bytes (16-byte aligned). This is both kernel_abi.h's CPU argument
+ *   vector and cuLaunchKernel's kernelParams (minus the mox_gate the CUDA
+ *   entries take first). Pointers stay valid until completion.
+ */
+#ifndef MOX_HAL_H
+#define MOX_HAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mox/kernel_abi.h>
+#include <mox/launch.h>
+#include <mox/status.h>
+#include <mox/types.h>
+
+#include "artifact/abi.h"      /* mox_abi */
+#include "artifact/manifest.h" /* mox_artifact_file */
+
+typedef struct mox__backend mox__backend;
+typedef struct mox__submission mox__submission;
+typedef struct mox__dispatch mox__dispatch;
+typedef struct mox__semaphore mox__semaphore;
+typedef struct mox_buffer mox_buffer;
+typedef struct mox__devmod mox__devmod;
+
+typedef enum mox__cmd_kind {
+    MOX__CMD_KERNEL = 0,   /* run a kernel over a non-empty grid */
+    MOX__CMD_DOWNLOAD = 1, /* copy buffer bytes [offset, offset+bytes) to host */
+    MOX__CMD_UPLOAD = 2    /* copy host bytes into buffer [offset, offset+bytes) */
+} mox__cmd_kind;
+
+/* ---------------- semaphores ---------------- */
+
+/* A host waiter on a semaphore point: fn(ctx) runs once the semaphore
+ * reaches `value` or fails, on the thread that got it there, with no lock
+ * held. Embedded in the waiting backend's own state (no allocation). */
+typedef struct mox__sem_waiter {
+    void (*fn)(void *ctx);
+    void *ctx;
+    uint64_t value;
+    struct mox__sem_waiter *next;
+} mox__sem_waiter;
+
+struct mox__semaphore {
+    _Atomic uint64_t value;           /* highest completed value (host view) */
+    _Atomic(mox_error *) failure;     /* set once; then every wait is satisfied */
+    mox__backend *owner;              /* the device whose queue signals it */
+    uint32_t queue;
+    void *be;                         /* the owner's state (semaphore_init) */
+    pthread_mutex_t lock;             /* guards `waiters`; a leaf lock */
+    mox__sem_waiter *waiters;
+};
+
+/* A value on a semaphore. */
+typedef struct mox__sem_point {
+    mox__semaphore *sem;
+    uint64_t value;
+} mox__sem_point;
+
+/* Registers `w` for (sem, w->value). Returns false, registering nothing,
+ * when the point is already reached or the semaphore failed: the caller
+ * goes on at once. Core-implemented. */
+bool mox__semaphore_wait_async(mox__semaphore *sem, mox__sem_waiter *w);
+/* The failure (borrowed), or NULL. */
+static inline mox_error *mox__semaphore_failure(mox__semaphore *sem)
+{
+    return atomic_load_explicit(&sem->failure, memory_order_acquire);
+}
+static inline bool mox__semaphore_reached(mox__semaphore *sem, uint64_t value)
+{
+    return atomic_load_explicit(&sem->value, memory_order_acquire) >= value;
+}
+/* Fails the semaphore with `error` (taken over; the first failure wins) and
+ * runs every host waiter. Core-implemented; backends call it for device
+ * loss. */
+void mox__semaphore_fail(mox__semaphore *sem, mox_error *error);
+
+/* ---------------- command buffers ---------------- */
+
+/* A dispatch of an earlier execution whose failure gates. */
+typedef struct mox__gate {
+    const mox__submission *sub;
+    uint32_t dispatch;
+} mox__gate;
+
+struct mox__dispatch {
+    /* ---- set by the core, read by the backend ---- */
+    mox__cmd_kind kind;
+    uint32_t index;          /* position in its command buffer */
+    /* MOX__CMD_KERNEL */
+    void *module;            /* the backend's handle from module_load */
+    uint32_t kernel;         /* kernel index in the module (ABI order) */
+    const char *kernel_name;
+    uint32_t kernel_features; /* MOX_KFEAT_* from the ABI */
+    mox_launch_config config; /* validated, non-empty grid */
+    uint32_t param_count;
+    void *const *params;     /* see "Memory shape" above */
+    /* MOX__CMD_DOWNLOAD / MOX__CMD_UPLOAD */
+    void *buffer;            /* backend buffer handle */
+    void *address;           /* its address */
+    uint64_t offset, bytes;
+    void *host;              /* destination (download) or source (upload) */
+    /* barriers, indices into the command buffer's arrays */
+    uint32_t pred_first, pred_count;
+    uint32_t succ_first, succ_count; /* the inverse of preds, for convenience */
+    uint32_t gate_first, gate_count;
+
+    /* ---- written by the backend before completion ---- */
+    uint32_t state;          /* MOX_DISPATCH_OK / _FAILED / _GATED */
+    uint32_t fail_code;      /* FAILED by mox_fail: the first code */
+    const char *fault;       /* FAILED by a fault the backend detected: static text
+                                saying what (NULL for mox_fail) */
+    uint32_t fault_status;   /* with fault: its mox_status, 0 for MOX_ERR_KERNEL_FAILED
+                                (MOX_ERR_OUT_OF_MEMORY when the host ran out of memory) */
+
+    /* ---- backend scratch: info.dispatch_state_size bytes, zeroed, 64-aligned ---- */
+    void *be;
+
+    /* ---- core private: backends never touch what follows ---- */
+    uint32_t arg_count;
+    struct mox__karg *args;  /* arg_count entries */
+    mox__devmod *devmod;
+    mox_error *error;        /* FAILED/GATED after completion: this dispatch's error */
+    _Atomic(mox_error *) cause; /* the original failure (FAILED: its own), set once */
+    void *storage;           /* allocation holding this dispatch */
+};
+
+struct mox__submission {
+    /* ---- set by the core, read by the backend ---- */
+    uint32_t count;
+    mox__dispatch *const *dispatches;
+    const uint32_t *preds;
+    const uint32_t *succs;
+    const mox__gate *gates;
+    uint32_t queue;
+    const mox__sem_point *waits;   /* on other queues (or other devices) */
+    uint32_t wait_count;
+    mox__sem_point signal;         /* sem == the device's semaphore of `queue` */
+    uint64_t serial;               /* 1, 2, ... per device, in execute order */
+    /* ---- backend scratch: info.submission_state_size bytes, zeroed, 64-aligned ---- */
+    void *be;
+    /* The core's private state follows: the core embeds this struct first in
+     * its own submission object. */
+};
+
+/* ---------------- devices ---------------- */
+
+/* What module_load gets: the verified bytes of the artifact file the backend
+ * asked for (info.module_file), plus the checked ABI. */
+typedef struct mox__module_image {
+    const char *name;        /* module name */
+    const char *dir;         /* artifact directory (for messages) */
+    const mox_abi *abi;      /* the manifest's ABI, equal to the bindings' */
+    const char *abi_sha256;
+    const void *bytes;       /* verified against the manifest hash; NUL after them */
+    size_t size;
+} mox__module_image;
+
+typedef struct mox__backend_info {
+    char name[128];              /* mox_device_name */
+    mox_dim3 max_block;          /* per-axis block limit */
+    uint32_t max_threads_per_block;
+    uint64_t max_buffer_bytes;   /* largest single buffer */
+    uint32_t warp_size;
+    uint32_t features;           /* MOX_FEAT_* the device supports */
+    mox_artifact_file module_file; /* MOX_FILE_CPU_SO or MOX_FILE_FATBIN */
+    uint32_t queue_count;        /* queues (>= 1), one semaphore each */
+    size_t submission_state_size; /* bytes of sub->be the backend wants */
+    size_t dispatch_state_size;   /* bytes of d->be the backend wants */
+} mox__backend_info;
+
+typedef struct mox__backend_config {
+    uint32_t cpu_threads;        /* 0 = number of cores */
+    uint64_t context_id;         /* the device's process-unique id */
+} mox__backend_config;
+
+/* Every function returning mox_error * returns NULL on success, else the
+ * error (code + message + cause), which the caller takes over. */
+typedef struct mox__backend_vtable {
+    /* Frees the backend; nothing is in flight or allocated any more. */
+    void (*destroy)(mox__backend *backend);
+    /* Zero-filled device memory of `bytes` (> 0, <= max_buffer_bytes).
+     * *handle identifies it to the backend; *address is what kernels get.
+     * Codes: MOX_ERR_ALLOCATION_FAILED, MOX_ERR_DEVICE_LOST. */
+    mox_error *(*buffer_alloc)(mox__backend *backend, uint64_t bytes, void **handle,
+                               void **address);
+    void (*buffer_free)(mox__backend *backend, void *handle);
+    /* Synchronous copy into a buffer no execution touches yet (creation). */
+    mox_error *(*buffer_upload)(mox__backend *backend, void *handle, uint64_t offset,
+                                const void *src, uint64_t bytes);
+    /* Loads module code. Checks the code against image->abi (kernel count and
+     * names, interface version). Codes: MOX_ERR_MODULE_LOAD,
+     * MOX_ERR_KERNEL_NOT_FOUND, MOX_ERR_UNSUPPORTED_DEVICE. */
+    mox_error *(*module_load)(mox__backend *backend, const mox__module_image *image,
+                              void **module);
+    void (*module_unload)(mox__backend *backend, void *module);
+    /* Attaches backend state to the semaphore of `sem->queue` (NULL if none
+     * is needed); semaphore_fini frees it. */
+    mox_error *(*semaphore_init)(mox__backend *backend, mox__semaphore *sem);
+    void (*semaphore_fini)(mox__backend *backend, mox__semaphore *sem);
+    /* Starts executing `sub` (see "Execution"). Never fails: problems are
+     * reported through completion. */
+    void (*execute)(mox__backend *backend, mox__submission *sub);
+    /* The core is about to block on `sub`, an execution it handed over and
+     * has not seen complete (it may complete meanwhile: read only the
+     * backend's own state of it, under the backend's lock). If the backend
+     * holds it back to merge it with later ones (CUDA coalescing), launch
+     * it now, so nothing waited for waits for a backend thread to start it.
+     * NULL if the backend holds nothing back. */
+    void (*flush)(mox__backend *backend, mox__submission *sub);
+    /* Testing hook (src/core/testing.h): while held, executed work does not
+     * start; releasing starts it. NULL if unsupported. */
+    void (*set_hold)(mox__backend *backend, bool hold);
+} mox__backend_vtable;
+
+struct mox__backend {
+    const mox__backend_vtable *vt;
+};
+
+/* Backend constructors. A backend that is not compiled in is a NULL weak
+ * symbol. Codes: MOX_ERR_DEVICE_UNAVAILABLE (no such device or driver),
+ * MOX_ERR_OUT_OF_MEMORY, MOX_ERR_BACKEND. */
+typedef mox_error *(*mox__backend_open_fn)(const mox__backend_config *config,
+                                           mox__backend **out, mox__backend_info *info);
+mox_error *mox__cpu_backend_open(const mox__backend_config *config, mox__backend **out,
+                                 mox__backend_info *info) __attribute__((weak));
+mox_error *mox__cuda_backend_open(const mox__backend_config *config, mox__backend **out,
+                                  mox__backend_info *info) __attribute__((weak));
+
+/* Implemented by the core; see "Completion". `error` (may be NULL) is taken
+ * over. */
+void mox__execution_complete(mox__submission *sub, mox_error *error);
+
+/* Backends create errors with these (src/core/error.h has the full set). */
+mox_error *mox__error_new(mox_status code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Backend worker threads call this once at start: the core then never joins
+ * a backend's threads from one of them (a completion may drop the last
+ * reference to a device). */
+void mox__thread_mark_runtime(void);
+
+#endif
