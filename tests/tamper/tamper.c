@@ -1,6 +1,7 @@
 /* tamper.c - damaged artifacts are refused with their code and message,
  * never loaded and never waited on: flipped bytes, truncation, deletion,
- * swapped files, a manifest rehashed to cover the damage, symbolic links,
+ * swapped files, a manifest rehashed to cover the damage, hand-edited
+ * bindings, symbolic links,
  * FIFOs and other special files, huge and deeply nested manifests. Each
  * case prepares the conformance module conf from a damaged copy of its
  * real artifact (MOX_ARTIFACT_CONF) on a new device. tamper_flips.c flips
@@ -140,6 +141,37 @@ static void rehashed_manifests(void **state)
     tamper_expect(dir, MOX_ERR_ABI_MISMATCH, "generated bindings do not match the artifact ABI");
 }
 
+/* Bindings whose embedded ABI is consistent with its hash but is not the
+ * canonical text moxc writes (reformatted by hand): refused at launch, and
+ * not kept (the same text could be a parse that lost bytes). */
+static void hand_edited_bindings(void **state)
+{
+    (void)state;
+    const char *from = "{\"version\":1,";
+    const char *at = strstr(conf_module.abi_json, from);
+    assert_non_null(at);
+    size_t n = strlen(conf_module.abi_json);
+    char *spaced = malloc(n + 2);
+    snprintf(spaced, n + 2, "{ %s", conf_module.abi_json + 1);
+    char hex[MOX_SHA256_HEX_LEN + 1];
+    assert_true(mox_sha256_hex(spaced, strlen(spaced), hex));
+    static mox_module_desc edited;
+    edited = conf_module;
+    edited.abi_json = spaced;
+    edited.abi_sha256 = hex;
+    mox_device *dev = NULL;
+    assert_int_equal(mox_device_open(&dev), MOX_OK);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        mox_status st = mox_module_prepare(dev, &edited);
+        assert_int_equal(st, MOX_ERR_ABI_MISMATCH);
+        assert_non_null(strstr(mox_error_last_message(),
+                               "module 'conf': the embedded ABI does not read back as the same "
+                               "text"));
+    }
+    mox_device_release(dev);
+    free(spaced);
+}
+
 static void symbolic_links(void **state)
 {
     (void)state;
@@ -271,7 +303,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(flipped_code),       cmocka_unit_test(truncated_files),
         cmocka_unit_test(deleted_files),      cmocka_unit_test(swapped_files),
-        cmocka_unit_test(rehashed_manifests), cmocka_unit_test(symbolic_links),
+        cmocka_unit_test(rehashed_manifests), cmocka_unit_test(hand_edited_bindings),
+        cmocka_unit_test(symbolic_links),
         cmocka_unit_test(special_files),      cmocka_unit_test(huge_files),
         cmocka_unit_test(deep_manifests),     cmocka_unit_test(tamper_manifest_flips),
         cmocka_unit_test(tamper_manifest_cuts),
