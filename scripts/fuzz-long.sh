@@ -8,7 +8,8 @@
 # Builds the targets with clang (ASan+UBSan) into DIR/build (default
 # build-fuzz), then runs each for S seconds (default 3600) with J parallel
 # jobs (default: the number of CPUs). Each target keeps a growing corpus in
-# DIR/corpus/TARGET, seeded from tests/fuzz/corpus/TARGET, so runs continue
+# DIR/corpus/TARGET, seeded from tests/fuzz/corpus/TARGET (moxc: the front
+# end's fixtures, tests/moxc/front/fixtures), so runs continue
 # where the last one stopped; crashes, leaks, timeouts and failed oracles
 # land in DIR/crashes/TARGET. Prints each run's executions and exits 1 if
 # any target found something. To grow the committed seeds, minimise a
@@ -35,9 +36,14 @@ found=0
 for t in "${targets[@]}"; do
     corpus="$out/corpus/$t" crashes="$out/crashes/$t"
     mkdir -p "$corpus" "$crashes"
-    cp -n "$root/tests/fuzz/corpus/$t"/* "$corpus/"
-    dict="$root/tests/fuzz/json.dict"
-    [ "$t" = moxc ] && dict="$root/tests/fuzz/kernel.dict"
+    dict="$root/tests/fuzz/json.dict" seeds="$root/tests/fuzz/corpus/$t"
+    if [ "$t" = moxc ]; then
+        dict="$root/tests/fuzz/kernel.dict"
+        seeds="$root/tests/moxc/front/fixtures/accept $root/tests/moxc/front/fixtures/reject"
+    fi
+    for dir in $seeds; do
+        find "$dir" -maxdepth 1 -type f -exec cp -n {} "$corpus/" \;
+    done
     echo "fuzz-long: $t for $seconds s on $jobs jobs (corpus $corpus)"
     status=0
     (cd "$crashes" && "$out/build/fuzz_$t" -max_total_time="$seconds" -jobs="$jobs" \

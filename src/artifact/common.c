@@ -14,27 +14,30 @@ const char *const mox__kfeature_names[MOX__KFEATURE_COUNT] = {
 };
 const char *const mox__feature_names[MOX__FEATURE_COUNT] = {"atomics", "warp_ops"};
 
-bool mox__fail(mox_artifact_error *err, const char *fmt, ...)
+static bool fail(mox_artifact_error *err, bool out_of_memory, const char *fmt, va_list ap)
 {
     if (err) {
-        va_list ap;
-        va_start(ap, fmt);
         vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-        err->out_of_memory = false;
+        err->out_of_memory = out_of_memory;
     }
+    return false;
+}
+
+bool mox__fail(mox_artifact_error *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fail(err, false, fmt, ap);
+    va_end(ap);
     return false;
 }
 
 bool mox__fail_oom(mox_artifact_error *err, const char *fmt, ...)
 {
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-        err->out_of_memory = true;
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    fail(err, true, fmt, ap);
+    va_end(ap);
     return false;
 }
 
