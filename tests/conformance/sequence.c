@@ -216,7 +216,9 @@ static mox_status record_and_end_itself(void *ctx, mox_batch *b)
     assert_int_equal(mox_batch_push(b, conf_fill(d, conf_cfg(8), c->out, 5.0f, 8)), MOX_OK);
     if (c->discard) {
         mox_batch_discard(b);
-        c->end_status = mox_error_code(mox_error_last());
+        mox_error *e = mox_error_last(); /* a reference */
+        c->end_status = mox_error_code(e);
+        mox_error_release(e);
     } else {
         mox_op *op = (mox_op *)&c; /* must be cleared */
         c->end_status = mox_batch_end(b, &op);
