@@ -98,6 +98,7 @@ mox__sub *mox__sub_create(mox_device *device)
     s->pub.be = be ? (void *)(((uintptr_t)(p + head) + 63u) & ~(uintptr_t)63u) : NULL;
     atomic_init(&s->refs, 1);
     atomic_init(&s->done, false);
+    atomic_init(&s->pub.awaited, false);
     mox__mutex_init(&s->lock);
     s->d = s->d_inline;
     s->cap = 2;

@@ -125,14 +125,7 @@ void mox__parker_destroy(mox__parker *parker)
     pthread_mutex_destroy(&parker->m);
 }
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
-
-static uint64_t now_ns(void)
+uint64_t mox__now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -152,9 +145,9 @@ void mox__parker_park(mox__parker *parker)
         if (atomic_load_explicit(&parker->state, memory_order_relaxed) == 1 &&
             atomic_exchange_explicit(&parker->state, 0, memory_order_acquire) == 1)
             return;
-        cpu_relax();
+        mox__cpu_relax();
         if (i % CHECK_EVERY == 0) {
-            uint64_t t = now_ns();
+            uint64_t t = mox__now_ns();
             if (!start)
                 start = t;
             else if (t - start >= SPIN_NS)

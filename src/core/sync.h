@@ -94,5 +94,17 @@ void mox__parker_init(mox__parker *parker);
 void mox__parker_destroy(mox__parker *parker);
 void mox__parker_park(mox__parker *parker);
 void mox__parker_unpark(void *parker); /* a mox_waker.wake */
+/* Whether an unpark is waiting to be consumed by the next park. */
+static inline bool mox__parker_notified(mox__parker *parker)
+{
+    return atomic_load_explicit(&parker->state, memory_order_relaxed) == 1;
+}
+uint64_t mox__now_ns(void); /* CLOCK_MONOTONIC */
+static inline void mox__cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
 
 #endif

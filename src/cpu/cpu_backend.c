@@ -423,6 +423,7 @@ static const mox__backend_vtable cpu_vtable = {
     .semaphore_fini = NULL,
     .execute = cpu_execute,
     .flush = NULL,          /* nothing is held back */
+    .complete_inline = NULL, /* completion is already on the worker that finished */
     .set_hold = cpu_set_hold,
 };
 

@@ -71,6 +71,11 @@ static void be_flush(mox__backend *b, mox__submission *sub)
     mox__cuda_flush(dev_of(b), sub);
 }
 
+static bool be_complete_inline(mox__backend *b, mox__submission *sub)
+{
+    return mox__cuda_complete_inline(dev_of(b), sub);
+}
+
 static void be_set_hold(mox__backend *b, bool hold)
 {
     mox__cuda_set_hold(dev_of(b), hold);
@@ -89,6 +94,7 @@ static const mox__backend_vtable cuda_vtable = {
     .semaphore_fini = NULL,
     .execute = be_execute,
     .flush = be_flush,
+    .complete_inline = be_complete_inline,
     .set_hold = be_set_hold,
 };
 

@@ -45,6 +45,7 @@ static void cpu_relax(void)
 
 void mox__cuda_completion_push(mox__cuda_dev *dev, mox__cuda_group *g)
 {
+    g->linked = true;
     g->prev = dev->inflight_tail;
     g->next = NULL;
     if (dev->inflight_tail)
@@ -69,7 +70,34 @@ static void unlink_group(mox__cuda_dev *dev, mox__cuda_group *g)
     else
         dev->inflight_tail = g->prev;
     g->next = g->prev = NULL;
+    g->linked = false;
     dev->inflight--;
+}
+
+bool mox__cuda_complete_inline(mox__cuda_dev *dev, mox__submission *pub)
+{
+    pthread_mutex_lock(&dev->lock);
+    mox__cuda_group *g = mox__cuda_sub_of(pub)->group;
+    /* Only a launch of this execution alone: completing it calls no other
+     * op's waker on the waiting thread. */
+    bool mine = g && g->linked && g->launched && !g->claimed && g->nsubs == 1 && g->npred == 0;
+    if (mine)
+        g->claimed = true; /* the completion thread leaves it alone now */
+    pthread_mutex_unlock(&dev->lock);
+    if (!mine)
+        return false;
+    CUresult r = dev->api->cuEventQuery(g->event);
+    pthread_mutex_lock(&dev->lock);
+    if (r == CUDA_ERROR_NOT_READY) {
+        g->claimed = false;
+        pthread_mutex_unlock(&dev->lock);
+        return false;
+    }
+    unlink_group(dev, g);
+    pthread_mutex_unlock(&dev->lock);
+    /* The completion thread may hold g in its snapshot: it is freed there. */
+    mox__cuda_group_finish(dev, g, r, true);
+    return true;
 }
 
 static void *completion_main(void *arg)
@@ -113,8 +141,11 @@ static void *completion_main(void *arg)
             backoff_us = 20;
             continue;
         }
-        /* Only this thread removes groups, so the snapshot stays valid
-         * after the lock is dropped. */
+        /* Groups leave the list here or in mox__cuda_complete_inline, but
+         * are freed only here, with no snapshot held: the snapshot's
+         * pointers stay valid after the lock is dropped; whether a group is
+         * still to be finished is decided under the lock. */
+        mox__cuda_groups_reap(dev);
         uint32_t n = 0;
         bool one_stream = true;
         for (mox__cuda_group *g = dev->inflight_head; g && n < SNAPSHOT; g = g->next) {
@@ -145,9 +176,13 @@ static void *completion_main(void *arg)
             if (res[i] == CUDA_ERROR_NOT_READY)
                 continue;
             pthread_mutex_lock(&dev->lock);
-            unlink_group(dev, snap[i]);
+            bool ours = snap[i]->linked && !snap[i]->claimed;
+            if (ours)
+                unlink_group(dev, snap[i]);
             pthread_mutex_unlock(&dev->lock);
-            mox__cuda_group_finish(dev, snap[i], res[i]);
+            if (!ours)
+                continue; /* a waiting thread is completing it, or did */
+            mox__cuda_group_finish(dev, snap[i], res[i], false);
             finished++;
         }
         bool slept = false;
@@ -211,4 +246,7 @@ void mox__cuda_completion_stop(mox__cuda_dev *dev)
     pthread_mutex_unlock(&dev->lock);
     pthread_join(dev->thread, NULL);
     dev->thread_started = false;
+    pthread_mutex_lock(&dev->lock);
+    mox__cuda_groups_reap(dev);
+    pthread_mutex_unlock(&dev->lock);
 }

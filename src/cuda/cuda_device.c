@@ -81,7 +81,7 @@ mox_status mox__cuda_dev_open(int ordinal, mox__cuda_dev **out)
         dev->coalesce = false;
     atomic_init(&dev->lost, false);
     pthread_mutex_init(&dev->lock, NULL);
-    pthread_mutex_init(&dev->upload_lock, NULL);
+    pthread_mutex_init(&dev->pool_lock, NULL);
     pthread_cond_init(&dev->work_cv, NULL);
 
     TRY(api->cuDeviceGet(&dev->device, ordinal), "cuDeviceGet");
@@ -204,12 +204,6 @@ void mox__cuda_dev_close(mox__cuda_dev *dev)
     mox__cuda_completion_stop(dev);
     mox__cuda_plans_destroy(dev);
     mox__cuda_stages_destroy(dev);
-    for (int i = 0; i < 2; i++) {
-        if (dev->upload_stage[i])
-            api->cuMemFreeHost(dev->upload_stage[i]);
-        if (dev->upload_done[i])
-            api->cuEventDestroy(dev->upload_done[i]);
-    }
     for (uint32_t i = 0; i < dev->free_event_count; i++)
         api->cuEventDestroy(dev->free_events[i]);
     mox__free(dev->free_events);
@@ -240,7 +234,7 @@ void mox__cuda_dev_close(mox__cuda_dev *dev)
             api->cuCtxSetCurrent(NULL);
     }
     pthread_cond_destroy(&dev->work_cv);
-    pthread_mutex_destroy(&dev->upload_lock);
+    pthread_mutex_destroy(&dev->pool_lock);
     pthread_mutex_destroy(&dev->lock);
     mox__free(dev);
 }
@@ -358,25 +352,34 @@ void mox__cuda_flag_free(mox__cuda_dev *dev, uint32_t *host, CUdeviceptr devp)
 
 mox_status mox__cuda_event_get(mox__cuda_dev *dev, CUevent *out)
 {
-    if (dev->free_event_count) {
+    pthread_mutex_lock(&dev->pool_lock);
+    bool pooled = dev->free_event_count != 0;
+    if (pooled)
         *out = dev->free_events[--dev->free_event_count];
+    pthread_mutex_unlock(&dev->pool_lock);
+    if (pooled)
         return MOX_OK;
-    }
     CUresult r = dev->api->cuEventCreate(out, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING);
     return r == CUDA_SUCCESS ? MOX_OK : mox__cuda_fail(dev->api, r, "cuEventCreate", NULL);
 }
 
 void mox__cuda_event_put(mox__cuda_dev *dev, CUevent event)
 {
+    pthread_mutex_lock(&dev->pool_lock);
+    bool kept = true;
     if (dev->free_event_count == dev->free_event_cap) {
         uint32_t cap = dev->free_event_cap ? 2u * dev->free_event_cap : 64u;
         CUevent *n = mox__realloc(dev->free_events, cap * sizeof *n);
-        if (!n) {
-            dev->api->cuEventDestroy(event);
-            return;
+        if (n) {
+            dev->free_events = n;
+            dev->free_event_cap = cap;
+        } else {
+            kept = false;
         }
-        dev->free_events = n;
-        dev->free_event_cap = cap;
     }
-    dev->free_events[dev->free_event_count++] = event;
+    if (kept)
+        dev->free_events[dev->free_event_count++] = event;
+    pthread_mutex_unlock(&dev->pool_lock);
+    if (!kept)
+        dev->api->cuEventDestroy(event);
 }

@@ -98,6 +98,7 @@ void mox__cuda_module_unload(mox__cuda_module *module);
 
 typedef struct mox__cuda_sub {
     mox__submission *pub;
+    struct mox__cuda_sub *next_exec; /* the launcher's queue of executions */
     mox__cuda_group *group;   /* its launch; NULL while pending and once done */
     uint32_t offset;          /* index of its first dispatch within the group */
     uint32_t stream;
@@ -155,6 +156,8 @@ struct mox__cuda_group {
     mox__submission **subs;
     bool check_status;              /* read status words even with a clear flag */
     bool launched;                  /* event recorded */
+    bool linked;                    /* on the in-flight list */
+    bool claimed;                   /* a waiting thread is completing it */
     mox_status status;              /* not OK: complete every member with it */
     mox_error *error;
     mox__gate *live_gates;          /* gates read from running launches' slots */
@@ -207,6 +210,21 @@ static inline bool mox__cuda_u32_push(u32vec *a, uint32_t x)
 }
 
 void mox__cuda_submit(mox__cuda_dev *dev, mox__submission *pub);
+/* Runs the launcher's requests unless someone already does (cuda_submit.c).
+ * Caller holds dev->lock (released inside around driver calls). */
+void mox__cuda_launcher_enter(mox__cuda_dev *dev);
+/* Launches subs[0..n) on `stream` as one group (cuda_launch.c). Never
+ * fails: a group that cannot launch goes to the completion thread with its
+ * error. Called by the launcher, dev->lock held; released around the
+ * driver calls. */
+void mox__cuda_launch_group(mox__cuda_dev *dev, mox__submission *const *subs, uint32_t n,
+                            uint32_t stream);
+mox__cuda_group *mox__cuda_group_new(uint32_t nsubs);
+void mox__cuda_group_free(mox__cuda_group *g);
+/* `later` completes only after `earlier` did (once per pair). */
+bool mox__cuda_add_succ(mox__cuda_group *earlier, mox__cuda_group *later);
+/* Drops the reader counts a group holds on earlier instances. dev->lock held. */
+void mox__cuda_drop_readers(mox__cuda_dev *dev, mox__cuda_group *g);
 /* The launch (launched or not) that signals `pt`, NULL once it finished.
  * Caller holds dev->lock. */
 mox__cuda_group *mox__cuda_group_of_point(mox__cuda_dev *dev, const mox__sem_point *pt);
@@ -214,13 +232,24 @@ mox__cuda_group *mox__cuda_group_of_point(mox__cuda_dev *dev, const mox__sem_poi
  * stream's pending executions go out now. */
 void mox__cuda_flush(mox__cuda_dev *dev, mox__submission *pub);
 void mox__cuda_set_hold(mox__cuda_dev *dev, bool hold);
-/* Launches the pending submissions of `stream`. Caller holds dev->lock. */
+/* Launches the pending executions of `stream`. The launcher, dev->lock held. */
 void mox__cuda_flush_stream(mox__cuda_dev *dev, uint32_t stream);
 /* Completes a finished (or failed) group: states, copybacks, releases,
- * then mox__execution_complete for every member. No lock held. */
-void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r);
+ * then mox__execution_complete for every member. No lock held. The group
+ * is freed, or with `defer_free` left on dev->reap for the completion
+ * thread, which may still hold it in a snapshot. */
+void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, bool defer_free);
+/* A thread about to block on `pub`: completes it here if its launch holds
+ * it alone, has no unfinished predecessor and has finished on the device
+ * (one event query). True if it did. */
+bool mox__cuda_complete_inline(mox__cuda_dev *dev, mox__submission *pub);
+/* Frees the groups waiting threads completed. Caller holds dev->lock and
+ * holds no snapshot of the in-flight list. */
+void mox__cuda_groups_reap(mox__cuda_dev *dev);
 
-/* ---- plans and instances (cuda_plan.c); caller holds dev->lock ---- */
+/* ---- plans and instances (cuda_plan.c): the launcher's, called with no
+ * lock held (they lock dev->lock briefly for what completions share: idle
+ * lists, busy and reader counts); inst_release with dev->lock held ---- */
 
 typedef struct mox__cuda_node_state {
     mox_gate gate;            /* last gate given to the node */
@@ -271,11 +300,12 @@ void mox__cuda_buffer_free(mox__cuda_dev *dev, CUdeviceptr p);
 /* Synchronous host -> device copy through pinned staging. */
 mox_status mox__cuda_buffer_upload(mox__cuda_dev *dev, CUdeviceptr dst, const void *src,
                                    uint64_t bytes);
-/* Pinned staging of at least `bytes` (pooled). Caller holds dev->lock. */
+/* Pinned staging of at least `bytes` (pooled). No lock held: the pool's
+ * own lock is taken briefly; allocation and freeing happen outside it. */
 mox_status mox__cuda_stage_get(mox__cuda_dev *dev, size_t bytes, void **out);
 void mox__cuda_stage_put(mox__cuda_dev *dev, void *stage);
 void mox__cuda_stages_destroy(mox__cuda_dev *dev);
-/* Enqueues a transfer dispatch of `group` on `stream`. Caller holds dev->lock. */
+/* Enqueues a transfer dispatch of `group` on `stream` (the launcher, no lock held). */
 mox_status mox__cuda_transfer(mox__cuda_dev *dev, mox__cuda_group *group, const mox__dispatch *d,
                               CUstream stream);
 
@@ -349,6 +379,11 @@ struct mox__cuda_dev {
     uint32_t next_stream;
     mox__cuda_stream_state stream_state[MOX__CUDA_STREAMS];
     bool hold;                       /* set_hold: launch nothing */
+    /* the launcher (cuda_submit.c): its token and its requests */
+    bool launching;
+    mox__cuda_sub *exec_head, *exec_tail;
+    uint32_t flush_mask;             /* streams whose held-back list must go out */
+    bool hold_asked, hold_wanted;
     CUdeviceptr pool;                /* gate status words, 2 per slot */
     unsigned char *slot_used;
     uint32_t slot_hint;
@@ -368,12 +403,12 @@ struct mox__cuda_dev {
     uint32_t scratch_nodes_cap;
     u32vec scratch_u32[3];           /* edges, gate deps, external gate slots */
 
-    pthread_mutex_t upload_lock;     /* the synchronous upload staging */
-    void *upload_stage[2];
-    CUevent upload_done[2];
+    pthread_mutex_t pool_lock;       /* events and staging pools; a leaf, never held over a driver call */
+
 
     /* completion */
     mox__cuda_group *inflight_head, *inflight_tail;
+    mox__cuda_group *reap;           /* completed by waiting threads; freed by the completion thread */
     uint32_t inflight;
     pthread_cond_t work_cv;
     bool waiting;                    /* completion thread is in work_cv */
@@ -401,11 +436,14 @@ mox_status mox__cuda_dev_enter(mox__cuda_dev *dev);
  * Caller holds dev->lock. */
 void mox__cuda_dev_lost(mox__cuda_dev *dev, const char *message);
 
-/* Pools; caller holds dev->lock. */
+/* Gate slots and failure flags: the launcher's alone (instances are made
+ * and destroyed by it), no lock. */
 mox_status mox__cuda_slots_alloc(mox__cuda_dev *dev, uint32_t count, uint32_t *base);
 void mox__cuda_slots_free(mox__cuda_dev *dev, uint32_t base, uint32_t count);
 mox_status mox__cuda_flag_alloc(mox__cuda_dev *dev, uint32_t **host, CUdeviceptr *devp);
 void mox__cuda_flag_free(mox__cuda_dev *dev, uint32_t *host, CUdeviceptr devp);
+/* Events: got by the launcher, given back by completions. No lock held:
+ * the pool's own lock is taken briefly, the driver called outside it. */
 mox_status mox__cuda_event_get(mox__cuda_dev *dev, CUevent *out);
 void mox__cuda_event_put(mox__cuda_dev *dev, CUevent event);
 

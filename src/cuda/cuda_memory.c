@@ -55,50 +55,59 @@ void mox__cuda_buffer_free(mox__cuda_dev *dev, CUdeviceptr p)
         dev->api->cuMemFree(p);
 }
 
+/* Double-buffered through two pinned chunks of the staging pool and two
+ * pooled events, its own: concurrent uploads share nothing but the copy
+ * stream, so no lock is held over the driver calls. */
 mox_status mox__cuda_buffer_upload(mox__cuda_dev *dev, CUdeviceptr dst, const void *src,
                                    uint64_t bytes)
 {
     const mox__cuda_api *api = dev->api;
     mox_status st = mox__cuda_dev_enter(dev);
-    if (st != MOX_OK)
-        return st;
-    pthread_mutex_lock(&dev->upload_lock);
-    CUresult r = CUDA_SUCCESS;
-    const char *call = "cuMemHostAlloc";
-    for (int i = 0; i < 2 && r == CUDA_SUCCESS; i++) {
-        if (!dev->upload_stage[i])
-            r = api->cuMemHostAlloc(&dev->upload_stage[i], UPLOAD_CHUNK, CU_MEMHOSTALLOC_PORTABLE);
-        if (r == CUDA_SUCCESS && !dev->upload_done[i]) {
-            call = "cuEventCreate";
-            r = api->cuEventCreate(&dev->upload_done[i], CU_EVENT_DISABLE_TIMING);
-        }
+    void *stage[2] = {NULL, NULL};
+    CUevent done[2] = {NULL, NULL};
+    size_t chunk = bytes < UPLOAD_CHUNK ? (size_t)bytes : UPLOAD_CHUNK;
+    for (int i = 0; i < 2 && st == MOX_OK; i++) {
+        st = mox__cuda_stage_get(dev, chunk, &stage[i]);
+        if (st == MOX_OK)
+            st = mox__cuda_event_get(dev, &done[i]);
     }
-    /* Double-buffered: fill one chunk while the other is on its way. */
+    CUresult r = CUDA_SUCCESS;
+    const char *call = "";
+    /* Fill one chunk while the other is on its way. */
     uint64_t off = 0;
-    for (uint32_t k = 0; r == CUDA_SUCCESS && off < bytes; k++) {
+    for (uint32_t k = 0; st == MOX_OK && r == CUDA_SUCCESS && off < bytes; k++) {
         uint32_t i = k & 1u;
-        size_t n = bytes - off < UPLOAD_CHUNK ? (size_t)(bytes - off) : UPLOAD_CHUNK;
+        size_t n = bytes - off < chunk ? (size_t)(bytes - off) : chunk;
         if (k >= 2) {
             call = "cuEventSynchronize";
-            r = api->cuEventSynchronize(dev->upload_done[i]);
+            r = api->cuEventSynchronize(done[i]);
             if (r != CUDA_SUCCESS)
                 break;
         }
-        memcpy(dev->upload_stage[i], (const unsigned char *)src + off, n);
+        memcpy(stage[i], (const unsigned char *)src + off, n);
         call = "cuMemcpyHtoDAsync";
-        r = api->cuMemcpyHtoDAsync(dst + off, dev->upload_stage[i], n, dev->copy_stream);
+        r = api->cuMemcpyHtoDAsync(dst + off, stage[i], n, dev->copy_stream);
         if (r == CUDA_SUCCESS) {
             call = "cuEventRecord";
-            r = api->cuEventRecord(dev->upload_done[i], dev->copy_stream);
+            r = api->cuEventRecord(done[i], dev->copy_stream);
         }
         off += n;
     }
-    if (r == CUDA_SUCCESS) {
+    if (st == MOX_OK && r == CUDA_SUCCESS) {
         call = "cuStreamSynchronize";
         r = api->cuStreamSynchronize(dev->copy_stream);
     }
-    pthread_mutex_unlock(&dev->upload_lock);
-    return r == CUDA_SUCCESS ? MOX_OK : mox__cuda_fail(api, r, call, "(uploading to a buffer)");
+    if (st == MOX_OK && r != CUDA_SUCCESS) {
+        st = mox__cuda_fail(api, r, call, "(uploading to a buffer)");
+        api->cuStreamSynchronize(dev->copy_stream); /* the stages may still be read */
+    }
+    for (int i = 0; i < 2; i++) {
+        if (stage[i])
+            mox__cuda_stage_put(dev, stage[i]);
+        if (done[i])
+            mox__cuda_event_put(dev, done[i]);
+    }
+    return st;
 }
 
 /* ---- pinned staging pool, power-of-two classes ---- */
@@ -115,11 +124,15 @@ mox_status mox__cuda_stage_get(mox__cuda_dev *dev, size_t bytes, void **out)
 {
     uint32_t c = stage_class(bytes);
     mox__cuda_stage_pool *sp = &dev->stages;
-    if (sp->count[c]) {
+    pthread_mutex_lock(&dev->pool_lock);
+    bool pooled = sp->count[c] != 0;
+    if (pooled) {
         *out = sp->free[c][--sp->count[c]];
         sp->cached_bytes -= (uint64_t)1 << c;
-        return MOX_OK;
     }
+    pthread_mutex_unlock(&dev->pool_lock);
+    if (pooled)
+        return MOX_OK;
     void *base = NULL;
     CUresult r = dev->api->cuMemHostAlloc(&base, ((size_t)1 << c) + STAGE_HEADER,
                                           CU_MEMHOSTALLOC_PORTABLE);
@@ -135,21 +148,25 @@ void mox__cuda_stage_put(mox__cuda_dev *dev, void *stage)
     unsigned char *base = (unsigned char *)stage - STAGE_HEADER;
     uint32_t c = *(uint32_t *)base;
     mox__cuda_stage_pool *sp = &dev->stages;
-    if (sp->cached_bytes + ((uint64_t)1 << c) > STAGE_CACHE_BYTES)
-        goto drop;
-    if (sp->count[c] == sp->cap[c]) {
+    pthread_mutex_lock(&dev->pool_lock);
+    bool kept = sp->cached_bytes + ((uint64_t)1 << c) <= STAGE_CACHE_BYTES;
+    if (kept && sp->count[c] == sp->cap[c]) {
         uint32_t cap = sp->cap[c] ? 2u * sp->cap[c] : 4u;
         void **n = mox__realloc(sp->free[c], cap * sizeof *n);
-        if (!n)
-            goto drop;
-        sp->free[c] = n;
-        sp->cap[c] = cap;
+        if (n) {
+            sp->free[c] = n;
+            sp->cap[c] = cap;
+        } else {
+            kept = false;
+        }
     }
-    sp->free[c][sp->count[c]++] = stage;
-    sp->cached_bytes += (uint64_t)1 << c;
-    return;
-drop:
-    dev->api->cuMemFreeHost(base);
+    if (kept) {
+        sp->free[c][sp->count[c]++] = stage;
+        sp->cached_bytes += (uint64_t)1 << c;
+    }
+    pthread_mutex_unlock(&dev->pool_lock);
+    if (!kept)
+        dev->api->cuMemFreeHost(base);
 }
 
 void mox__cuda_stages_destroy(mox__cuda_dev *dev)

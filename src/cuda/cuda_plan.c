@@ -165,18 +165,25 @@ static bool plan_evictable(const mox__cuda_plan *p)
     return true;
 }
 
-/* Drops the least recently used plan that nothing in flight uses. */
+/* Drops the least recently used plan that nothing in flight uses. The
+ * cache is the launcher's; whether an instance is busy or read is decided
+ * under dev->lock (completions change it); an evicted plan's instances are
+ * idle and unread, so nobody else can reach them while they are destroyed
+ * with no lock held. */
 static void plan_evict_one(mox__cuda_dev *dev)
 {
     mox__cuda_plan **victim = NULL;
+    pthread_mutex_lock(&dev->lock);
     for (uint32_t b = 0; b < dev->plan_cap; b++)
         for (mox__cuda_plan **pp = &dev->plans[b]; *pp; pp = &(*pp)->next)
             if (plan_evictable(*pp) && (!victim || (*pp)->last_used < (*victim)->last_used))
                 victim = pp;
-    if (!victim)
+    mox__cuda_plan *p = victim ? *victim : NULL;
+    if (p)
+        *victim = p->next;
+    pthread_mutex_unlock(&dev->lock);
+    if (!p)
         return;
-    mox__cuda_plan *p = *victim;
-    *victim = p->next;
     plan_destroy(dev, p);
     dev->plan_count--;
 }
@@ -420,6 +427,8 @@ mox_status mox__cuda_plan_acquire(mox__cuda_dev *dev, const mox__cuda_ldesc *b,
         mox__free(key);
     }
     p->last_used = ++dev->plan_clock;
+    /* Idle lists grow on completions: under dev->lock. */
+    pthread_mutex_lock(&dev->lock);
     mox__cuda_inst *inst = p->idle ? pick_idle(p, b) : NULL;
     if (inst) {
         mox__cuda_inst **pp = &p->idle;
@@ -427,12 +436,15 @@ mox_status mox__cuda_plan_acquire(mox__cuda_dev *dev, const mox__cuda_ldesc *b,
             pp = &(*pp)->next_idle;
         *pp = inst->next_idle;
         inst->next_idle = NULL;
-    } else {
-        mox_status st = inst_create(dev, p, &inst);
+        inst->busy = true;
+    }
+    pthread_mutex_unlock(&dev->lock);
+    if (!inst) {
+        mox_status st = inst_create(dev, p, &inst); /* the driver: no lock */
         if (st != MOX_OK)
             return st;
+        inst->busy = true; /* nobody else sees it yet */
     }
-    inst->busy = true;
     *out = inst;
     return MOX_OK;
 }

@@ -71,7 +71,8 @@
  *   When every dispatch has a final state, the backend stores `state` and
  *   `fail_code` in each dispatch and calls mox__execution_complete(sub,
  *   error) exactly once, from one of its own threads (never from inside
- *   execute), after every execution `sub` waited for completed, and on a
+ *   execute) or from the thread the core lends it in complete_inline,
+ *   after every execution `sub` waited for completed, and on a
  *   queue in signal order. `error` is the one status object that crosses the
  *   boundary: NULL for success (failed dispatches are states, not errors),
  *   else an error whose code is MOX_ERR_DEVICE_LOST (a sticky device fault),
@@ -237,6 +238,8 @@ struct mox__submission {
     uint32_t wait_count;
     mox__sem_point signal;         /* sem == the device's semaphore of `queue` */
     uint64_t serial;               /* 1, 2, ... per device, in execute order */
+    _Atomic bool awaited;          /* set (before flush) once the core blocks on it:
+                                      do not hold it back from then on */
     /* ---- backend scratch: info.submission_state_size bytes, zeroed, 64-aligned ---- */
     void *be;
     /* The core's private state follows: the core embeds this struct first in
@@ -301,13 +304,22 @@ typedef struct mox__backend_vtable {
     /* Starts executing `sub` (see "Execution"). Never fails: problems are
      * reported through completion. */
     void (*execute)(mox__backend *backend, mox__submission *sub);
-    /* The core is about to block on `sub`, an execution it handed over and
-     * has not seen complete (it may complete meanwhile: read only the
-     * backend's own state of it, under the backend's lock). If the backend
+    /* The core is about to block on `sub`, an execution it prepared and has
+     * not seen complete; it set sub->awaited first. `sub` may not have been
+     * handed to execute yet (another thread drains the issue list: execute
+     * then sees `awaited`), or may complete meanwhile: read only the
+     * backend's own state of it, under the backend's lock. If the backend
      * holds it back to merge it with later ones (CUDA coalescing), launch
      * it now, so nothing waited for waits for a backend thread to start it.
      * NULL if the backend holds nothing back. */
     void (*flush)(mox__backend *backend, mox__submission *sub);
+    /* The core is about to block on `sub` (after flush): if the backend can
+     * tell cheaply that `sub` finished on the device, and completing it
+     * calls no other op's waker and nothing earlier holds its completion
+     * back, it completes it on this thread (mox__execution_complete is
+     * called from inside) and returns true - the waiting thread then needs
+     * no hand-off from a backend thread. Else false. NULL if unsupported. */
+    bool (*complete_inline)(mox__backend *backend, mox__submission *sub);
     /* Testing hook (src/core/testing.h): while held, executed work does not
      * start; releasing starts it. NULL if unsupported. */
     void (*set_hold)(mox__backend *backend, bool hold);

@@ -216,7 +216,7 @@ static mox_status record_and_end_itself(void *ctx, mox_batch *b)
     assert_int_equal(mox_batch_push(b, conf_fill(d, conf_cfg(8), c->out, 5.0f, 8)), MOX_OK);
     if (c->discard) {
         mox_batch_discard(b);
-        mox_error *e = mox_error_last(); /* a reference */
+        mox_error *e = mox_error_last();
         c->end_status = mox_error_code(e);
         mox_error_release(e);
     } else {

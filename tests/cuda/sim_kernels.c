@@ -1,6 +1,6 @@
 /* tests/cuda/sim_kernels.c - the kernels the simulated driver runs: those
  * of tests/cuda/kernels.cu, the conformance suite's modules "conf" and
- * "conf2" and the benchmark's "cudabench", written again in C over a 1-D grid (thread i is
+ * "conf2", the HAL suite's "halk" and the benchmark's "cudabench", written again in C over a 1-D grid (thread i is
  * block * dim + t), with the same gate logic as mox/kernel_cuda.h. */
 #define _GNU_SOURCE
 #include <stdbool.h>
@@ -235,6 +235,45 @@ static void c_tenfold(const sim_launch *l)
     GRID_LOOP(l, i) if (i < n) out[i] = in[i] * 10.0f + 1.0f;
 }
 
+/* tests/hal/kernels/halk.c */
+static void h_fill(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    float *out = arg_ptr(l, 1);
+    float v = arg_f32(l, 2);
+    uint32_t n = arg_u32(l, 3);
+    GRID_LOOP(l, i) if (i < n) out[i] = v;
+}
+
+static void h_add(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    const float *in = arg_ptr(l, 1);
+    float *out = arg_ptr(l, 2);
+    float v = arg_f32(l, 3);
+    uint32_t n = arg_u32(l, 4);
+    GRID_LOOP(l, i) if (i < n) out[i] = in[i] + v;
+}
+
+static void h_fail(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    float *out = arg_ptr(l, 1);
+    uint32_t code = arg_u32(l, 2), n = arg_u32(l, 3);
+    gate_fail(g, code);
+    GRID_LOOP(l, i) if (i < n) out[i] = 1.0f;
+}
+
+static void h_slow(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    const float *in = arg_ptr(l, 1);
+    float *out = arg_ptr(l, 2);
+    uint32_t n = arg_u32(l, 3);
+    usleep(arg_u32(l, 4) / 100u < 200000u ? arg_u32(l, 4) / 100u : 200000u);
+    GRID_LOOP(l, i) if (i < n) out[i] = in[i];
+}
+
 static void c_fixed64(const sim_launch *l)
 {
     GATE_OR_RETURN(l);
@@ -289,6 +328,11 @@ struct CUfunc_st sim_funcs[] = {
     {"mox_entry_iota", 3, {GATE_SIZE, 8, 4}, c_iota},
     {"mox_entry_fixed64", 3, {GATE_SIZE, 8, 4}, c_fixed64},
     {"mox_entry_tenfold", 4, {GATE_SIZE, 8, 8, 4}, c_tenfold},
+    /* tests/hal/kernels/halk.c */
+    {"mox_entry_hal_fill", 4, {GATE_SIZE, 8, 4, 4}, h_fill},
+    {"mox_entry_hal_add", 5, {GATE_SIZE, 8, 8, 4, 4}, h_add},
+    {"mox_entry_hal_fail", 4, {GATE_SIZE, 8, 4, 4}, h_fail},
+    {"mox_entry_hal_slow", 5, {GATE_SIZE, 8, 8, 4, 4}, h_slow},
     /* bench/kernels/cuda_bench.c */
     {"mox_entry_scale_256", 4, {GATE_SIZE, 8, 8, 4}, b_scale_256},
     {"mox_entry_finish_256", 4, {GATE_SIZE, 8, 8, 4}, b_finish_256},

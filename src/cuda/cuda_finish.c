@@ -1,0 +1,145 @@
+/* src/cuda/cuda_finish.c - a finished (or failed) launch towards the
+ * core: dispatch states (the host flag, then the status words only when
+ * something failed), copybacks out of staging, the instance, event and
+ * staging given back, the stream's held-back work asked of the launcher,
+ * then mox__execution_complete for every member with no backend lock held.
+ */
+#include "cuda/cuda_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, bool defer_free)
+{
+    const mox__cuda_api *api = dev->api;
+    mox_status status = g->status;
+    mox_error *error = g->error;
+    g->error = NULL;
+    if (status == MOX_OK && r != CUDA_SUCCESS) {
+        status = mox__cuda_fail(api, r, "cuEventQuery", "(waiting for a launch)");
+        if (status == MOX_ERR_DEVICE_LOST) {
+            pthread_mutex_lock(&dev->lock);
+            mox__cuda_dev_lost(dev, mox__cuda_last_message());
+            pthread_mutex_unlock(&dev->lock);
+        }
+    }
+    if (status == MOX_ERR_DEVICE_LOST && !error)
+        error = mox__error_new(MOX_ERR_DEVICE_LOST, "%s", dev->lost_message);
+    else if (status != MOX_OK && !error)
+        error = mox__cuda_last_error(status);
+
+    bool failed_any = false;
+    if (status == MOX_OK) {
+        mox__cuda_inst *inst = g->inst;
+        bool flagged = *(volatile uint32_t *)inst->host_flag != 0;
+        bool read = flagged || g->check_status;
+        /* Earlier launches completed before this one: their states are final. */
+        for (uint32_t i = 0; !read && i < g->live_count; i++)
+            read = g->live_gates[i].sub->dispatches[g->live_gates[i].dispatch]->state !=
+                   MOX_DISPATCH_OK;
+        uint32_t stack_words[64];
+        uint32_t *words = NULL;
+        if (read) {
+            words = g->count <= 32 ? stack_words : mox__malloc(8u * g->count);
+            CUresult rr = words ? api->cuMemcpyDtoH(words, dev->pool + 8ull * inst->slot_base,
+                                                    8u * g->count)
+                                : CUDA_ERROR_OUT_OF_MEMORY;
+            atomic_fetch_add(&dev->stats.status_reads, 1);
+            if (rr != CUDA_SUCCESS) {
+                status = mox__cuda_fail(api, rr, "cuMemcpyDtoH", "(reading dispatch states)");
+                if (status == MOX_ERR_DEVICE_LOST) {
+                    pthread_mutex_lock(&dev->lock);
+                    mox__cuda_dev_lost(dev, mox__cuda_last_message());
+                    pthread_mutex_unlock(&dev->lock);
+                    error = mox__error_new(MOX_ERR_DEVICE_LOST, "%s", dev->lost_message);
+                } else {
+                    error = mox__cuda_last_error(status);
+                }
+                if (words != stack_words)
+                    mox__free(words);
+                words = NULL;
+            }
+        }
+        if (status == MOX_OK) {
+            uint32_t at = 0;
+            for (uint32_t s = 0; s < g->nsubs; s++) {
+                mox__submission *pub = g->subs[s];
+                for (uint32_t i = 0; i < pub->count; i++, at++) {
+                    mox__dispatch *d = pub->dispatches[i];
+                    d->state = words ? words[2u * at] : MOX_DISPATCH_OK;
+                    d->fail_code = words ? words[2u * at + 1u] : 0;
+                    failed_any |= d->state != MOX_DISPATCH_OK;
+                }
+            }
+            for (uint32_t c = 0; c < g->copyback_count; c++)
+                memcpy(g->copybacks[c].host, g->copybacks[c].stage, g->copybacks[c].bytes);
+        }
+        if (words && words != stack_words)
+            mox__free(words);
+        if (flagged)
+            failed_any = true;
+    }
+    if (status != MOX_OK) {
+        /* Nothing of it is known to have finished. */
+        for (uint32_t s = 0; s < g->nsubs; s++)
+            for (uint32_t i = 0; i < g->subs[s]->count; i++) {
+                g->subs[s]->dispatches[i]->state = MOX_DISPATCH_GATED;
+                g->subs[s]->dispatches[i]->fail_code = 0;
+            }
+    }
+
+    pthread_mutex_lock(&dev->lock);
+    for (uint32_t s = 0; s < g->nsubs; s++) {
+        mox__cuda_sub *me = mox__cuda_sub_of(g->subs[s]);
+        me->done = true;
+        me->group = NULL; /* g is freed below; its address may be reused */
+    }
+    for (uint32_t i = 0; i < g->nsucc; i++)
+        g->succs[i]->npred--;
+    if (dev->stream_state[g->stream].last == g)
+        dev->stream_state[g->stream].last = NULL;
+    if (g->launched) {
+        mox__cuda_stream_state *ss = &dev->stream_state[g->stream];
+        ss->depth--;
+        g->inst->busy = false;
+        if (failed_any || status != MOX_OK)
+            g->inst->dirty = true;
+        mox__cuda_inst_release(dev, g->inst);
+        /* The stream's held-back executions go out now that it drains
+         * (lost: they fail at once): asked of the launcher. */
+        bool lost = atomic_load(&dev->lost);
+        if (ss->pending_head && (lost || (!dev->hold && ss->depth < dev->defer_depth)))
+            dev->flush_mask |= 1u << g->stream;
+    }
+    mox__cuda_drop_readers(dev, g);
+    mox__cuda_launcher_enter(dev); /* if a flush was asked and nobody launches */
+    pthread_mutex_unlock(&dev->lock);
+    if (g->launched)
+        mox__cuda_event_put(dev, g->event);
+    for (uint32_t i = 0; i < g->stage_count; i++)
+        mox__cuda_stage_put(dev, g->stages[i]);
+    g->stage_count = 0;
+
+    if (status != MOX_OK && !error)
+        error = mox__error_new(status, "the CUDA backend failed the launch");
+    for (uint32_t s = 0; s < g->nsubs; s++)
+        mox__execution_complete(g->subs[s], error ? mox_error_retain(error) : NULL);
+    mox_error_release(error);
+    if (!defer_free) {
+        mox__cuda_group_free(g);
+        return;
+    }
+    pthread_mutex_lock(&dev->lock);
+    g->next = dev->reap;
+    dev->reap = g;
+    pthread_mutex_unlock(&dev->lock);
+}
+
+void mox__cuda_groups_reap(mox__cuda_dev *dev)
+{
+    while (dev->reap) {
+        mox__cuda_group *g = dev->reap;
+        dev->reap = g->next;
+        mox__cuda_group_free(g);
+    }
+}

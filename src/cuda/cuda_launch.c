@@ -1,0 +1,374 @@
+/* src/cuda/cuda_launch.c - one launch: one or more executions of one
+ * stream as a single graph (or stream) launch with one event.
+ *
+ * A launch is built in three phases. A, under dev->lock: the group, its
+ * completion order (the previous launch of its stream, and the launches
+ * whose points it waits on), its description (nodes, edges, gate
+ * dependencies: gates on dispatches of earlier launches become their status
+ * slots, with a reader count that keeps that launch's instance from being
+ * reset until this one completes). B, with no lock: every driver call
+ * (event waits on other streams, plan and instance creation, parameter
+ * updates, the launch, the event). C, under the lock again: the launch is
+ * published to the completion thread. Only the launcher (cuda_submit.c)
+ * launches, one at a time per device.
+ */
+#include "cuda/cuda_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Zeroed blocks per launch (counts are small): malloc + memset, as glibc's
+ * calloc bypasses the per-thread cache (src/core/alloc.c); the asm hides p's
+ * origin, or GCC fuses the pair back into calloc. */
+static void *zalloc(size_t count, size_t size)
+{
+    void *p = mox__malloc(count * size);
+    __asm__("" : "+r"(p));
+    if (p)
+        memset(p, 0, count * size);
+    return p;
+}
+
+mox__cuda_group *mox__cuda_group_new(uint32_t nsubs)
+{
+    mox__cuda_group *g = zalloc(1, sizeof *g);
+    if (!g)
+        return NULL;
+    g->subs = nsubs <= 1 ? g->subs_inline : zalloc(nsubs, sizeof *g->subs);
+    if (!g->subs) {
+        mox__free(g);
+        return NULL;
+    }
+    return g;
+}
+
+void mox__cuda_group_free(mox__cuda_group *g)
+{
+    if (g->subs != g->subs_inline)
+        mox__free(g->subs);
+    mox__free(g->succs);
+    mox__free(g->read_insts);
+    mox__free(g->live_gates);
+    mox__free(g->copybacks);
+    mox__free(g->stages);
+    mox__free(g);
+}
+
+/* `later` completes only after `earlier` did (once per pair). */
+bool mox__cuda_add_succ(mox__cuda_group *earlier, mox__cuda_group *later)
+{
+    for (uint32_t i = 0; i < earlier->nsucc; i++)
+        if (earlier->succs[i] == later)
+            return true;
+    mox__cuda_group **n = mox__realloc(earlier->succs, (earlier->nsucc + 1) * sizeof *n);
+    if (!n)
+        return false;
+    earlier->succs = n;
+    earlier->succs[earlier->nsucc++] = later;
+    later->npred++;
+    return true;
+}
+
+/* Reader count on an earlier launch's instance (once per instance). */
+static bool add_reader(mox__cuda_group *g, mox__cuda_inst *inst)
+{
+    for (uint32_t i = 0; i < g->read_count; i++)
+        if (g->read_insts[i] == inst)
+            return true;
+    mox__cuda_inst **n = mox__realloc(g->read_insts, (g->read_count + 1) * sizeof *n);
+    if (!n)
+        return false;
+    g->read_insts = n;
+    g->read_insts[g->read_count++] = inst;
+    inst->readers++;
+    return true;
+}
+
+void mox__cuda_drop_readers(mox__cuda_dev *dev, mox__cuda_group *g)
+{
+    for (uint32_t i = 0; i < g->read_count; i++) {
+        g->read_insts[i]->readers--;
+        mox__cuda_inst_release(dev, g->read_insts[i]);
+    }
+    g->read_count = 0;
+}
+
+/* Slot that gate (sub, j) reads, for a dispatch of launch `g`. */
+static bool gate_slot(mox__cuda_dev *dev, mox__cuda_group *g, const mox__gate *gate, bool *intra,
+                      uint32_t *slot)
+{
+    mox__cuda_sub *x = mox__cuda_sub_of(gate->sub);
+    *intra = false;
+    if (x->group == g) {
+        *intra = true;
+        *slot = x->offset + gate->dispatch;
+        return true;
+    }
+    if (x->done) {
+        bool bad = gate->sub->dispatches[gate->dispatch]->state != MOX_DISPATCH_OK;
+        *slot = bad ? MOX__CUDA_SENTINEL_SLOT : MOX__CUDA_OK_SLOT;
+        g->check_status |= bad;
+        return true;
+    }
+    if (!x->group || !x->group->launched) {
+        /* Its launch failed: it will complete with an error, never OK. */
+        *slot = MOX__CUDA_SENTINEL_SLOT;
+        g->check_status = true;
+        return true;
+    }
+    *slot = x->group->inst->slot_base + x->offset + gate->dispatch;
+    /* A dispatch gated through it raises no flag; at completion (after the
+     * earlier launch completed) its state tells whether to read the words. */
+    mox__gate *n = mox__realloc(g->live_gates, (g->live_count + 1) * sizeof *n);
+    if (!n)
+        return false;
+    g->live_gates = n;
+    g->live_gates[g->live_count++] = *gate;
+    atomic_fetch_add(&dev->stats.live_gates, 1);
+    return add_reader(g, x->group->inst);
+}
+
+typedef struct build {
+    mox__cuda_ldesc desc;
+    u32vec edges, gdeps, ext;
+    CUevent *waits;          /* events of other streams' launches to wait for */
+    uint32_t nwaits, cap_waits;
+} build;
+
+static bool add_wait_event(build *b, CUevent ev)
+{
+    for (uint32_t k = 0; k < b->nwaits; k++)
+        if (b->waits[k] == ev)
+            return true;
+    if (b->nwaits == b->cap_waits) {
+        uint32_t cap = b->cap_waits ? 2u * b->cap_waits : 8u;
+        CUevent *n = mox__realloc(b->waits, cap * sizeof *n);
+        if (!n)
+            return false;
+        b->waits = n;
+        b->cap_waits = cap;
+    }
+    b->waits[b->nwaits++] = ev;
+    return true;
+}
+
+/* The launch's description, from its executions and what they wait for;
+ * host work only (dev->lock held: it reads other launches' state). */
+static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b)
+{
+    b->desc.count = g->count;
+    if (g->count > dev->scratch_nodes_cap) {
+        uint32_t cap = g->count + dev->scratch_nodes_cap;
+        mox__cuda_lnode *n = mox__realloc(dev->scratch_nodes, (size_t)cap * sizeof *n);
+        if (!n)
+            return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory building a launch");
+        dev->scratch_nodes = n;
+        dev->scratch_nodes_cap = cap;
+    }
+    b->desc.nodes = dev->scratch_nodes;
+    if (g->count)
+        memset(b->desc.nodes, 0, (size_t)g->count * sizeof *b->desc.nodes);
+    uint32_t at = 0;
+    for (uint32_t s = 0; s < g->nsubs; s++) {
+        mox__submission *pub = g->subs[s];
+        mox__cuda_sub *me = mox__cuda_sub_of(pub);
+        for (uint32_t i = 0; i < pub->count; i++, at++) {
+            const mox__dispatch *d = pub->dispatches[i];
+            mox__cuda_lnode *ln = &b->desc.nodes[at];
+            ln->d = d;
+            if (d->kind == MOX__CMD_KERNEL) {
+                const mox__cuda_module *m = d->module;
+                ln->k = &m->kernels[d->kernel];
+            } else {
+                b->desc.has_transfer = true;
+            }
+            ln->edge_off = b->edges.n;
+            ln->gdep_off = b->gdeps.n;
+            ln->ext_off = b->ext.n;
+            bool may_fail = d->kind == MOX__CMD_KERNEL && (d->kernel_features & MOX_KFEAT_FAIL);
+            for (uint32_t k = 0; k < d->pred_count; k++) {
+                uint32_t from = me->offset + pub->preds[d->pred_first + k];
+                if (!mox__cuda_u32_push(&b->edges, from))
+                    goto oom;
+                if (d->kind != MOX__CMD_KERNEL || !mox__cuda_may_fail(b->desc.nodes[from].d))
+                    continue;
+                if (!mox__cuda_u32_push(&b->gdeps, from))
+                    goto oom;
+                may_fail = true;
+            }
+            /* A queue is FIFO: a source of this execution starts after the
+             * sinks of the one before it in this launch (same queue). */
+            if (d->pred_count == 0 && s > 0) {
+                const mox__submission *wp = g->subs[s - 1];
+                const mox__cuda_sub *ws = mox__cuda_sub_of(wp);
+                for (uint32_t j = 0; j < wp->count; j++)
+                    if (wp->dispatches[j]->succ_count == 0 && !mox__cuda_u32_push(&b->edges, ws->offset + j))
+                        goto oom;
+            }
+            for (uint32_t k = 0; d->kind == MOX__CMD_KERNEL && k < d->gate_count; k++) {
+                const mox__gate *gate = &pub->gates[d->gate_first + k];
+                const mox__cuda_sub *gs = mox__cuda_sub_of(gate->sub);
+                /* A gate on a dispatch that cannot fail, still in flight or
+                 * finished OK, can never close. */
+                bool settled_ok = gs->done && gate->sub->dispatches[gate->dispatch]->state == MOX_DISPATCH_OK;
+                bool live = !gs->done && gs->group && (gs->group->launched || gs->group == g);
+                if (settled_ok || (live && !mox__cuda_may_fail(gate->sub->dispatches[gate->dispatch])))
+                    continue;
+                bool intra;
+                uint32_t slot;
+                if (!gate_slot(dev, g, gate, &intra, &slot))
+                    goto oom;
+                if (!mox__cuda_u32_push(intra ? &b->gdeps : &b->ext, slot))
+                    goto oom;
+                may_fail = true;
+            }
+            if (d->be)
+                ((mox__cuda_dstate *)d->be)->may_fail = may_fail;
+            ln->edge_cnt = b->edges.n - ln->edge_off;
+            ln->gdep_cnt = b->gdeps.n - ln->gdep_off;
+            ln->ext_cnt = b->ext.n - ln->ext_off;
+        }
+        /* Points of other queues: completion order, and the stream waits
+         * for the event of the launch that signals the point. */
+        for (uint32_t w = 0; w < pub->wait_count; w++) {
+            mox__cuda_group *wg = mox__cuda_group_of_point(dev, &pub->waits[w]);
+            if (!wg || wg == g)
+                continue;
+            if (!mox__cuda_add_succ(wg, g))
+                goto oom;
+            if (!wg->launched || wg->stream == g->stream)
+                continue;
+            if (!add_wait_event(b, wg->event))
+                goto oom;
+        }
+    }
+    b->desc.edges = b->edges.v;
+    b->desc.gdeps = b->gdeps.v;
+    b->desc.ext = b->ext.v;
+    return MOX_OK;
+oom:
+    return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory building a launch");
+}
+
+/* Phase B of a launch, with no lock held: the driver calls. The instance
+ * it acquires is its own (busy) and nobody else launches (the launcher
+ * token, cuda_submit.c), so only pools and idle lists need the lock, which
+ * the functions called here take briefly themselves. */
+static mox_status launch_unlocked(mox__cuda_dev *dev, mox__cuda_group *g, build *b, CUstream cs)
+{
+    mox_status st = mox__cuda_dev_enter(dev);
+    for (uint32_t i = 0; st == MOX_OK && i < b->nwaits; i++) {
+        CUresult r = dev->api->cuStreamWaitEvent(cs, b->waits[i], 0);
+        if (r != CUDA_SUCCESS)
+            st = mox__cuda_fail(dev->api, r, "cuStreamWaitEvent", NULL);
+    }
+    if (st == MOX_OK)
+        st = mox__cuda_event_get(dev, &g->event);
+    if (st == MOX_OK)
+        st = mox__cuda_plan_acquire(dev, &b->desc, &g->inst);
+    if (st != MOX_OK)
+        return st;
+    st = mox__cuda_inst_launch(dev, g->inst, &b->desc, g, cs);
+    if (st == MOX_OK) {
+        CUresult r = dev->api->cuEventRecord(g->event, cs);
+        if (r != CUDA_SUCCESS)
+            st = mox__cuda_fail(dev->api, r, "cuEventRecord", NULL);
+    }
+    if (st != MOX_OK)
+        dev->api->cuStreamSynchronize(cs); /* part of it may be queued: let it drain */
+    return st;
+}
+
+void mox__cuda_launch_group(mox__cuda_dev *dev, mox__submission *const *subs, uint32_t n,
+                            uint32_t stream)
+{
+    mox__cuda_group *g = mox__cuda_group_new(n);
+    if (!g) {
+        /* Not even a group: complete each alone with the shared OOM path. */
+        for (uint32_t i = 0; i < n; i++) {
+            mox__cuda_group *one = mox__cuda_group_new(1);
+            if (!one)
+                abort(); /* two allocations of a few bytes failed in a row */
+            mox__cuda_sub *me = mox__cuda_sub_of(subs[i]);
+            one->subs[0] = subs[i];
+            one->nsubs = 1;
+            one->count = subs[i]->count;
+            one->stream = stream;
+            one->first_value = one->last_value = subs[i]->signal.value;
+            one->status = MOX_ERR_OUT_OF_MEMORY;
+            /* Made here: the completion thread has no message of this. */
+            one->error = mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory launching a batch");
+            me->group = one;
+            me->pending = false;
+            mox__cuda_completion_push(dev, one);
+        }
+        return;
+    }
+    /* Phase A, dev->lock held: the group, its order, its description. */
+    g->stream = stream;
+    g->nsubs = n;
+    g->first_value = subs[0]->signal.value;
+    g->last_value = subs[n - 1]->signal.value;
+    for (uint32_t i = 0; i < n; i++) {
+        mox__cuda_sub *me = mox__cuda_sub_of(subs[i]);
+        g->subs[i] = subs[i];
+        me->group = g;
+        me->offset = g->count;
+        me->pending = false;
+        g->count += subs[i]->count;
+    }
+    if (n > 1)
+        atomic_fetch_add(&dev->stats.coalesced, n);
+    mox__cuda_stream_state *ss = &dev->stream_state[stream];
+    if (ss->last && !mox__cuda_add_succ(ss->last, g)) {
+        g->status = mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory launching a batch");
+        g->error = mox__cuda_last_error(g->status);
+    }
+    ss->last = g;
+    if (g->status == MOX_OK && atomic_load(&dev->lost))
+        g->status = MOX_ERR_DEVICE_LOST;
+    if (g->status != MOX_OK) {
+        mox__cuda_completion_push(dev, g);
+        return;
+    }
+    CUstream cs = dev->streams[stream];
+    build b;
+    memset(&b, 0, sizeof b);
+    /* The device's scratch arrays (the launcher's alone), given back below. */
+    u32vec *vecs[3] = {&b.edges, &b.gdeps, &b.ext};
+    for (uint32_t i = 0; i < 3; i++)
+        *vecs[i] = (u32vec){dev->scratch_u32[i].v, 0, dev->scratch_u32[i].cap};
+    mox_status st = build_desc(dev, g, &b);
+    /* Phase B, no lock: the driver. */
+    pthread_mutex_unlock(&dev->lock);
+    if (st == MOX_OK)
+        st = launch_unlocked(dev, g, &b, cs);
+    if (st != MOX_OK && g->event) {
+        mox__cuda_event_put(dev, g->event);
+        g->event = NULL;
+    }
+    mox__free(b.waits);
+    /* Phase C, dev->lock again: publish it to the completion thread. */
+    pthread_mutex_lock(&dev->lock);
+    for (uint32_t i = 0; i < 3; i++)
+        dev->scratch_u32[i] = *vecs[i];
+    atomic_fetch_add(&dev->stats.groups, 1);
+    if (st == MOX_OK) {
+        g->launched = true;
+        ss->depth++;
+    } else {
+        if (g->inst) {
+            g->inst->busy = false;
+            g->inst->dirty = true;
+            mox__cuda_inst_release(dev, g->inst);
+            g->inst = NULL;
+        }
+        g->status = st;
+        g->error = mox__cuda_last_error(st);
+        if (st == MOX_ERR_DEVICE_LOST)
+            mox__cuda_dev_lost(dev, mox__cuda_last_message());
+        mox__cuda_drop_readers(dev, g);
+    }
+    mox__cuda_completion_push(dev, g);
+}

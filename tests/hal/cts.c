@@ -1,0 +1,259 @@
+/* cts.c - the HAL contract suite: what every backend must do behind
+ * src/hal/hal.h, tested on the backend alone (no runtime core): barriers
+ * inside a command buffer, FIFO queues, waits on other queues' semaphore
+ * points, failure gating inside and across executions, completion order
+ * and semaphore values, a failed semaphore, transfers. Written once, run
+ * per backend (tests/hal/CMakeLists.txt), like IREE's CTS. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/semaphore.h"
+#include "cts.h"
+
+enum { N = 200 };
+
+static cts T;
+
+static void expect_all(void *address, float want)
+{
+    float v[N];
+    cts_read(&T, address, v, N);
+    for (uint32_t i = 0; i < N; i++)
+        if (v[i] != want)
+            fail_msg("element %u is %g, want %g", i, (double)v[i], (double)want);
+}
+
+static uint32_t fill(cts_cb *cb, void *out, float value)
+{
+    uint32_t i = cts_dispatch(&T, cb, K_FILL, N);
+    cts_ptr(cb, out);
+    cts_f32(cb, value);
+    cts_u32(cb, N);
+    return i;
+}
+
+static uint32_t add(cts_cb *cb, void *in, void *out, float value)
+{
+    uint32_t i = cts_dispatch(&T, cb, K_ADD, N);
+    cts_ptr(cb, in);
+    cts_ptr(cb, out);
+    cts_f32(cb, value);
+    cts_u32(cb, N);
+    return i;
+}
+
+static uint32_t failing(cts_cb *cb, void *out, uint32_t code)
+{
+    uint32_t i = cts_dispatch(&T, cb, K_FAIL, N);
+    cts_ptr(cb, out);
+    cts_u32(cb, code);
+    cts_u32(cb, N);
+    return i;
+}
+
+static uint32_t slow(cts_cb *cb, void *in, void *out)
+{
+    uint32_t i = cts_dispatch(&T, cb, K_SLOW, N);
+    cts_ptr(cb, in);
+    cts_ptr(cb, out);
+    cts_u32(cb, N);
+    cts_u32(cb, 200000);
+    return i;
+}
+
+/* A chain x -> y -> z through barriers; an independent dispatch too. */
+static void barriers_order_commands(void **state)
+{
+    (void)state;
+    void *x = cts_buffer(&T, N, 0), *y = cts_buffer(&T, N, 0), *z = cts_buffer(&T, N, 0);
+    void *w = cts_buffer(&T, N, 0);
+    cts_cb cb;
+    cts_cb_init(&T, &cb);
+    uint32_t a = fill(&cb, x, 3.0f);
+    uint32_t b = add(&cb, x, y, 1.0f);
+    cts_pred(&cb, a);
+    add(&cb, y, z, 1.0f);
+    cts_pred(&cb, b);
+    fill(&cb, w, 9.0f);
+    cts_execute(&T, &cb, 0);
+    cts_wait(&cb);
+    assert_int_equal(cb.status, MOX_OK);
+    for (uint32_t i = 0; i < cb.pub.count; i++)
+        assert_int_equal(cb.d[i].state, MOX_DISPATCH_OK);
+    expect_all(z, 5.0f);
+    expect_all(w, 9.0f);
+    cts_cb_fini(&cb);
+    cts_free(&T, x), cts_free(&T, y), cts_free(&T, z), cts_free(&T, w);
+}
+
+/* Two executions on one queue, no wait list: FIFO gives the order; each
+ * completes in order and its semaphore shows its value. */
+static void queues_are_fifo(void **state)
+{
+    (void)state;
+    void *x = cts_buffer(&T, N, 1), *y = cts_buffer(&T, N, 0);
+    cts_cb first, second;
+    cts_cb_init(&T, &first);
+    cts_cb_init(&T, &second);
+    slow(&first, x, y);                /* y = 1, late */
+    add(&second, y, y, 10.0f);         /* y += 10: after the first */
+    cts_execute(&T, &first, 1);
+    cts_execute(&T, &second, 1);
+    cts_wait(&second);
+    cts_wait(&first);
+    assert_true(first.order < second.order);
+    assert_true(first.sem_value_at_completion >= first.pub.signal.value);
+    assert_true(mox__semaphore_reached(&T.sems[1], second.pub.signal.value));
+    expect_all(y, 11.0f);
+    cts_cb_fini(&first);
+    cts_cb_fini(&second);
+    cts_free(&T, x), cts_free(&T, y);
+}
+
+/* Queue 2 waits on a point of queue 3, which is still running. */
+static void waits_order_other_queues(void **state)
+{
+    (void)state;
+    if (T.info.queue_count < 4)
+        skip();
+    void *x = cts_buffer(&T, N, 4), *y = cts_buffer(&T, N, 0), *z = cts_buffer(&T, N, 0);
+    cts_cb first, second;
+    cts_cb_init(&T, &first);
+    cts_cb_init(&T, &second);
+    slow(&first, x, y);
+    add(&second, y, z, 0.5f);
+    cts_execute(&T, &first, 3);
+    cts_wait_for(&second, &first); /* its signal point, known once executed */
+    cts_execute(&T, &second, 2);
+    cts_wait(&second);
+    cts_wait(&first);
+    assert_int_equal(second.status, MOX_OK);
+    assert_true(first.order < second.order);
+    expect_all(z, 4.5f);
+    cts_cb_fini(&first);
+    cts_cb_fini(&second);
+    cts_free(&T, x), cts_free(&T, y), cts_free(&T, z);
+}
+
+/* A failed dispatch gates its dependents; independent ones still run. */
+static void failure_gates_dependents(void **state)
+{
+    (void)state;
+    void *f = cts_buffer(&T, N, 0), *y = cts_buffer(&T, N, 7), *w = cts_buffer(&T, N, 0);
+    cts_cb cb;
+    cts_cb_init(&T, &cb);
+    uint32_t a = failing(&cb, f, 42);
+    add(&cb, f, y, 1.0f);
+    cts_pred(&cb, a);
+    fill(&cb, w, 2.0f);
+    cts_execute(&T, &cb, 0);
+    cts_wait(&cb);
+    assert_int_equal(cb.status, MOX_OK); /* states, not an error */
+    assert_int_equal(cb.d[0].state, MOX_DISPATCH_FAILED);
+    assert_int_equal(cb.d[0].fail_code, 42);
+    assert_int_equal(cb.d[1].state, MOX_DISPATCH_GATED);
+    assert_int_equal(cb.d[2].state, MOX_DISPATCH_OK);
+    expect_all(f, 1.0f); /* the failed one ran */
+    expect_all(y, 7.0f); /* the gated one did not */
+    expect_all(w, 2.0f);
+    cts_cb_fini(&cb);
+    cts_free(&T, f), cts_free(&T, y), cts_free(&T, w);
+}
+
+/* A gate on a dispatch of an earlier execution (another queue) that
+ * failed: the later dispatch does not run; an ungated one does. */
+static void failure_gates_across_executions(void **state)
+{
+    (void)state;
+    void *f = cts_buffer(&T, N, 0), *y = cts_buffer(&T, N, 5), *w = cts_buffer(&T, N, 0);
+    cts_cb first, second;
+    cts_cb_init(&T, &first);
+    cts_cb_init(&T, &second);
+    failing(&first, f, 9);
+    add(&second, f, y, 1.0f);
+    cts_gate(&second, &first, 0);
+    fill(&second, w, 3.0f);
+    uint32_t q2 = T.info.queue_count > 1 ? 1 : 0;
+    cts_execute(&T, &first, 0);
+    cts_wait_for(&second, &first);
+    cts_execute(&T, &second, q2);
+    cts_wait(&second);
+    cts_wait(&first);
+    assert_int_equal(first.d[0].state, MOX_DISPATCH_FAILED);
+    assert_int_equal(second.d[0].state, MOX_DISPATCH_GATED);
+    assert_int_equal(second.d[1].state, MOX_DISPATCH_OK);
+    assert_true(first.order < second.order); /* completes after what it waited for */
+    expect_all(y, 5.0f);
+    expect_all(w, 3.0f);
+    cts_cb_fini(&first);
+    cts_cb_fini(&second);
+    cts_free(&T, f), cts_free(&T, y), cts_free(&T, w);
+}
+
+/* A wait on a failed semaphore: the execution completes with that failure
+ * and runs nothing (no waiter hangs on a lost device). */
+static void failed_semaphore_fails_its_waiters(void **state)
+{
+    (void)state;
+    if (T.info.queue_count < 2)
+        skip();
+    mox__semaphore dead;
+    mox__semaphore_init(&dead, T.be, 0);
+    mox__semaphore_fail(&dead, mox__error_new(MOX_ERR_DEVICE_LOST, "lost on purpose"));
+    void *y = cts_buffer(&T, N, 6);
+    cts_cb cb;
+    cts_cb_init(&T, &cb);
+    fill(&cb, y, 1.0f);
+    cb.waits[cb.pub.wait_count++] = (mox__sem_point){&dead, 1};
+    cts_execute(&T, &cb, 1);
+    cts_wait(&cb);
+    assert_int_equal(cb.status, MOX_ERR_DEVICE_LOST);
+    assert_non_null(strstr(cb.message, "lost on purpose"));
+    assert_int_equal(cb.d[0].state, MOX_DISPATCH_GATED);
+    expect_all(y, 6.0f);
+    cts_cb_fini(&cb);
+    cts_free(&T, y);
+    mox__semaphore_fini(&dead);
+}
+
+/* A download is ordered after the dispatch before it and never gated. */
+static void transfers_follow_barriers(void **state)
+{
+    (void)state;
+    void *f = cts_buffer(&T, N, 0);
+    float host[N];
+    memset(host, 0, sizeof host);
+    cts_cb cb;
+    cts_cb_init(&T, &cb);
+    uint32_t a = failing(&cb, f, 3);
+    cts_download(&cb, f, host, sizeof host);
+    cts_pred(&cb, a);
+    cts_execute(&T, &cb, 0);
+    cts_wait(&cb);
+    assert_int_equal(cb.d[1].state, MOX_DISPATCH_OK);
+    for (uint32_t i = 0; i < N; i++)
+        assert_true(host[i] == 1.0f);
+    cts_cb_fini(&cb);
+    cts_free(&T, f);
+}
+
+int main(void)
+{
+    cts_open(&T);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(barriers_order_commands),
+        cmocka_unit_test(queues_are_fifo),
+        cmocka_unit_test(waits_order_other_queues),
+        cmocka_unit_test(failure_gates_dependents),
+        cmocka_unit_test(failure_gates_across_executions),
+        cmocka_unit_test(failed_semaphore_fails_its_waiters),
+        cmocka_unit_test(transfers_follow_barriers),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    cts_close(&T);
+    return rc;
+}

@@ -1,0 +1,83 @@
+/* cts.h - the HAL contract suite's harness (tests/hal/cts.c): it plays the
+ * core for one backend, opened through its constructor and driven through
+ * its vtable only (src/hal/hal.h): buffers, the halk module loaded from its
+ * artifact, command buffers built by hand, queues with their semaphores,
+ * executions and their completions. The backend comes from
+ * MOX_HAL_CTS_BACKEND (cpu or cuda); cuda exits 77 without a device. */
+#ifndef MOX_TESTS_HAL_CTS_H
+#define MOX_TESTS_HAL_CTS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hal/hal.h"
+
+#define CTS_SKIP 77
+#define CTS_MAX_CMDS 8
+#define CTS_MAX_QUEUES 16
+
+enum { K_FILL = 0, K_ADD, K_FAIL, K_SLOW }; /* halk's kernels, ABI order */
+
+typedef struct cts {
+    mox__backend *be;
+    mox__backend_info info;
+    void *module;
+    mox__semaphore sems[CTS_MAX_QUEUES];
+    uint64_t values[CTS_MAX_QUEUES]; /* last value handed out per queue */
+    uint64_t serial;
+    _Atomic uint64_t completions;    /* completion order counter */
+} cts;
+
+/* One command buffer and its completion record. */
+typedef struct cts_cb {
+    mox__submission pub;
+    void *be;                        /* backend scratch (info.submission_state_size) */
+    mox__dispatch d[CTS_MAX_CMDS];
+    void *dbe[CTS_MAX_CMDS];
+    mox__dispatch *dptr[CTS_MAX_CMDS];
+    void *params[CTS_MAX_CMDS][6];
+    _Alignas(16) uint64_t store[CTS_MAX_CMDS][6];
+    uint32_t preds[32], succs[32], npreds;
+    mox__gate gates[8];
+    uint32_t ngates;
+    mox__sem_point waits[4];
+    pthread_mutex_t m;
+    pthread_cond_t c;
+    bool done;
+    mox_status status;               /* of the error it completed with */
+    char message[256];
+    uint64_t order;                  /* its place among completions, from 1 */
+    uint64_t sem_value_at_completion; /* its queue's semaphore then */
+} cts_cb;
+
+void cts_open(cts *t);
+void cts_close(cts *t);
+/* Device memory of n floats, filled with `value`; its address. */
+void *cts_buffer(cts *t, uint32_t n, float value);
+void cts_free(cts *t, void *address);
+/* Reads n floats back through a download command (execution on queue 0). */
+void cts_read(cts *t, void *address, float *out, uint32_t n);
+
+void cts_cb_init(cts *t, cts_cb *cb);
+void cts_cb_fini(cts_cb *cb);
+/* Appends a dispatch of kernel k over n threads (blocks of 64); returns its
+ * index. Arguments follow with cts_ptr/cts_f32/cts_u32 in ABI order. */
+uint32_t cts_dispatch(cts *t, cts_cb *cb, uint32_t kernel, uint32_t n);
+void cts_ptr(cts_cb *cb, void *address);
+void cts_f32(cts_cb *cb, float v);
+void cts_u32(cts_cb *cb, uint32_t v);
+/* The last command starts after command `from` of the same buffer. */
+void cts_pred(cts_cb *cb, uint32_t from);
+/* The last command is gated on command `i` of the earlier `cb`. */
+void cts_gate(cts_cb *cb, const cts_cb *earlier, uint32_t i);
+/* Appends a download of `bytes` from `address` to `host`. */
+uint32_t cts_download(cts_cb *cb, void *address, void *host, uint64_t bytes);
+/* Adds a wait point: `earlier`'s signal (call after executing `earlier`). */
+void cts_wait_for(cts_cb *cb, const cts_cb *earlier);
+/* Executes on `queue` (successors computed here, signal = next value). */
+void cts_execute(cts *t, cts_cb *cb, uint32_t queue);
+/* Blocks until completion (aborts after 60 s rather than hang). */
+void cts_wait(cts_cb *cb);
+
+#endif
