@@ -89,7 +89,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "cpu_overhead: %s: %s\n", mox_status_name(st), mox_error_last_message());
         return st == MOX_ERR_DEVICE_UNAVAILABLE ? 77 : 1;
     }
-    two_stage t = {dev, {{1, 1, 1}, {64, 1, 1}}, NULL, NULL, 64};
+    two_stage t = {dev, {{1, 1, 1}, {64, 1, 1}, 0}, NULL, NULL, 64};
     mox_buffer_create(dev, &mox_type_f32, 64, &t.a);
     mox_buffer_create(dev, &mox_type_f32, 64, &t.b);
     mox_module_prepare(dev, &ovh_module);

@@ -13,6 +13,10 @@ Charts (each drawn only when the JSON has its cases):
   cpu-scaling.png         CPU suite: time vs threads, mox-cpu and plain C
   cpu-ratio.png           mox-cpu / plain C throughput ratio per workload
   pipeline-peers.png      the pipeline cases for mox and each peer
+  workloads-time.png      workloads suite: mox wall time per run, per mode
+  workloads-ratio.png     raw stream / mox per workload and mode (> 1: mox faster)
+  workloads-kernel.png    original / port GPU time per run, same numerics and
+                          nvcc defaults (> 1: the port is faster)
 
 matplotlib draws them when it imports (the GPU machine has it); otherwise
 gnuplot (pngcairo) does. --check also re-derives every case's summary from
@@ -177,6 +181,8 @@ def charts(doc):
         out.append(bar("cpu-ratio", "mox CPU backend / plain C throughput (1 = parity)",
                        "ratio", names, rseries, logy=True, hlines=[(1.0, "parity")]))
 
+    out += workload_charts(cases, dev_name)
+
     pipe = [c for c in cases if c["suite"] == "pipeline"]
     peers = doc.get("peers", [])
     if pipe:
@@ -191,6 +197,47 @@ def charts(doc):
             series.append((peer, vals))
         out.append(bar("pipeline-peers", "Two-stage pipeline x*4+3, x*5+7: wall time per run "
                        "(lower is better)", "microseconds (median)", names, series, logy=True))
+    return out
+
+
+def workload_charts(cases, dev_name):
+    """The workloads suite: cases named <workload>.<mode>, variants mox,
+    raw-gen, raw-orig; workloads-kernel cases port, orig, orig-fast."""
+    work = [c for c in cases if c["suite"] == "workloads" and "." in c["name"]]
+    out = []
+    if not work:
+        return out
+    names = list(dict.fromkeys(c["name"].rsplit(".", 1)[0] for c in work))
+    modes = ["single", "pipelined", "ops"]
+
+    def med(name, variant, suite="workloads"):
+        for c in cases:
+            if c["suite"] == suite and c["name"] == name and c["variant"] == variant:
+                m = median(c)
+                return m / (c.get("per") or 1) if suite == "workloads" else m
+        return None
+
+    def ratio(a, b):
+        return a / b if a is not None and b else None
+
+    series = [(m, [med(f"{n}.{m}", "mox") for n in names]) for m in modes]
+    out.append(bar("workloads-time", f"Workloads through mox on {dev_name}: wall time per run",
+                   "microseconds per run (median)", names, series, logy=True))
+    series = []
+    for m in modes:
+        for raw in ("raw-gen", "raw-orig"):
+            vals = [ratio(med(f"{n}.{m}", raw), med(f"{n}.{m}", "mox")) for n in names]
+            if any(v is not None for v in vals):
+                series.append((f"{m} {raw}/mox", vals))
+    if series:
+        out.append(bar("workloads-ratio", "Raw CUDA stream / mox wall time (> 1: mox is faster)",
+                       "ratio", names, series, hlines=[(1.0, "parity"), (1.05, "goal 1.05")]))
+    ports = [n for n in names if med(n, "port", "workloads-kernel") is not None]
+    if ports:
+        series = [(f"{v}/port", [ratio(med(n, v, "workloads-kernel"), med(n, "port", "workloads-kernel"))
+                                 for n in ports]) for v in ("orig", "orig-fast")]
+        out.append(bar("workloads-kernel", "Original / port GPU time per run (> 1: port is faster)",
+                       "ratio", ports, series, hlines=[(0.98, "goal 0.98"), (1.0, "parity")]))
     return out
 
 

@@ -2,14 +2,16 @@
  * current device, writes every sample and its summary to JSON and prints a
  * markdown table (docs/performance.md says what each case measures).
  *
- *   mox_bench [--suite quality,overhead,pipeline,cpu] [--smoke]
+ *   mox_bench [--suite quality,overhead,pipeline,cpu,workloads] [--smoke]
  *             [--samples N] [--warmup N] [--filter TEXT] [--max-threads N]
  *             [--json FILE] [--md FILE]
  *
  * Without --suite: on a CUDA device the kernel-quality suite (generated vs
  * hand-written CUDA), the runtime overhead and the peers' pipeline; on the
  * CPU backend the CPU suite (mox vs plain C, thread scaling), overhead and
- * pipeline. Exits 1 when any case failed or a result did not verify. */
+ * pipeline. The workloads suite (public-sample ports and the examples'
+ * kernels, mox against raw CUDA streams) runs when asked for. Exits 1 when
+ * any case failed or a result did not verify. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +22,7 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: mox_bench [--suite quality,overhead,pipeline,cpu] [--smoke] [--samples N]\n"
+    fputs("usage: mox_bench [--suite quality,overhead,pipeline,cpu,workloads] [--smoke] [--samples N]\n"
           "                 [--warmup N] [--filter TEXT] [--max-threads N] [--json FILE] [--md FILE]\n",
           f);
 }
@@ -101,11 +103,11 @@ int main(int argc, char **argv)
     const char *suites = r.config.suites;
     if (!suites)
         suites = current_is_cuda() ? "quality,overhead,pipeline" : "cpu,overhead,pipeline";
-    static const char *const known[] = {"quality", "overhead", "pipeline", "cpu"};
+    static const char *const known[] = {"quality", "overhead", "pipeline", "cpu", "workloads"};
     for (const char *p = suites; *p;) {
         size_t len = strcspn(p, ",");
         bool ok = false;
-        for (size_t k = 0; k < 4; k++)
+        for (size_t k = 0; k < sizeof known / sizeof *known; k++)
             ok = ok || (strlen(known[k]) == len && strncmp(p, known[k], len) == 0);
         if (!ok) {
             fprintf(stderr, "mox_bench: unknown suite '%.*s'\n", (int)len, p);
@@ -142,6 +144,13 @@ int main(int argc, char **argv)
         if (r.config.json_path)
             bench_write_json(&r, r.config.json_path);
     }
+    if (has_suite(suites, "workloads")) {
+        /* Alone on a machine without the forced backend: a skip too. */
+        if (!bench_suite_workloads(&r) && strcmp(suites, "workloads") == 0)
+            skipped = true;
+        if (r.config.json_path)
+            bench_write_json(&r, r.config.json_path);
+    }
     if (has_suite(suites, "cpu"))
         bench_suite_cpu(&r);
 
@@ -167,7 +176,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "mox_bench: %d case(s) failed\n", r.failures);
     bench_report_free(&r);
     if (skipped && rc == 0) {
-        printf("skipped: no usable CUDA device\n");
+        printf("skipped: no usable %s device\n", strcmp(suites, "workloads") == 0 ? "mox" : "CUDA");
         return 77;
     }
     return rc;

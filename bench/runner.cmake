@@ -11,7 +11,9 @@ set(MOX_BENCH_EXAMPLES ${PROJECT_SOURCE_DIR}/examples)
 foreach(f vec-add/kernels/vec_add.c reduction/kernels/reduce.c reduction/reference.c
           cooperation/kernels/histogram.c cooperation/kernels/scan.c cooperation/reference.c
           particle-update/kernels/particle.c particle-update/reference.c
-          matmul/kernels/matmul.c matmul/kernels/matmul_f16.c matmul/reference.c)
+          matmul/kernels/matmul.c matmul/kernels/matmul_f16.c matmul/reference.c
+          pipeline/kernels/stages.c pipeline/kernels/affine.h cooperation/kernels/compact.c
+          matmul/kernels/dot.c)
   if(NOT EXISTS ${MOX_BENCH_EXAMPLES}/${f})
     message(STATUS "bench: mox_bench skipped: examples/${f} is missing")
     return()
@@ -21,14 +23,7 @@ endforeach()
 # ---- hand-written CUDA references ----
 set(MOX_BENCH_REF_DIR ${CMAKE_CURRENT_BINARY_DIR}/kernels_ref)
 set(MOX_BENCH_REF_FLAGS -fatbin -x cu -std=c++17 -O3 -fmad=false -prec-div=true -prec-sqrt=true
-                        -ftz=false)
-foreach(arch IN LISTS MOX_CUDA_ARCHS)
-  string(REPLACE "sm_" "" num "${arch}")
-  list(APPEND MOX_BENCH_REF_FLAGS -gencode arch=compute_${num},code=sm_${num})
-endforeach()
-list(GET MOX_CUDA_ARCHS 0 first_arch)
-string(REPLACE "sm_" "" first_num "${first_arch}")
-list(APPEND MOX_BENCH_REF_FLAGS -gencode arch=compute_${first_num},code=compute_${first_num})
+                        -ftz=false ${MOX_BENCH_GENCODE})
 set(MOX_BENCH_NVCC_VERSION "none")
 if(MOX_NVCC)
   set(ref_outputs "")
@@ -71,7 +66,8 @@ endif()
 add_executable(mox_bench
   runner.c runner_stats.c runner_report.c runner_work.c runner_rt.c runner_overhead.c
   runner_overhead_mem.c runner_pipeline.c runner_gpu.c runner_gpu_cases.c cpu_suite.c
-  cpu_baseline.c ${PROJECT_SOURCE_DIR}/src/cuda/cuda_api.c)
+  cpu_baseline.c runner_workloads.c runner_workloads_raw.c runner_workloads_examples.c
+  runner_workloads_more.c runner_workloads_summary.c ${PROJECT_SOURCE_DIR}/src/cuda/cuda_api.c)
 mox_add_kernels(mox_bench NAME benchq
   SOURCES ${MOX_BENCH_EXAMPLES}/vec-add/kernels/vec_add.c
           ${MOX_BENCH_EXAMPLES}/reduction/kernels/reduce.c
@@ -82,6 +78,13 @@ mox_add_kernels(mox_bench NAME benchq
           ${MOX_BENCH_EXAMPLES}/matmul/kernels/matmul_f16.c
   INCLUDE_DIRS ${MOX_BENCH_EXAMPLES}/particle-update/kernels)
 mox_add_kernels(mox_bench NAME benchrt SOURCES runner_kernels/overhead.c)
+# The examples' kernels the quality suite does not time, for the workloads suite.
+mox_add_kernels(mox_bench NAME benchwl
+  SOURCES ${MOX_BENCH_EXAMPLES}/pipeline/kernels/stages.c
+          ${MOX_BENCH_EXAMPLES}/cooperation/kernels/compact.c
+          ${MOX_BENCH_EXAMPLES}/cooperation/kernels/scan.c
+          ${MOX_BENCH_EXAMPLES}/matmul/kernels/dot.c
+  INCLUDE_DIRS ${MOX_BENCH_EXAMPLES}/pipeline/kernels)
 # The runtime's own driver table (src/cuda/cuda_api.c, compiled in as the
 # CUDA engineer's cuda_overhead does) and its test hooks (src/core/testing.h).
 set_source_files_properties(${PROJECT_SOURCE_DIR}/src/cuda/cuda_api.c PROPERTIES
@@ -91,8 +94,12 @@ target_include_directories(mox_bench PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE
                                              ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/src/core)
 target_compile_options(mox_bench PRIVATE -ffp-contract=off)
 find_package(Threads REQUIRED)
-target_link_libraries(mox_bench PRIVATE mox::mox mox_artifact mox_bench_refs Threads::Threads
-                                        ${CMAKE_DL_LIBS} m)
+target_link_libraries(mox_bench PRIVATE mox::mox mox_artifact mox_bench_refs mox_workloads
+                                        Threads::Threads ${CMAKE_DL_LIBS} m)
+# The original kernels' fatbins (bench/workloads); $MOX_WORKLOADS_ORIG_DIR
+# overrides the folder on a machine the build was carried to.
+target_compile_definitions(mox_bench PRIVATE
+  MOX_WORKLOADS_ORIG_DIR_DEFAULT="${MOX_WORKLOADS_ORIG_DIR}")
 if(MOX_BENCH_OPENMP)
   target_link_libraries(mox_bench PRIVATE OpenMP::OpenMP_C)
   target_link_libraries(mox_bench_refs PRIVATE OpenMP::OpenMP_C)
@@ -165,6 +172,27 @@ if(MOX_BENCH_PYTHON)
   set_tests_properties(bench-peers-selftest PROPERTIES LABELS bench TIMEOUT 60 SKIP_RETURN_CODE 77)
 endif()
 
+# The workloads suite at test sizes: every port and example through mox on
+# the CPU backend (the raw CUDA side needs a GPU), its JSON drawn.
+add_test(NAME bench-workloads-smoke
+  COMMAND mox_bench --smoke --suite workloads
+          --json ${CMAKE_CURRENT_BINARY_DIR}/bench-workloads-smoke.json
+          --md ${CMAKE_CURRENT_BINARY_DIR}/bench-workloads-smoke.md)
+set_tests_properties(bench-workloads-smoke PROPERTIES
+  LABELS bench ENVIRONMENT MOX_BACKEND=cpu TIMEOUT 300 FIXTURES_SETUP bench_workloads_json)
+if(MOX_BENCH_PYTHON)
+  add_test(NAME bench-workloads-plot-smoke
+    COMMAND ${MOX_BENCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/plot.py --check
+            --out ${CMAKE_CURRENT_BINARY_DIR}/bench-workloads-smoke-plots
+            ${CMAKE_CURRENT_BINARY_DIR}/bench-workloads-smoke.json)
+  set_tests_properties(bench-workloads-plot-smoke PROPERTIES
+    LABELS bench TIMEOUT 60 FIXTURES_REQUIRED bench_workloads_json SKIP_RETURN_CODE 77)
+endif()
+add_test(NAME bench-workloads-cuda-smoke
+  COMMAND mox_bench --smoke --suite workloads --json ${CMAKE_CURRENT_BINARY_DIR}/bench-workloads-cuda.json)
+set_tests_properties(bench-workloads-cuda-smoke PROPERTIES
+  LABELS "bench;cuda" ENVIRONMENT MOX_BACKEND=cuda TIMEOUT 300 SKIP_RETURN_CODE 77)
+
 add_test(NAME bench-cuda-smoke
   COMMAND mox_bench --smoke --suite quality --json ${CMAKE_CURRENT_BINARY_DIR}/bench-cuda-smoke.json)
 set_tests_properties(bench-cuda-smoke PROPERTIES
@@ -174,7 +202,7 @@ set_tests_properties(bench-cuda-smoke PROPERTIES
 # driver (runner_fakecuda.c) computes the kernels in C. Needs the fatbins
 # (nvcc) since the suite loads and verifies them exactly as on a GPU.
 if(MOX_NVCC)
-  add_library(mox_bench_fakecuda SHARED runner_fakecuda.c)
+  add_library(mox_bench_fakecuda SHARED runner_fakecuda.c runner_fakecuda_ports.c)
   target_include_directories(mox_bench_fakecuda PRIVATE ${PROJECT_SOURCE_DIR}/src
     ${PROJECT_SOURCE_DIR}/include ${MOX_BENCH_EXAMPLES}/particle-update/kernels)
   target_compile_options(mox_bench_fakecuda PRIVATE -ffp-contract=off)
@@ -187,6 +215,17 @@ if(MOX_NVCC)
     ENVIRONMENT "MOX_CUDA_LIBRARY=$<TARGET_FILE:mox_bench_fakecuda>")
 endif()
 if(TARGET mox_bench_fakecuda)
+  # The workloads suite's raw side on the stand-in driver, which computes
+  # the examples' kernels and FDTD3d's (generated and original): launch
+  # geometry, parameters, offsets, module variables, resets, read-backs,
+  # the comparisons of raw-gen with mox and the kernel-time cases.
+  add_test(NAME bench-workloads-fake
+    COMMAND mox_bench --smoke --suite workloads
+            --filter workloads/vec-add,workloads/histogram,workloads/scan,workloads/particle,workloads/matmul-f16,fdtd3d
+            --json ${CMAKE_CURRENT_BINARY_DIR}/bench-workloads-fake.json)
+  set_tests_properties(bench-workloads-fake PROPERTIES
+    LABELS bench TIMEOUT 120
+    ENVIRONMENT "MOX_BACKEND=cpu;MOX_BENCH_WORKLOADS_RAW=1;MOX_CUDA_LIBRARY=$<TARGET_FILE:mox_bench_fakecuda>")
   # The same run with the generated vec_add broken must report the mismatch.
   add_test(NAME bench-quality-fake-detects
     COMMAND mox_bench --smoke --suite quality --filter quality/vec-add)

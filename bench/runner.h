@@ -15,7 +15,7 @@ typedef struct bench_stats {
 } bench_stats;
 
 typedef struct bench_case {
-    char suite[24];     /* "quality", "overhead", "pipeline", "cpu", "device" */
+    char suite[24];     /* "quality", "overhead", "pipeline", "cpu", "device", "workloads", ... */
     char name[48];      /* workload, e.g. "vec-add" */
     char variant[32];   /* "gen", "ref", "mox-cpu", "c-omp", ... */
     char params[96];    /* sizes, e.g. "n=67108864" */
@@ -50,7 +50,7 @@ typedef struct bench_config {
     uint32_t samples;      /* timed samples per case */
     uint32_t warmup;       /* untimed runs first */
     bool smoke;            /* small sizes (CI) */
-    const char *filter;    /* run only cases whose suite/name contains it */
+    const char *filter;    /* run only cases whose suite/name contains it (or any part of a comma list) */
     const char *json_path; /* where the JSON goes (NULL: none) */
     const char *md_path;   /* markdown table copy (NULL: stdout only) */
     const char *suites;    /* comma list: quality,overhead,pipeline,cpu (NULL: by device) */
@@ -106,5 +106,9 @@ void bench_suite_overhead(bench_report *r);
 void bench_suite_pipeline(bench_report *r);
 /* CPU backend vs plain C, thread scaling (cpu_suite.c). */
 void bench_suite_cpu(bench_report *r);
+/* Public-sample ports and the examples' kernels through mox and on raw
+ * CUDA streams (runner_workloads.c). Returns false when no mox device
+ * opens (the forced backend is unavailable; nothing added). */
+bool bench_suite_workloads(bench_report *r);
 
 #endif

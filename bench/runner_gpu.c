@@ -138,29 +138,46 @@ static bool artifact_dir(const mox_module_desc *m, char *out, size_t size)
     return false;
 }
 
-static bool load_generated(gpu_ctx *g)
+bool bench_artifact_fatbin(const mox_module_desc *m, void **fatbin, size_t *size, mox_manifest **man_out,
+                           char *dir, size_t dir_len, char *err, size_t err_len)
 {
-    char dir[1024];
-    if (!artifact_dir(&benchq_module, dir, sizeof dir)) {
-        snprintf(g->err, sizeof g->err, "artifact of module benchq not found (%s; set %s or MOX_ARTIFACT_ROOT)",
-                 benchq_module.artifact_dir, benchq_module.artifact_env);
+    *fatbin = NULL;
+    *size = 0;
+    if (man_out)
+        *man_out = NULL;
+    if (!artifact_dir(m, dir, dir_len)) {
+        snprintf(err, err_len, "artifact of module %s not found (%.400s; set %s or MOX_ARTIFACT_ROOT)",
+                 m->name, m->artifact_dir, m->artifact_env);
         return false;
     }
     mox_artifact_error aerr;
     mox_manifest *man = NULL;
     if (!mox_manifest_load(dir, &man, &aerr)) {
-        snprintf(g->err, sizeof g->err, "%.300s: %.600s", dir, aerr.message);
+        snprintf(err, err_len, "%.300s: %.600s", dir, aerr.message);
         return false;
     }
-    bool ok = strcmp(man->abi_sha256, benchq_module.abi_sha256) == 0;
+    bool ok = strcmp(man->abi_sha256, m->abi_sha256) == 0;
     if (!ok)
-        snprintf(g->err, sizeof g->err, "%.600s: the artifact's ABI does not match the bindings", dir);
-    void *fatbin = NULL;
-    size_t size = 0;
-    if (ok && !mox_manifest_read_file(man, dir, MOX_FILE_FATBIN, &fatbin, &size, &aerr)) {
-        snprintf(g->err, sizeof g->err, "%.300s: %.600s", dir, aerr.message);
+        snprintf(err, err_len, "%.600s: the artifact's ABI does not match the bindings", dir);
+    if (ok && !mox_manifest_read_file(man, dir, MOX_FILE_FATBIN, fatbin, size, &aerr)) {
+        snprintf(err, err_len, "%.300s: %.600s", dir, aerr.message);
         ok = false;
     }
+    if (ok && man_out)
+        *man_out = man;
+    else
+        mox_manifest_free(man);
+    return ok;
+}
+
+static bool load_generated(gpu_ctx *g)
+{
+    char dir[1024];
+    void *fatbin = NULL;
+    size_t size = 0;
+    mox_manifest *man = NULL;
+    bool ok = bench_artifact_fatbin(&benchq_module, &fatbin, &size, &man, dir, sizeof dir, g->err,
+                                    sizeof g->err);
     if (ok) {
         char flags[256] = "";
         for (size_t i = 0; i < man->nvcc_flag_count; i++) {
@@ -177,49 +194,66 @@ static bool load_generated(gpu_ctx *g)
     return ok;
 }
 
-static bool load_references(gpu_ctx *g)
+bool bench_read_file(const char *path, void **data_out, size_t *size_out)
 {
-    static const char *const files[] = {"vec_add", "reduce", "histogram", "scan", "particle", "matmul"};
-    const char *dir = getenv("MOX_BENCH_REF_DIR");
-    if (!dir || !*dir)
-        dir = MOX_BENCH_REF_DIR_DEFAULT;
-    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s.fatbin", dir, files[i]);
-        FILE *f = fopen(path, "rb");
-        if (!f) {
-            snprintf(g->err, sizeof g->err, "%.600s: cannot open (set MOX_BENCH_REF_DIR)", path);
-            return false;
+    *data_out = NULL;
+    *size_out = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    char *data = NULL;
+    size_t size = 0, cap = 0, got;
+    char chunk[65536];
+    bool ok = true;
+    while (ok && (got = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (size + got > cap) {
+            cap = 2 * (size + got);
+            char *grown = realloc(data, cap);
+            ok = grown != NULL;
+            data = grown ? grown : data;
         }
-        char *data = NULL;
-        size_t size = 0, cap = 0, got;
-        char chunk[65536];
-        while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
-            if (size + got > cap) {
-                cap = 2 * (size + got);
-                char *grown = realloc(data, cap);
-                if (!grown) {
-                    free(data);
-                    fclose(f);
-                    snprintf(g->err, sizeof g->err, "out of memory reading %.600s", path);
-                    return false;
-                }
-                data = grown;
-            }
+        if (ok) {
             memcpy(data + size, chunk, got);
             size += got;
         }
-        fclose(f);
-        bool ok = size > 0 && gpu_check(g, g->cu->cuModuleLoadData(&g->ref[g->ref_count], data), path);
+    }
+    ok = ok && !ferror(f) && size > 0;
+    fclose(f);
+    if (!ok) {
         free(data);
-        if (!ok) {
-            if (size == 0)
-                snprintf(g->err, sizeof g->err, "%.600s is empty", path);
+        return false;
+    }
+    *data_out = data;
+    *size_out = size;
+    return true;
+}
+
+static bool load_references(gpu_ctx *g)
+{
+    static const char *const files[] = {"vec_add", "reduce", "histogram", "scan", "particle", "matmul"};
+    const char *dir = bench_ref_dir();
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s.fatbin", dir, files[i]);
+        void *data = NULL;
+        size_t size = 0;
+        if (!bench_read_file(path, &data, &size)) {
+            snprintf(g->err, sizeof g->err, "%.600s: cannot read (set MOX_BENCH_REF_DIR)", path);
             return false;
         }
+        bool ok = gpu_check(g, g->cu->cuModuleLoadData(&g->ref[g->ref_count], data), path);
+        free(data);
+        if (!ok)
+            return false;
         g->ref_count++;
     }
     return true;
+}
+
+const char *bench_ref_dir(void)
+{
+    const char *dir = getenv("MOX_BENCH_REF_DIR");
+    return dir && *dir ? dir : MOX_BENCH_REF_DIR_DEFAULT;
 }
 
 static int attr(gpu_ctx *g, int which)

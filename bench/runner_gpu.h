@@ -8,7 +8,10 @@
 
 #include <stdbool.h>
 
+#include <mox/module.h>
+
 #include "cuda/cuda_api.h"
+#include "manifest.h"
 #include "runner.h"
 
 /* How a kernel is launched. The generated entries take a mox_gate first:
@@ -58,6 +61,16 @@ typedef struct gpu_workload {
 } gpu_workload;
 
 typedef bool (*gpu_workload_make)(gpu_ctx *g, bool smoke, gpu_workload *out);
+
+/* The verified fatbin of a module's artifact (found as the runtime finds
+ * it; ABI hash checked) in *fatbin (free() it), its directory in dir, its
+ * manifest in *man_out when non-NULL (mox_manifest_free it). false with err. */
+bool bench_artifact_fatbin(const mox_module_desc *m, void **fatbin, size_t *size, mox_manifest **man_out,
+                           char *dir, size_t dir_len, char *err, size_t err_len);
+/* A whole file in *data (free() it); false when unreadable or empty. */
+bool bench_read_file(const char *path, void **data, size_t *size);
+/* The hand-written references' fatbins: $MOX_BENCH_REF_DIR or the build's. */
+const char *bench_ref_dir(void);
 
 /* Each returns false with g->err set. */
 bool gpu_check(gpu_ctx *g, CUresult result, const char *what);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "runner.h"
+#include "runner_workloads.h"
 #include "runner_build_info.h" /* generated: git commit, flags */
 
 static bench_kv *kv_slot(bench_kvs *kvs, const char *key)
@@ -351,4 +352,5 @@ void bench_write_markdown(const bench_report *r, FILE *f)
             fputs(c->verified > 0 ? "yes" : c->verified == 0 ? "FAILED" : "n/a", f);
         fputs(" |\n", f);
     }
+    bench_workloads_summary(r, f);
 }

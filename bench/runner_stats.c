@@ -125,7 +125,16 @@ bool bench_wants(const bench_report *r, const char *suite, const char *name)
         return true;
     char full[96];
     snprintf(full, sizeof full, "%s/%s", suite, name);
-    return strstr(full, f) != NULL;
+    /* A comma list: any of its parts. */
+    for (const char *p = f; *p;) {
+        size_t len = strcspn(p, ",");
+        char part[96];
+        snprintf(part, sizeof part, "%.*s", (int)(len < sizeof part - 1 ? len : sizeof part - 1), p);
+        if (len && strstr(full, part))
+            return true;
+        p += len + (p[len] == ',');
+    }
+    return false;
 }
 
 void bench_report_free(bench_report *r)

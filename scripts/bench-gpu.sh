@@ -9,6 +9,10 @@
 #   4. mox_bench --suite cpu: the CPU backend vs plain C on this machine's cores
 #   5. bench/peers/merge.py: one JSON with everything, the peers' ratios
 #   6. bench/plot.py: PNG charts
+#   workloads (only when named): the public-sample ports' CUDA checks
+#      (wl_test) and mox_bench --suite workloads (mox vs raw streams, ports
+#      vs originals), into <date>-h200-workloads.json, its charts in
+#      <date>-h200-workloads-plots.tar.gz and <date>-h200-workloads-ratio.png
 # Results in $OUT (at most 8 files, as the device tool returns them), named
 # for bench/results/: <date>-h200.json, <date>-h200.md (tables),
 # <date>-h200-plots.tar.gz, <date>-h200-quality-ratio.png,
@@ -16,8 +20,10 @@
 #
 # Usage: scripts/bench-gpu.sh [build-dir] [steps]
 #   build-dir  default build-cuda (any build of this tree with nvcc found)
-#   steps      comma list of: runner,peers,overhead,cpu,merge,plots (default all)
+#   steps      comma list of: runner,peers,overhead,cpu,merge,plots (default all),
+#              and workloads (not in the default)
 # MOX_BENCH_ARGS adds arguments to mox_bench (e.g. "--samples 30"),
+# MOX_BENCH_ARGS_WORKLOADS to its workloads run,
 # MOX_BENCH_ARGS_CPU to its CPU-suite run (default "--samples 10 --warmup 1":
 # five thread counts on 16 cores must fit the time left).
 # Before carrying, where the build folder was built:
@@ -32,8 +38,12 @@ if [ "${1:-}" = "--prepare" ]; then
     cmake --build "$build" --target mox_bench -j"${JOBS:-2}" || exit 1
     cmake --build "$build" --target cuda_overhead -j"${JOBS:-2}" ||
         echo "warning: cuda_overhead did not build (its step will be skipped)" >&2
+    cmake --build "$build" --target wl_test -j"${JOBS:-2}" ||
+        echo "warning: wl_test did not build (the workloads step will skip the port checks)" >&2
     [ -f "$build/bench/kernels_ref/vec_add.fatbin" ] ||
         { echo "error: no reference fatbins (nvcc was not found when $build was configured)" >&2; exit 1; }
+    ls "$build"/bench/workloads/originals/*.fatbin >/dev/null 2>&1 ||
+        echo "warning: no original-kernel fatbins (the workloads step will time the ports alone)" >&2
     mkdir -p "$build/bench-libs"
     for lib in libgomp.so.1; do
         path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')
@@ -96,6 +106,7 @@ fi
 bdir=$root/$build
 export MOX_ARTIFACT_ROOT=$bdir/mox-artifacts
 export MOX_BENCH_REF_DIR=$bdir/bench/kernels_ref
+export MOX_WORKLOADS_ORIG_DIR=$bdir/bench/workloads/originals
 export PYTHONUNBUFFERED=1
 runner=$bdir/bench/mox_bench
 if [ -x "$runner" ] && ldd "$runner" | grep -q "libgomp.*not found"; then
@@ -160,6 +171,36 @@ if has_step cpu && [ -x "$runner" ]; then
     run_step "mox_bench cpu suite" 150 env MOX_BACKEND=cpu "$runner" --suite cpu ${MOX_BENCH_ARGS_CPU:---samples 10 --warmup 1} \
         --json "$work/cpu.json" --md "$work/cpu.md" || status=1
     [ -f "$work/cpu.md" ] && { echo "## CPU backend vs plain C ($(nproc) cores)"; echo; cat "$work/cpu.md"; echo; } >>"$md"
+fi
+
+if has_step workloads; then
+    wl_test=$bdir/bench/workloads/wl_test
+    if [ -x "$wl_test" ]; then
+        for port in $("$wl_test" 2>&1 | sed -n 's/.*(one of: *\(.*\))$/\1/p'); do
+            run_step "wl_test $port (cuda)" 60 env MOX_BACKEND=cuda "$wl_test" "$port" || status=1
+        done
+    else
+        note "wl_test: not built in $build"
+    fi
+    if [ -x "$runner" ]; then
+        run_step "mox_bench workloads" 420 env MOX_BACKEND=cuda "$runner" --suite workloads \
+            ${MOX_BENCH_ARGS_WORKLOADS:-} --json "$work/workloads.json" --md "$work/workloads.md" || status=1
+        [ -f "$work/workloads.md" ] && { echo "## workloads"; echo; cat "$work/workloads.md"; echo; } >>"$md"
+        if [ -f "$work/workloads.json" ]; then
+            cp "$work/workloads.json" "$OUT/$tag-workloads.json"
+            mkdir -p "$work/wl-plots"
+            run_step "workloads plots" 60 python3 "$root/bench/plot.py" --check --out "$work/wl-plots" \
+                "$work/workloads.json" || status=1
+            if ls "$work/wl-plots"/*.png >/dev/null 2>&1; then
+                tar -C "$work/wl-plots" -czf "$OUT/$tag-workloads-plots.tar.gz" .
+                [ -f "$work/wl-plots/workloads-ratio.png" ] &&
+                    cp "$work/wl-plots/workloads-ratio.png" "$OUT/$tag-workloads-ratio.png"
+            fi
+        fi
+    else
+        note "mox_bench: not built in $build"
+        status=1
+    fi
 fi
 
 final=$OUT/$tag.json

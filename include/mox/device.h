@@ -50,6 +50,10 @@ MOX_API mox_dim3 mox_device_max_block(const mox_device *device);
 MOX_API uint32_t mox_device_max_threads_per_block(const mox_device *device);
 /* Largest single buffer in bytes. */
 MOX_API uint64_t mox_device_max_buffer_bytes(const mox_device *device);
+/* Most bytes of dynamic shared memory (mox_launch_config.shared_bytes) a
+ * launch may ask for per block: CUDA, the device's opt-in limit per block
+ * (a kernel's own MOX_SHARED arrays count against it too); CPU, 1 MiB. */
+MOX_API uint32_t mox_device_max_shared_bytes(const mox_device *device);
 /* Warp width used by warp operations (32 on both backends). */
 MOX_API uint32_t mox_device_warp_size(const mox_device *device);
 

@@ -26,7 +26,8 @@
 #include <mox/kernel_abi.h>
 /* mox_dim3 comes from the host header so that a translation unit that sees
  * both (a test, a tool) has one definition; it has the same layout as
- * mox_kdim3. */
+ * mox_kdim3. It also brings mox_f16 and the vector types
+ * (mox/vector_types.h). */
 #include <mox/types.h>
 
 /* Storage-only types. moxc recognises these typedef names; do not rename.
@@ -38,10 +39,6 @@ typedef struct mox_atomic_u32 {
 typedef struct mox_atomic_i32 {
     int32_t value;
 } mox_atomic_i32;
-/* IEEE binary16 bits; convert to float for arithmetic. */
-typedef struct mox_f16 {
-    uint16_t bits;
-} mox_f16;
 
 #define MOX_WARP_SIZE 32u
 
@@ -62,6 +59,9 @@ typedef struct mox_f16 {
 #define MOX_BLOCK(x, y, z) \
     __attribute__((annotate("mox_block:" MOX__XSTR(x) "," MOX__XSTR(y) "," MOX__XSTR(z))))
 #define MOX_SHARED(T, name, N) static __attribute__((annotate("mox_shared"))) T name[N]
+#define MOX_TABLE(T, name, N) __attribute__((annotate("mox_table:" MOX__XSTR(N)))) const T name[N]
+#define MOX_SHARED_DYNAMIC(T, name) \
+    __attribute__((annotate("mox_shared_dynamic"))) T *const name = (T *)mox__dynamic_shared()
 #define MOX_DEVICE
 
 #define MOX__FN(ret) ret
@@ -73,6 +73,12 @@ typedef struct mox_f16 {
 /* The generated __global__ entry carries __launch_bounds__ instead. */
 #define MOX_BLOCK(x, y, z)
 #define MOX_SHARED(T, name, N) __shared__ T name[N]
+/* The entry receives the table by value as a __grid_constant__ parameter
+ * (the constant bank) and passes the kernel its address. */
+#define MOX_TABLE(T, name, N) const T name[N]
+/* All dynamic shared memory of a block starts at one 16-byte aligned
+ * extern __shared__ array (kernel_cuda.h), sized by the launch. */
+#define MOX_SHARED_DYNAMIC(T, name) T *const name = (T *)(void *)mox__dynamic_smem
 #define MOX_DEVICE __device__
 #define MOX__FN(ret) static __device__ __forceinline__ ret
 
@@ -90,6 +96,10 @@ typedef struct mox_f16 {
 #else
 #define MOX_SHARED(T, name, N) static _Thread_local T name[N]
 #endif
+/* The kernel reads the table in place, in the launch's copy of it. */
+#define MOX_TABLE(T, name, N) const T name[N]
+/* The executor gives each block its dynamic shared memory in the lane. */
+#define MOX_SHARED_DYNAMIC(T, name) T *const name = (T *)mox__dynamic_shared()
 #define MOX_DEVICE
 #define MOX__FN(ret) static inline ret
 
@@ -199,9 +209,42 @@ MOX__I(uint16_t, mox_f16_to_bits(mox_f16 h))
 MOX__I(uint32_t, mox_f32_to_bits(float f))
 MOX__I(float, mox_f32_from_bits(uint32_t bits))
 
+/* Fast math (CUDA's __expf family): the GPU uses its approximate hardware
+ * paths, the CPU the accurate libm function; docs/kernel-language.md gives
+ * each one's error bound. */
+MOX__I(float, mox_rsqrtf(float x))
+MOX__I(float, mox_fast_expf(float x))
+MOX__I(float, mox_fast_exp2f(float x))
+MOX__I(float, mox_fast_logf(float x))
+MOX__I(float, mox_fast_log2f(float x))
+MOX__I(float, mox_fast_log10f(float x))
+MOX__I(float, mox_fast_sinf(float x))
+MOX__I(float, mox_fast_cosf(float x))
+MOX__I(float, mox_fast_tanf(float x))
+MOX__I(float, mox_fast_powf(float x, float y))
+MOX__I(float, mox_fast_divf(float x, float y))
+
+/* Integer intrinsics, the same bits on both backends (CUDA's __popc, __clz,
+ * __ffs, __brev, __umul24/__mul24, __umulhi/__mulhi, min, max). */
+MOX__I(uint32_t, mox_popc_u32(uint32_t x))
+MOX__I(uint32_t, mox_clz_u32(uint32_t x))
+MOX__I(uint32_t, mox_ffs_u32(uint32_t x))
+MOX__I(uint32_t, mox_brev_u32(uint32_t x))
+MOX__I(uint32_t, mox_mul24_u32(uint32_t a, uint32_t b))
+MOX__I(int32_t, mox_mul24_i32(int32_t a, int32_t b))
+MOX__I(uint32_t, mox_mulhi_u32(uint32_t a, uint32_t b))
+MOX__I(int32_t, mox_mulhi_i32(int32_t a, int32_t b))
+MOX__I(uint32_t, mox_min_u32(uint32_t a, uint32_t b))
+MOX__I(uint32_t, mox_max_u32(uint32_t a, uint32_t b))
+MOX__I(int32_t, mox_min_i32(int32_t a, int32_t b))
+MOX__I(int32_t, mox_max_i32(int32_t a, int32_t b))
+
 /* Records a device-side failure of this dispatch (first code wins) and
  * returns; the calling thread goes on unless it returns itself. */
 MOX__I(void, mox_fail(uint32_t code))
+
+/* The block's dynamic shared memory (what MOX_SHARED_DYNAMIC points at). */
+MOX__I(void *, mox__dynamic_shared(void))
 
 #undef MOX__I
 

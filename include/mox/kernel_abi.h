@@ -16,7 +16,8 @@
 
 #include <stdint.h>
 
-#define MOX_CPU_INTERFACE_VERSION 1u
+/* 2: dynamic shared memory in the lane. */
+#define MOX_CPU_INTERFACE_VERSION 2u
 
 /* Per-dispatch status words (CUDA: status[2*i], status[2*i+1]; CPU: fields). */
 #define MOX_DISPATCH_OK 0u
@@ -30,7 +31,8 @@ enum {
     MOX_KFEAT_ATOMICS = 1u << 2, /* "atomics": atomic buffers or shared atomics */
     MOX_KFEAT_FAIL = 1u << 3,    /* "fail": may call mox_fail */
     MOX_KFEAT_SHARED = 1u << 4,  /* "shared": declares MOX_SHARED memory */
-    MOX_KFEAT_F16 = 1u << 5      /* "f16": uses mox_f16 */
+    MOX_KFEAT_F16 = 1u << 5,     /* "f16": uses mox_f16 */
+    MOX_KFEAT_DYNAMIC_SHARED = 1u << 6 /* "dynamic_shared": declares MOX_SHARED_DYNAMIC memory (ABI version 2) */
 };
 
 typedef struct mox_kdim3 {
@@ -59,6 +61,11 @@ typedef struct mox_cpu_lane {
     const mox_cpu_services *svc;
     void *block;                   /* executor's per-block state */
     void *dispatch;                /* executor's per-dispatch state */
+    /* The block's dynamic shared memory (sized at launch; 64-byte aligned),
+     * NULL when the launch asks for none. Like static shared memory it is
+     * not cleared between blocks. */
+    void *dynamic_shared;
+    uint32_t dynamic_shared_bytes;
 } mox_cpu_lane;
 
 /* Runs one thread: reads the lane from the module's slot. `args[i]` points to
@@ -89,6 +96,13 @@ typedef struct mox_cpu_module_entry {
 #define MOX_CPU_MODULE_SYMBOL "mox_cpu_module"
 
 /* ---------------- CUDA ---------------- */
+
+/* A kernel with read buffers has a second entry, mox_entry_<kernel> +
+ * this suffix, whose buffer parameters are all __restrict__: the runtime
+ * launches it when no buffer a launch writes (write or atomic parameter) is
+ * also another of its arguments, so read-only loads may use the read-only
+ * data path (ld.global.nc). */
+#define MOX_ENTRY_NOALIAS_SUFFIX "__noalias"
 
 /* First parameter of every generated CUDA entry. `status` is a device array
  * of 2 words per status slot (state, fail code), zeroed before a slot is

@@ -336,6 +336,10 @@ static inline float mox_f16_to_f32(mox_f16 h) {
     return mox_f32_from_bits(sign | ((e + 112u) << 23) | (m << 13));
 }
 
+/* ---- dynamic shared memory ---- */
+
+static inline void *mox__dynamic_shared(void) { return mox__cpu_lane->dynamic_shared; }
+
 /* ---- failure ---- */
 
 static inline void mox_fail(uint32_t code) {
@@ -343,5 +347,7 @@ static inline void mox_fail(uint32_t code) {
     /* Parenthesised: test frameworks define a fail() macro. */
     (l->svc->fail)(l->dispatch, code);
 }
+
+#include <mox/kernel_cpu_math.h>
 
 #endif

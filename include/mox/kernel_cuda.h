@@ -41,6 +41,10 @@ MOX__FN(mox_dim3) mox_grid_dim(void) { return mox__dim3(gridDim.x, gridDim.y, gr
 
 MOX__FN(void) mox_barrier(void) { __syncthreads(); }
 
+/* The block's dynamic shared memory (MOX_SHARED_DYNAMIC), sized by the
+ * launch's shared_bytes; 16-byte aligned for vector types. */
+extern __shared__ __align__(16) unsigned char mox__dynamic_smem[];
+
 MOX__FN(uint32_t) mox__linear(void) {
     return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
 }
@@ -363,5 +367,7 @@ MOX__FN(void) mox_fail(uint32_t code) {
         if (flag != NULL) *(volatile uint32_t *)flag = 1u;
     }
 }
+
+#include <mox/kernel_cuda_math.h>
 
 #endif

@@ -12,6 +12,11 @@ extern "C" {
 typedef struct mox_launch_config {
     mox_dim3 grid;  /* blocks per axis */
     mox_dim3 block; /* threads per block, per axis */
+    /* Bytes of dynamic shared memory per block, for the kernel's
+     * MOX_SHARED_DYNAMIC declarations (CUDA's third <<< >>> argument); 0
+     * for none. At most mox_device_max_shared_bytes(); see
+     * docs/kernel-language.md. */
+    uint32_t shared_bytes;
 } mox_launch_config;
 
 static inline mox_dim3 mox_dim3_make(uint32_t x, uint32_t y, uint32_t z)
@@ -22,8 +27,15 @@ static inline mox_dim3 mox_dim3_make(uint32_t x, uint32_t y, uint32_t z)
 
 static inline mox_launch_config mox_launch_config_make(mox_dim3 grid, mox_dim3 block)
 {
-    mox_launch_config c = {grid, block};
+    mox_launch_config c = {grid, block, 0};
     return c;
+}
+
+/* The same config asking for `bytes` of dynamic shared memory per block. */
+static inline mox_launch_config mox_launch_config_with_shared(mox_launch_config config, uint32_t bytes)
+{
+    config.shared_bytes = bytes;
+    return config;
 }
 
 /* 1-D config of ceil(n / block_x) blocks of block_x threads. n = 0 gives an

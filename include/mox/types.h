@@ -1,11 +1,13 @@
 /* mox/types.h - value types shared by the host API and generated bindings:
- * 3-component sizes and element type descriptors. */
+ * 3-component sizes, the vector types (mox/vector_types.h) and element type
+ * descriptors. */
 #ifndef MOX_TYPES_H
 #define MOX_TYPES_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <mox/export.h>
+#include <mox/vector_types.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -36,6 +38,17 @@ MOX_API extern const mox_type mox_type_u16;
 MOX_API extern const mox_type mox_type_i16;
 MOX_API extern const mox_type mox_type_u8;
 MOX_API extern const mox_type mox_type_i8;
+/* Vector elements (mox/vector_types.h): signature and name "f32x4" etc. */
+MOX_API extern const mox_type mox_type_f32x2;
+MOX_API extern const mox_type mox_type_f32x3;
+MOX_API extern const mox_type mox_type_f32x4;
+MOX_API extern const mox_type mox_type_i32x2;
+MOX_API extern const mox_type mox_type_i32x3;
+MOX_API extern const mox_type mox_type_i32x4;
+MOX_API extern const mox_type mox_type_u32x2;
+MOX_API extern const mox_type mox_type_u32x3;
+MOX_API extern const mox_type mox_type_u32x4;
+MOX_API extern const mox_type mox_type_f16x2;
 
 /* 1 when a and b are the same ABI type (signatures equal), else 0. */
 MOX_API int mox_type_equal(const mox_type *a, const mox_type *b);

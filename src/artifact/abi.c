@@ -31,7 +31,46 @@ static const char *scalar_text(const mox_abi_layout *l)
         return "array";
     if (l->kind == MOX_LAYOUT_RECORD)
         return "record";
+    if (l->kind == MOX_LAYOUT_VECTOR)
+        return "vector";
     return mox_scalar_name(l->scalar);
+}
+
+uint32_t mox_abi_required_version(const mox_abi *abi)
+{
+    for (size_t k = 0; abi && k < abi->kernel_count; k++)
+        if (abi->kernels[k].features & MOX_KFEAT_DYNAMIC_SHARED)
+            return 2;
+    for (size_t k = 0; abi && k < abi->kernel_count; k++)
+        for (size_t p = 0; abi->kernels[k].params && p < abi->kernels[k].param_count; p++)
+            if (abi->kernels[k].params[p].kind == MOX_PARAM_TABLE ||
+                mox__layout_needs_v2(abi->kernels[k].params[p].layout))
+                return 2;
+    return 1;
+}
+
+/* A version-1 ABI cannot hold what version 2 added. */
+static bool validate_version_needs(const mox_abi *abi, mox_artifact_error *err)
+{
+    if (abi->version >= 2)
+        return true;
+    for (size_t k = 0; k < abi->kernel_count; k++) {
+        if (abi->kernels[k].features & MOX_KFEAT_DYNAMIC_SHARED)
+            return mox__fail(err, "kernel %s uses dynamic shared memory, which needs kernel ABI version 2 "
+                             "(this ABI is version %" PRIu32 ")", abi->kernels[k].name, abi->version);
+        for (size_t p = 0; p < abi->kernels[k].param_count; p++) {
+            const mox_abi_param *param = &abi->kernels[k].params[p];
+            if (param->kind == MOX_PARAM_TABLE)
+                return mox__fail(err, "kernel %s parameter %s is a table, which needs kernel ABI version 2 "
+                                 "(this ABI is version %" PRIu32 ")", abi->kernels[k].name, param->name,
+                                 abi->version);
+            if (mox__layout_needs_v2(param->layout))
+                return mox__fail(err, "kernel %s parameter %s uses a vector or an over-aligned record "
+                                 "field, which need kernel ABI version 2 (this ABI is version %" PRIu32 ")",
+                                 abi->kernels[k].name, param->name, abi->version);
+        }
+    }
+    return true;
 }
 
 static bool validate_param(const mox_abi_kernel *kernel, size_t index, mox_artifact_error *err)
@@ -54,8 +93,10 @@ static bool validate_param(const mox_abi_kernel *kernel, size_t index, mox_artif
             return mox__fail(err, "kernel %s parameter %s has an unknown access mode %d", k, name,
                              (int)param->access);
         mox__format(what, sizeof what, "kernel %s parameter %s element", k, name);
-    } else if (param->kind == MOX_PARAM_VALUE) {
+    } else if (param->kind == MOX_PARAM_VALUE || param->kind == MOX_PARAM_TABLE) {
         mox__format(what, sizeof what, "kernel %s parameter %s", k, name);
+        if (param->kind == MOX_PARAM_TABLE && (!param->layout || param->layout->kind != MOX_LAYOUT_ARRAY))
+            return mox__fail(err, "kernel %s parameter %s is a table, whose layout must be an array", k, name);
     } else {
         return mox__fail(err, "kernel %s parameter %s has an unknown kind %d", k, name, (int)param->kind);
     }
@@ -109,9 +150,9 @@ bool mox_abi_validate(const mox_abi *abi, mox_artifact_error *err)
 {
     if (!abi)
         return mox__fail(err, "no ABI");
-    if (abi->version != MOX_ABI_VERSION)
-        return mox__fail(err, "unsupported kernel ABI version %" PRIu32 " (this mox reads version %d)",
-                         abi->version, MOX_ABI_VERSION);
+    if (abi->version < MOX_ABI_VERSION_MIN || abi->version > MOX_ABI_VERSION)
+        return mox__fail(err, "unsupported kernel ABI version %" PRIu32 " (this mox reads versions %d to %d)",
+                         abi->version, MOX_ABI_VERSION_MIN, MOX_ABI_VERSION);
     if (abi->required_features >> MOX__FEATURE_COUNT)
         return mox__fail(err, "ABI has unknown required feature bits 0x%" PRIx32,
                          abi->required_features & ~((1u << MOX__FEATURE_COUNT) - 1));
@@ -120,6 +161,8 @@ bool mox_abi_validate(const mox_abi *abi, mox_artifact_error *err)
     for (size_t k = 0; k < abi->kernel_count; k++)
         if (!validate_kernel(abi, k, err))
             return false;
+    if (!validate_version_needs(abi, err))
+        return false;
     /* required_features is exactly what the kernels need, so a device check
      * against it cannot be stale. */
     static const struct {

@@ -10,7 +10,12 @@
 
 #include <mox/kernel_abi.h> /* MOX_KFEAT_* */
 
-#define MOX_ABI_VERSION 1
+/* The newest ABI version this code reads and writes; it reads every
+ * version from MOX_ABI_VERSION_MIN on. An ABI is written with the lowest
+ * version that can express it (mox_abi_required_version): version 2 added
+ * vector layouts and over-aligned record fields. */
+#define MOX_ABI_VERSION 2
+#define MOX_ABI_VERSION_MIN 1
 #define MOX_ABI_MAX_PARAMS 31
 /* Largest layout size: mox_type.size is a uint32_t. */
 #define MOX_ABI_MAX_LAYOUT_SIZE UINT64_C(0xFFFFFFFF)
@@ -34,7 +39,8 @@ typedef enum mox_scalar {
 } mox_scalar;
 
 typedef enum mox_layout_kind {
-    MOX_LAYOUT_SCALAR, MOX_LAYOUT_ARRAY, MOX_LAYOUT_RECORD
+    MOX_LAYOUT_SCALAR, MOX_LAYOUT_ARRAY, MOX_LAYOUT_RECORD,
+    MOX_LAYOUT_VECTOR /* ABI version 2 */
 } mox_layout_kind;
 
 typedef struct mox_abi_layout mox_abi_layout;
@@ -43,21 +49,26 @@ typedef struct mox_abi_field {
     char *name;
     uint64_t offset;
     mox_abi_layout *layout;
+    /* 0, or the member's own alignment when `_Alignas` raised it above its
+     * layout's (a power of two > layout->align; ABI version 2). */
+    uint64_t align;
 } mox_abi_field;
 
 struct mox_abi_layout {
     uint64_t size;
     uint64_t align;
     mox_layout_kind kind;
-    mox_scalar scalar;        /* SCALAR */
+    mox_scalar scalar;        /* SCALAR; VECTOR: the lane type */
     mox_abi_layout *element;  /* ARRAY */
-    uint64_t length;          /* ARRAY, >= 1 */
+    uint64_t length;          /* ARRAY, >= 1; VECTOR: the lanes, 2 to 4 */
     char *record_name;        /* RECORD */
     mox_abi_field *fields;    /* RECORD, >= 1 */
     size_t field_count;
 };
 
-typedef enum mox_param_kind { MOX_PARAM_BUFFER, MOX_PARAM_VALUE } mox_param_kind;
+/* TABLE (ABI version 2): a small read-only array the host passes by value
+ * at launch (MOX_TABLE); its layout is an array layout. */
+typedef enum mox_param_kind { MOX_PARAM_BUFFER, MOX_PARAM_VALUE, MOX_PARAM_TABLE } mox_param_kind;
 typedef enum mox_param_access {
     MOX_PARAM_READ, MOX_PARAM_WRITE, MOX_PARAM_ATOMIC
 } mox_param_access;
@@ -67,7 +78,8 @@ typedef struct mox_abi_param {
     uint32_t binding;          /* == index */
     mox_param_kind kind;
     mox_param_access access;   /* BUFFER only */
-    mox_abi_layout *layout;    /* BUFFER: element layout (stride == size); VALUE: value layout */
+    mox_abi_layout *layout;    /* BUFFER: element layout (stride == size); VALUE: value layout;
+                                  TABLE: an array layout */
 } mox_abi_param;
 
 /* Module-level required device features (the union of kernel needs that a
@@ -84,7 +96,7 @@ typedef struct mox_abi_kernel {
 } mox_abi_kernel;
 
 typedef struct mox_abi {
-    uint32_t version;            /* MOX_ABI_VERSION */
+    uint32_t version;            /* MOX_ABI_VERSION_MIN .. MOX_ABI_VERSION */
     uint32_t required_features;  /* MOX_FEAT_* */
     mox_abi_kernel *kernels;
     size_t kernel_count;
@@ -92,10 +104,16 @@ typedef struct mox_abi {
 
 /* ---- construction helpers (all allocate; NULL on out of memory) ---- */
 mox_abi_layout *mox_abi_layout_scalar(mox_scalar s);
+/* The dialect's vector types (mox/vector_types.h): f32, i32 and u32 with 2,
+ * 3 or 4 lanes, f16 with 2. Size = lanes x lane size; alignment = the size,
+ * except 3 lanes, aligned as one lane. NULL for any other pair or OOM. */
+mox_abi_layout *mox_abi_layout_vector(mox_scalar lane, uint64_t lanes);
+bool mox_abi_vector_supported(mox_scalar lane, uint64_t lanes);
 /* Computes size/align; NULL on overflow, length 0 or OOM (takes element). */
 mox_abi_layout *mox_abi_layout_array(mox_abi_layout *element, uint64_t length);
-/* Record with canonical C offsets computed from the fields' layouts
- * (fields array and names are taken over). NULL on error. */
+/* Record with canonical C offsets computed from the fields' layouts and
+ * their `align` (fields array and names are taken over). NULL on error,
+ * including an `align` that is not 0 or a power of two. */
 mox_abi_layout *mox_abi_layout_record(const char *name, mox_abi_field *fields, size_t count);
 mox_abi_layout *mox_abi_layout_clone(const mox_abi_layout *layout);
 void mox_abi_layout_free(mox_abi_layout *layout);
@@ -108,6 +126,11 @@ void mox_abi_free(mox_abi *abi); /* frees contents and abi itself */
 bool mox_abi_layout_check_depth(const mox_abi_layout *layout, const char *what,
                                 mox_artifact_error *err);
 
+/* The lowest ABI version that can express `abi`: 1, or 2 when a layout is
+ * a vector, a record field is over-aligned, a parameter is a table or a
+ * kernel has the "dynamic_shared" feature. */
+uint32_t mox_abi_required_version(const mox_abi *abi);
+
 /* True for C11 and C++ keywords and the alternative operator spellings:
  * names that cannot appear in both the C bindings and the CUDA TU. */
 bool mox_abi_is_reserved_name(const char *name);
@@ -117,7 +140,8 @@ bool mox_scalar_from_name(const char *name, mox_scalar *out);
 uint32_t mox_scalar_size(mox_scalar s);
 
 /* The canonical signature text of a layout (docs/abi.md), as used in
- * mox_type.signature: "f32", "[u16;3]", "Name{a@0:u8,b@4:[f32;2]}".
+ * mox_type.signature: "f32", "f32x4", "[u16;3]", "Name{a@0:u8,b@4:[f32;2]}",
+ * "Name{a@0/16:f32,b@4:f32}" (a field over-aligned to 16).
  * Returns a malloc'd string or NULL on OOM. */
 char *mox_abi_layout_signature(const mox_abi_layout *layout);
 

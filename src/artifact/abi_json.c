@@ -39,10 +39,16 @@ static json_t *fields_value(const mox_abi_layout *l, unsigned depth)
     json_t *fields = json_array();
     for (size_t i = 0; fields && i < l->field_count; i++) {
         const mox_abi_field *f = &l->fields[i];
-        json_t *field = f->name ? json_pack("{s:s,s:o,s:o}", "name", f->name, "offset",
-                                            uint_value(f->offset), "layout",
-                                            layout_value(f->layout, depth + 1))
-                                : NULL;
+        /* "alignment" only for over-aligned fields (ABI version 2), so
+         * version-1 ABIs keep their exact text. */
+        json_t *field = !f->name ? NULL
+                        : f->align
+                            ? json_pack("{s:s,s:o,s:o,s:o}", "name", f->name, "offset",
+                                        uint_value(f->offset), "alignment", uint_value(f->align),
+                                        "layout", layout_value(f->layout, depth + 1))
+                            : json_pack("{s:s,s:o,s:o}", "name", f->name, "offset",
+                                        uint_value(f->offset), "layout",
+                                        layout_value(f->layout, depth + 1));
         if (json_array_append_new(fields, field) != 0) {
             json_decref(fields);
             fields = NULL;
@@ -55,7 +61,7 @@ static json_t *fields_value(const mox_abi_layout *l, unsigned depth)
  * limit only as a recursion bound: validated ABIs never reach it. */
 static json_t *layout_value(const mox_abi_layout *l, unsigned depth)
 {
-    if (!l || (l->kind != MOX_LAYOUT_SCALAR && depth >= MOX_ABI_MAX_LAYOUT_DEPTH))
+    if (!l || (mox__layout_nests(l->kind) && depth >= MOX_ABI_MAX_LAYOUT_DEPTH))
         return NULL;
     json_t *size = uint_value(l->size), *align = uint_value(l->align);
     switch (l->kind) {
@@ -65,6 +71,13 @@ static json_t *layout_value(const mox_abi_layout *l, unsigned depth)
             break;
         return json_pack("{s:o,s:o,s:s,s:s}", "size", size, "alignment", align, "kind", "scalar",
                          "scalar", name);
+    }
+    case MOX_LAYOUT_VECTOR: {
+        const char *name = mox_scalar_name(l->scalar);
+        if (!name)
+            break;
+        return json_pack("{s:o,s:o,s:s,s:s,s:I}", "size", size, "alignment", align, "kind",
+                         "vector", "scalar", name, "lanes", (json_int_t)l->length);
     }
     case MOX_LAYOUT_ARRAY: {
         json_t *element = layout_value(l->element, depth + 1);
@@ -98,7 +111,8 @@ static json_t *param_value(const mox_abi_param *p)
                          uint_value(p->layout->size));
     }
     return json_pack("{s:s,s:I,s:s,s:o}", "name", p->name, "binding", (json_int_t)p->binding,
-                     "kind", "value", "layout", layout_value(p->layout, 0));
+                     "kind", p->kind == MOX_PARAM_TABLE ? "table" : "value", "layout",
+                     layout_value(p->layout, 0));
 }
 
 static json_t *kernel_value(const mox_abi_kernel *k)
@@ -182,7 +196,9 @@ static bool get_features(const json_t *obj, const char *key, const char *what,
 static const char *const scalar_keys[] = {"size", "alignment", "kind", "scalar"};
 static const char *const array_keys[] = {"size", "alignment", "kind", "element", "length", "stride"};
 static const char *const record_keys[] = {"size", "alignment", "kind", "name", "fields"};
+static const char *const vector_keys[] = {"size", "alignment", "kind", "scalar", "lanes"};
 static const char *const field_keys[] = {"name", "offset", "layout"};
+static const char *const aligned_field_keys[] = {"name", "offset", "alignment", "layout"};
 
 /* `top` names the parameter for the nesting rule's message (`what`, the
  * path down to this layout, may be truncated that deep); depth counts the
@@ -199,7 +215,8 @@ static bool read_layout(const json_t *v, const char *what, const char *top, unsi
         return mox__fail(err, "%s: missing field \"kind\"", what);
     if (!mox__json_string(v, "kind", what, &kind, err))
         return false;
-    if (strcmp(kind, "scalar") != 0 && depth >= MOX_ABI_MAX_LAYOUT_DEPTH)
+    if ((strcmp(kind, "array") == 0 || strcmp(kind, "record") == 0) &&
+        depth >= MOX_ABI_MAX_LAYOUT_DEPTH)
         return mox__fail_too_deep(err, top, kind, json_string_value(json_object_get(v, "name")),
                                   depth + 1);
     mox_abi_layout *l = mox__calloc(1, sizeof *l);
@@ -210,6 +227,14 @@ static bool read_layout(const json_t *v, const char *what, const char *top, unsi
         const char *name;
         l->kind = MOX_LAYOUT_SCALAR;
         if (!mox__json_object(v, what, scalar_keys, 4, err) || !mox__json_string(v, "scalar", what, &name, err))
+            return false;
+        if (!mox_scalar_from_name(name, &l->scalar))
+            return mox__fail(err, "%s: unknown scalar type \"%s\"", what, name);
+    } else if (strcmp(kind, "vector") == 0) {
+        const char *name;
+        l->kind = MOX_LAYOUT_VECTOR;
+        if (!mox__json_object(v, what, vector_keys, 5, err) || !mox__json_string(v, "scalar", what, &name, err) ||
+            !mox__json_uint(v, "lanes", 4, what, &l->length, err))
             return false;
         if (!mox_scalar_from_name(name, &l->scalar))
             return mox__fail(err, "%s: unknown scalar type \"%s\"", what, name);
@@ -240,11 +265,14 @@ static bool read_layout(const json_t *v, const char *what, const char *top, unsi
         for (size_t i = 0; i < count; i++) {
             const json_t *f = json_array_get(fields, i);
             mox__format(inner, sizeof inner, "%s field %zu of record %s", what, i, l->record_name);
-            if (!mox__json_object(f, inner, field_keys, 3, err) ||
+            bool aligned = json_is_object(f) && json_object_get(f, "alignment");
+            if (!mox__json_object(f, inner, aligned ? aligned_field_keys : field_keys, aligned ? 4 : 3, err) ||
                 !mox__json_strdup(f, "name", inner, &l->fields[i].name, err))
                 return false;
             mox__format(inner, sizeof inner, "%s field %s.%s", what, l->record_name, l->fields[i].name);
-            if (!mox__json_uint(f, "offset", UINT64_MAX, inner, &l->fields[i].offset, err) ||
+            if ((aligned &&
+                 !mox__json_uint(f, "alignment", UINT64_MAX, inner, &l->fields[i].align, err)) ||
+                !mox__json_uint(f, "offset", UINT64_MAX, inner, &l->fields[i].offset, err) ||
                 !read_layout(json_object_get(f, "layout"), inner, top, depth + 1,
                              &l->fields[i].layout, err))
                 return false;
@@ -276,12 +304,12 @@ static bool read_param(const json_t *v, const char *kernel, size_t index, mox_ab
         p->kind = MOX_PARAM_BUFFER;
         if (!mox__json_object(v, what, buffer_keys, 6, err))
             return false;
-    } else if (strcmp(kind, "value") == 0) {
-        p->kind = MOX_PARAM_VALUE;
+    } else if (strcmp(kind, "value") == 0 || strcmp(kind, "table") == 0) {
+        p->kind = strcmp(kind, "value") == 0 ? MOX_PARAM_VALUE : MOX_PARAM_TABLE;
         if (!mox__json_object(v, what, value_keys, 4, err))
             return false;
     } else {
-        return mox__fail(err, "%s: unknown parameter kind \"%s\" (expected \"buffer\" or \"value\")",
+        return mox__fail(err, "%s: unknown parameter kind \"%s\" (expected \"buffer\", \"value\" or \"table\")",
                          what, kind);
     }
     if (!mox__json_strdup(v, "name", what, &p->name, err) ||
@@ -289,7 +317,7 @@ static bool read_param(const json_t *v, const char *kernel, size_t index, mox_ab
         return false;
     p->binding = (uint32_t)binding;
     mox__format(what, sizeof what, "kernel %s parameter %s", kernel, p->name);
-    if (p->kind == MOX_PARAM_VALUE) {
+    if (p->kind != MOX_PARAM_BUFFER) {
         p->access = MOX_PARAM_READ;
         return read_layout(json_object_get(v, "layout"), what, what, 0, &p->layout, err);
     }
@@ -374,15 +402,16 @@ bool mox__abi_from_value(const json_t *v, mox_abi **out, mox_artifact_error *err
         return mox__fail(err, "ABI: missing field \"version\"");
     if (!json_is_integer(version))
         return mox__fail(err, "ABI: field \"version\" must be an integer");
-    if (json_integer_value(version) != MOX_ABI_VERSION)
+    if (json_integer_value(version) < MOX_ABI_VERSION_MIN || json_integer_value(version) > MOX_ABI_VERSION)
         return mox__fail(err, "unsupported kernel ABI version %" JSON_INTEGER_FORMAT
-                         " (this mox reads version %d)", json_integer_value(version), MOX_ABI_VERSION);
+                         " (this mox reads versions %d to %d)", json_integer_value(version),
+                         MOX_ABI_VERSION_MIN, MOX_ABI_VERSION);
     if (!mox__json_object(v, "ABI", abi_keys, 3, err))
         return false;
     mox_abi *abi = mox__calloc(1, sizeof *abi);
     if (!abi)
         return mox__fail_oom(err, "out of memory reading the ABI");
-    abi->version = MOX_ABI_VERSION;
+    abi->version = (uint32_t)json_integer_value(version);
     bool ok = get_features(v, "required_features", "ABI", mox__feature_names, MOX__FEATURE_COUNT,
                            &abi->required_features, err);
     const json_t *kernels = json_object_get(v, "kernels");

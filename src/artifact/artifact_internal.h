@@ -19,6 +19,13 @@ void mox__error_prefix(mox_artifact_error *err, const char *prefix);
 bool mox__fail_too_deep(mox_artifact_error *err, const char *what, const char *layout_kind,
                         const char *name, unsigned level);
 
+/* Arrays and records are the levels the nesting limit counts; scalars and
+ * vectors are leaves. */
+static inline bool mox__layout_nests(mox_layout_kind kind)
+{
+    return kind == MOX_LAYOUT_ARRAY || kind == MOX_LAYOUT_RECORD;
+}
+
 /* json_dumps that cannot lose bytes: jansson 2.14 ignores a failed write of
  * an object key while dumping (the key is left out and the text goes on),
  * so the text is written through a callback whose failures stick, and any
@@ -42,8 +49,13 @@ bool mox__is_identifier(const char *text);
  * names it in the message ("kernel k parameter p"). */
 bool mox__layout_check(const mox_abi_layout *layout, const char *what, mox_artifact_error *err);
 
+/* A field's effective alignment: its own `align`, else its layout's. */
+uint64_t mox__field_align(const mox_abi_field *field);
+/* Whether a layout holds a vector or an over-aligned field (ABI version 2). */
+bool mox__layout_needs_v2(const mox_abi_layout *layout);
+
 /* Feature names in bit order; NULL past the end. */
-#define MOX__KFEATURE_COUNT 6
+#define MOX__KFEATURE_COUNT 7
 #define MOX__FEATURE_COUNT 2
 extern const char *const mox__kfeature_names[MOX__KFEATURE_COUNT];
 extern const char *const mox__feature_names[MOX__FEATURE_COUNT];

@@ -35,6 +35,16 @@ uint32_t mox_scalar_size(mox_scalar s)
     return (unsigned)s < MOX_SCALAR_COUNT_ ? scalar_sizes[s] : 0;
 }
 
+static bool is_power_of_two(uint64_t v)
+{
+    return v != 0 && (v & (v - 1)) == 0;
+}
+
+uint64_t mox__field_align(const mox_abi_field *field)
+{
+    return field->align ? field->align : field->layout->align;
+}
+
 /* align is a power of two; false on overflow. */
 static bool align_up(uint64_t value, uint64_t align, uint64_t *out)
 {
@@ -54,6 +64,36 @@ mox_abi_layout *mox_abi_layout_scalar(mox_scalar s)
     l->kind = MOX_LAYOUT_SCALAR;
     l->scalar = s;
     l->size = l->align = scalar_sizes[s];
+    return l;
+}
+
+bool mox_abi_vector_supported(mox_scalar lane, uint64_t lanes)
+{
+    if (lane == MOX_SCALAR_F16)
+        return lanes == 2;
+    return (lane == MOX_SCALAR_F32 || lane == MOX_SCALAR_I32 || lane == MOX_SCALAR_U32) && lanes >= 2 &&
+           lanes <= 4;
+}
+
+/* CUDA's vector layouts: 2 and 4 lanes are aligned to their size, 3 lanes
+ * to one lane (float3 is 12 bytes, aligned 4). */
+static uint64_t vector_align(mox_scalar lane, uint64_t lanes)
+{
+    return lanes == 3 ? scalar_sizes[lane] : (uint64_t)scalar_sizes[lane] * lanes;
+}
+
+mox_abi_layout *mox_abi_layout_vector(mox_scalar lane, uint64_t lanes)
+{
+    if (!mox_abi_vector_supported(lane, lanes))
+        return NULL;
+    mox_abi_layout *l = mox__calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    l->kind = MOX_LAYOUT_VECTOR;
+    l->scalar = lane;
+    l->length = lanes;
+    l->size = (uint64_t)scalar_sizes[lane] * lanes;
+    l->align = vector_align(lane, lanes);
     return l;
 }
 
@@ -84,15 +124,16 @@ static bool record_canonical(const mox_abi_field *fields, size_t count, uint64_t
     uint64_t end = 0, max_align = 1;
     for (size_t i = 0; i < count; i++) {
         const mox_abi_layout *f = fields[i].layout;
-        uint64_t offset;
-        if (!f || f->align == 0 || (f->align & (f->align - 1)) != 0 || !align_up(end, f->align, &offset) ||
+        uint64_t offset, field_align = f ? mox__field_align(&fields[i]) : 0;
+        if (!f || !is_power_of_two(field_align) || !is_power_of_two(f->align) ||
+            (fields[i].align && fields[i].align <= f->align) || !align_up(end, field_align, &offset) ||
             f->size > MOX_ABI_MAX_LAYOUT_SIZE - offset)
             return false;
         if (offsets)
             offsets[i] = offset;
         end = offset + f->size;
-        if (f->align > max_align)
-            max_align = f->align;
+        if (field_align > max_align)
+            max_align = field_align;
     }
     if (!align_up(end, max_align, size) || *size > MOX_ABI_MAX_LAYOUT_SIZE)
         return false;
@@ -178,6 +219,7 @@ mox_abi_layout *mox_abi_layout_clone(const mox_abi_layout *layout)
         c->field_count = layout->field_count;
         for (size_t i = 0; i < layout->field_count; i++) {
             c->fields[i].offset = layout->fields[i].offset;
+            c->fields[i].align = layout->fields[i].align;
             if ((layout->fields[i].name && !(c->fields[i].name = mox__strdup(layout->fields[i].name))) ||
                 (layout->fields[i].layout && !(c->fields[i].layout = mox_abi_layout_clone(layout->fields[i].layout))))
                 goto fail;
@@ -203,6 +245,8 @@ bool mox_abi_layout_equal(const mox_abi_layout *a, const mox_abi_layout *b)
     switch (a->kind) {
     case MOX_LAYOUT_SCALAR:
         return a->scalar == b->scalar;
+    case MOX_LAYOUT_VECTOR:
+        return a->scalar == b->scalar && a->length == b->length;
     case MOX_LAYOUT_ARRAY:
         return a->length == b->length && mox_abi_layout_equal(a->element, b->element);
     case MOX_LAYOUT_RECORD:
@@ -210,7 +254,7 @@ bool mox_abi_layout_equal(const mox_abi_layout *a, const mox_abi_layout *b)
             return false;
         for (size_t i = 0; i < a->field_count; i++)
             if (!str_equal(a->fields[i].name, b->fields[i].name) ||
-                a->fields[i].offset != b->fields[i].offset ||
+                a->fields[i].offset != b->fields[i].offset || a->fields[i].align != b->fields[i].align ||
                 !mox_abi_layout_equal(a->fields[i].layout, b->fields[i].layout))
                 return false;
         return true;
@@ -239,6 +283,17 @@ static bool check(const mox_abi_layout *l, const char *what, mox_artifact_error 
             return mox__fail(err, "%s: " NONCANONICAL " (scalar %s has size %" PRIu64
                              " and alignment %" PRIu64 ", canonical %u)", what,
                              scalar_names[l->scalar], l->size, l->align, scalar_sizes[l->scalar]);
+        return true;
+    case MOX_LAYOUT_VECTOR:
+        if ((unsigned)l->scalar >= MOX_SCALAR_COUNT_ || !mox_abi_vector_supported(l->scalar, l->length))
+            return mox__fail(err, "%s: unsupported vector type (%" PRIu64 " lanes of %s; the vectors are f32, "
+                             "i32 and u32 with 2 to 4 lanes and f16 with 2)", what, l->length,
+                             (unsigned)l->scalar < MOX_SCALAR_COUNT_ ? scalar_names[l->scalar] : "?");
+        if (l->size != (uint64_t)scalar_sizes[l->scalar] * l->length || l->align != vector_align(l->scalar, l->length))
+            return mox__fail(err, "%s: " NONCANONICAL " (vector %sx%" PRIu64 " has size %" PRIu64
+                             " and alignment %" PRIu64 ", canonical %" PRIu64 " and %" PRIu64 ")", what,
+                             scalar_names[l->scalar], l->length, l->size, l->align,
+                             (uint64_t)scalar_sizes[l->scalar] * l->length, vector_align(l->scalar, l->length));
         return true;
     case MOX_LAYOUT_ARRAY:
         if (l->length == 0)
@@ -277,8 +332,13 @@ static bool check(const mox_abi_layout *l, const char *what, mox_artifact_error 
         uint64_t size, align, end = 0, max_align = 1;
         for (size_t i = 0; i < l->field_count; i++) {
             const mox_abi_layout *f = l->fields[i].layout;
-            uint64_t offset;
-            if (!align_up(end, f->align, &offset) || f->size > MOX_ABI_MAX_LAYOUT_SIZE - offset)
+            uint64_t offset, field_align = mox__field_align(&l->fields[i]);
+            if (l->fields[i].align && (!is_power_of_two(l->fields[i].align) || l->fields[i].align <= f->align))
+                return mox__fail(err, "%s: " NONCANONICAL " (field %s.%s has alignment %" PRIu64
+                                 "; an explicit field alignment is a power of two above its type's "
+                                 "alignment %" PRIu64 ")", what, name, l->fields[i].name,
+                                 l->fields[i].align, f->align);
+            if (!align_up(end, field_align, &offset) || f->size > MOX_ABI_MAX_LAYOUT_SIZE - offset)
                 return mox__fail(err, "%s: record %s exceeds the limit of %" PRIu64 " bytes", what,
                                  name, (uint64_t)MOX_ABI_MAX_LAYOUT_SIZE);
             if (l->fields[i].offset != offset)
@@ -286,8 +346,8 @@ static bool check(const mox_abi_layout *l, const char *what, mox_artifact_error 
                                  ", canonical %" PRIu64 ")", what, name, l->fields[i].name,
                                  l->fields[i].offset, offset);
             end = offset + f->size;
-            if (f->align > max_align)
-                max_align = f->align;
+            if (field_align > max_align)
+                max_align = field_align;
         }
         if (!record_canonical(l->fields, l->field_count, NULL, &size, &align))
             return mox__fail(err, "%s: record %s exceeds the limit of %" PRIu64 " bytes", what,
@@ -306,7 +366,7 @@ static bool check(const mox_abi_layout *l, const char *what, mox_artifact_error 
  * the arrays and records around l. */
 static const mox_abi_layout *too_deep(const mox_abi_layout *l, unsigned level)
 {
-    if (!l || l->kind == MOX_LAYOUT_SCALAR)
+    if (!l || !mox__layout_nests(l->kind))
         return NULL;
     if (level >= MOX_ABI_MAX_LAYOUT_DEPTH)
         return l;
@@ -369,7 +429,7 @@ static void signature(sbuf *b, const mox_abi_layout *l, unsigned depth)
 {
     char num[32];
     /* A recursion bound only: validated layouts never reach it. */
-    if (!l || (l->kind != MOX_LAYOUT_SCALAR && depth >= MOX_ABI_MAX_LAYOUT_DEPTH)) {
+    if (!l || (mox__layout_nests(l->kind) && depth >= MOX_ABI_MAX_LAYOUT_DEPTH)) {
         b->failed = true;
         return;
     }
@@ -379,6 +439,14 @@ static void signature(sbuf *b, const mox_abi_layout *l, unsigned depth)
             b->failed = true;
         else
             sb_add(b, scalar_names[l->scalar]);
+        return;
+    case MOX_LAYOUT_VECTOR:
+        if ((unsigned)l->scalar >= MOX_SCALAR_COUNT_) {
+            b->failed = true;
+        } else {
+            snprintf(num, sizeof num, "%sx%" PRIu64, scalar_names[l->scalar], l->length);
+            sb_add(b, num);
+        }
         return;
     case MOX_LAYOUT_ARRAY:
         sb_add(b, "[");
@@ -401,7 +469,10 @@ static void signature(sbuf *b, const mox_abi_layout *l, unsigned depth)
             if (i)
                 sb_add(b, ",");
             sb_add(b, l->fields[i].name);
-            snprintf(num, sizeof num, "@%" PRIu64 ":", l->fields[i].offset);
+            if (l->fields[i].align)
+                snprintf(num, sizeof num, "@%" PRIu64 "/%" PRIu64 ":", l->fields[i].offset, l->fields[i].align);
+            else
+                snprintf(num, sizeof num, "@%" PRIu64 ":", l->fields[i].offset);
             sb_add(b, num);
             signature(b, l->fields[i].layout, depth + 1);
         }
@@ -420,4 +491,25 @@ char *mox_abi_layout_signature(const mox_abi_layout *layout)
         return NULL;
     }
     return b.data;
+}
+
+/* ---- version ---- */
+
+static bool layout_needs_v2(const mox_abi_layout *l, unsigned depth)
+{
+    if (!l || depth > MOX_ABI_MAX_LAYOUT_DEPTH)
+        return false;
+    if (l->kind == MOX_LAYOUT_VECTOR)
+        return true;
+    if (l->kind == MOX_LAYOUT_ARRAY)
+        return layout_needs_v2(l->element, depth + 1);
+    for (size_t i = 0; l->kind == MOX_LAYOUT_RECORD && i < l->field_count; i++)
+        if (l->fields[i].align || layout_needs_v2(l->fields[i].layout, depth + 1))
+            return true;
+    return false;
+}
+
+bool mox__layout_needs_v2(const mox_abi_layout *layout)
+{
+    return layout_needs_v2(layout, 0);
 }

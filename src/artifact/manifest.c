@@ -220,9 +220,11 @@ static bool read_manifest(const json_t *root, mox_manifest *m, mox_artifact_erro
         return mox__fail(err, "unsupported manifest format version %" JSON_INTEGER_FORMAT
                          " (this mox reads version %d)", json_integer_value(version), MOX_MANIFEST_VERSION);
     const json_t *abi_version = json_object_get(json_object_get(root, "abi"), "version");
-    if (json_is_integer(abi_version) && json_integer_value(abi_version) != MOX_ABI_VERSION)
+    if (json_is_integer(abi_version) && (json_integer_value(abi_version) < MOX_ABI_VERSION_MIN ||
+                                         json_integer_value(abi_version) > MOX_ABI_VERSION))
         return mox__fail(err, "unsupported kernel ABI version %" JSON_INTEGER_FORMAT
-                         " (this mox reads version %d)", json_integer_value(abi_version), MOX_ABI_VERSION);
+                         " (this mox reads versions %d to %d)", json_integer_value(abi_version),
+                         MOX_ABI_VERSION_MIN, MOX_ABI_VERSION);
     if (!mox__json_object(root, what, manifest_keys, 8, err) ||
         !mox__json_strdup(root, "module", what, &m->module, err))
         return false;

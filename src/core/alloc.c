@@ -153,6 +153,14 @@ void *mox__realloc(void *ptr, size_t size)
     return realloc(ptr, size ? size : 1);
 }
 
+void *mox__aligned_alloc(size_t alignment, size_t size)
+{
+    void *p = NULL;
+    if (should_fail() || posix_memalign(&p, alignment, size ? size : 1) != 0)
+        return NULL;
+    return p;
+}
+
 void mox__free(void *ptr) { free(ptr); }
 
 char *mox__str_dup(const char *text)

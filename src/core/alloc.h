@@ -14,6 +14,8 @@ void *mox__calloc(size_t count, size_t size);
 void *mox__realloc(void *ptr, size_t size);
 void mox__free(void *ptr);
 char *mox__str_dup(const char *text);
+/* posix_memalign through the hook: NULL on failure; release with mox__free. */
+void *mox__aligned_alloc(size_t alignment, size_t size);
 
 /* jansson's parser misbehaves when one of its own allocations fails
  * (docs/errors.md, "What mox cannot guard against"), so while it runs the

@@ -276,6 +276,10 @@ uint32_t mox_device_warp_size(const mox_device *d)
 {
     return MOX__CHECK(d, DEVICE), d ? d->info.warp_size : 0;
 }
+uint32_t mox_device_max_shared_bytes(const mox_device *d)
+{
+    return MOX__CHECK(d, DEVICE), d ? d->info.max_shared_bytes : 0;
+}
 int mox_device_event_fd(mox_device *d)
 {
     MOX__CHECK(d, DEVICE);

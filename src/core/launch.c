@@ -102,16 +102,13 @@ static mox_op *check_args(mox_device *dev, const mox__kernel_check *k, const mox
                                     "kernel '%s' argument '%s' must be a %s buffer, got %s access",
                                     kn, p->name, access_name(p->access), access_name(a->access));
             const char *sig = a->buffer->type->signature;
-            if (a->buffer->type != p->builtin && strcmp(sig, p->signature) != 0)
+            char why[200];
+            if (a->buffer->type != p->builtin && strcmp(sig, p->signature) != 0 &&
+                !mox__view_allowed(a->buffer, p, why, sizeof why))
                 return launch_error(MOX_ERR_ABI_MISMATCH, kn,
                                     "kernel '%s' argument '%s' must be a buffer of %s, got a "
-                                    "buffer of %s",
-                                    kn, p->name, p->signature, sig);
-            if (a->access == MOX_ACCESS_ATOMIC && strcmp(sig, "u32") != 0 && strcmp(sig, "i32") != 0)
-                return launch_error(MOX_ERR_ABI_MISMATCH, kn,
-                                    "kernel '%s' argument '%s': atomic buffers hold u32 or i32, "
-                                    "not %s",
-                                    kn, p->name, sig);
+                                    "buffer of %s (%s)",
+                                    kn, p->name, p->signature, sig, why);
         } else {
             if (!a->value || !a->type || !a->type->signature)
                 return launch_error(MOX_ERR_INVALID_ARGUMENT, kn,
@@ -125,6 +122,22 @@ static mox_op *check_args(mox_device *dev, const mox__kernel_check *k, const mox
         }
     }
     return NULL;
+}
+
+/* The no-alias entry is safe when no buffer the launch writes (a write or
+ * atomic argument) is also another of its arguments: then no pointer the
+ * kernel reads through can see a store through another. Distinct buffers
+ * never overlap, so comparing the buffers is exact (a view is its buffer). */
+static uint32_t entry_for(const mox_arg *args, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (args[i].kind != MOX_ARG_BUFFER || args[i].access == MOX_ACCESS_READ)
+            continue;
+        for (uint32_t j = 0; j < n; j++)
+            if (j != i && args[j].kind == MOX_ARG_BUFFER && args[j].buffer == args[i].buffer)
+                return MOX__ENTRY_DEFAULT;
+    }
+    return MOX__ENTRY_NOALIAS;
 }
 
 mox_op *mox_launch_generated(mox_device *device, const mox_module_desc *module,
@@ -162,6 +175,11 @@ mox_op *mox_launch_generated(mox_device *device, const mox_module_desc *module,
                                    device->info.max_threads_per_block, NULL) != MOX_OK)
         return launch_error(MOX_ERR_INVALID_LAUNCH, k->name, "kernel '%s': %s", k->name,
                             mox_error_last_message());
+    if (config.shared_bytes > device->info.max_shared_bytes)
+        return launch_error(MOX_ERR_INVALID_LAUNCH, k->name,
+                            "invalid launch of kernel '%s': %u bytes of dynamic shared memory exceed "
+                            "the device's limit of %u bytes per block",
+                            k->name, config.shared_bytes, device->info.max_shared_bytes);
 
     size_t value_bytes = 0;
     for (uint32_t i = 0; i < arg_count; i++)
@@ -178,6 +196,7 @@ mox_op *mox_launch_generated(mox_device *device, const mox_module_desc *module,
     d->kernel = kernel_index;
     d->kernel_name = k->name;
     d->kernel_features = k->features;
+    d->entry = entry_for(args, arg_count);
     d->config = config;
     d->devmod = dm;
     size_t at = 0;

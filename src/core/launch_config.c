@@ -18,6 +18,7 @@ mox_status mox_launch_config_for_elements(uint32_t block_x, uint32_t n, mox_laun
                          n, block_x);
     out->grid = mox_dim3_make(grid, 1, 1);
     out->block = mox_dim3_make(block_x, 1, 1);
+    out->shared_bytes = 0;
     return MOX_OK;
 }
 

@@ -53,7 +53,10 @@ static const mox_type *builtin_type(const char *signature)
 {
     static const mox_type *const all[] = {&mox_type_f32, &mox_type_f16, &mox_type_u32,
                                           &mox_type_i32, &mox_type_u16, &mox_type_i16,
-                                          &mox_type_u8,  &mox_type_i8};
+                                          &mox_type_u8,  &mox_type_i8,  &mox_type_f32x2,
+                                          &mox_type_f32x3, &mox_type_f32x4, &mox_type_i32x2,
+                                          &mox_type_i32x3, &mox_type_i32x4, &mox_type_u32x2,
+                                          &mox_type_u32x3, &mox_type_u32x4, &mox_type_f16x2};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (strcmp(all[i]->signature, signature) == 0)
             return all[i];
@@ -88,6 +91,7 @@ static mox_error *build_checks(mox__modinfo *info)
                          : ap->access == MOX_PARAM_ATOMIC ? MOX_ACCESS_ATOMIC
                                                           : MOX_ACCESS_READ;
             pc->size = (uint32_t)ap->layout->size;
+            pc->align = (uint32_t)ap->layout->align;
             pc->signature = mox_abi_layout_signature(ap->layout);
             if (!pc->signature)
                 return mox__error_oom();

@@ -19,6 +19,7 @@ typedef struct mox__param_check {
     const mox_type *builtin;   /* the built-in type with that signature, or NULL:
                                   launches compare the pointer before strcmp */
     uint32_t size;             /* value bytes (values) / element bytes */
+    uint32_t align;            /* their alignment */
 } mox__param_check;
 
 typedef struct mox__kernel_check {
@@ -41,6 +42,10 @@ struct mox__modinfo {
     bool used;                 /* preparation started on some device */
     mox__modinfo *next_overflow;
 };
+
+/* Whether `buffer` may be bound to buffer parameter `param` of another
+ * element type (buffer_view.c); on false, `why` gets the reason. */
+bool mox__view_allowed(const mox_buffer *buffer, const mox__param_check *param, char *why, size_t size);
 
 /* The descriptor's info (created on first use; lives for the process).
  * NULL when this attempt failed for a reason that may pass (out of memory;

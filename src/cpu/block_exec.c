@@ -274,20 +274,23 @@ static mox_kdim3 block_coords(const mox__cpu_dispatch *d, uint64_t linear) {
     return b;
 }
 
-static void lane_init(mox_cpu_lane *l, mox__cpu_dispatch *d, const mox_cpu_services *svc, void *block) {
+static void lane_init(mox_cpu_lane *l, mox__cpu_dispatch *d, const mox_cpu_services *svc, void *block,
+                      void *dynamic_shared) {
     memset(l, 0, sizeof *l);
     l->block_dim = d->block;
     l->grid_dim = d->grid;
     l->svc = svc;
     l->block = block;
     l->dispatch = d;
+    l->dynamic_shared = dynamic_shared;
+    l->dynamic_shared_bytes = dynamic_shared ? d->dynamic_shared_bytes : 0;
 }
 
-static void run_serial(mox__cpu_dispatch *d, uint64_t first, uint64_t count) {
+static void run_serial(mox__cpu_dispatch *d, uint64_t first, uint64_t count, void *dynamic_shared) {
     mox_cpu_lane **slot = d->lane_slot();
     mox_cpu_lane *saved = *slot;
     mox_cpu_lane lane;
-    lane_init(&lane, d, &serial_services, NULL);
+    lane_init(&lane, d, &serial_services, NULL, dynamic_shared);
     *slot = &lane;
     for (uint64_t b = first; b < first + count; b++) {
         if (atomic_load_explicit(&d->fault, memory_order_relaxed) != MOX__CPU_FAULT_NONE) break;
@@ -328,7 +331,8 @@ static void run_block(worker *w, mox_kdim3 block_idx) {
     }
 }
 
-static int run_cooperative(mox__cpu_dispatch *d, uint32_t n, uint64_t first, uint64_t count) {
+static int run_cooperative(mox__cpu_dispatch *d, uint32_t n, uint64_t first, uint64_t count,
+                           void *dynamic_shared) {
     worker *w = worker_get();
     if (w == NULL) return ENOMEM;
     int rc = worker_reserve(w, n);
@@ -339,7 +343,7 @@ static int run_cooperative(mox__cpu_dispatch *d, uint32_t n, uint64_t first, uin
     w->slot_saved = *w->slot;
     for (uint32_t i = 0; i < n; i++) {
         mox_cpu_lane *l = &w->lanes[i];
-        lane_init(l, d, &coop_services, w);
+        lane_init(l, d, &coop_services, w, dynamic_shared);
         l->linear = i;
         l->thread_idx.x = i % d->block.x;
         l->thread_idx.y = i / d->block.x % d->block.y;
@@ -365,6 +369,7 @@ void mox__cpu_dispatch_init(mox__cpu_dispatch *d, const mox_cpu_kernel_entry *ke
     atomic_init(&d->fail_state, MOX_DISPATCH_OK);
     d->fail_code = 0;
     atomic_init(&d->fault, MOX__CPU_FAULT_NONE);
+    d->dynamic_shared_bytes = 0;
 }
 
 uint64_t mox__cpu_dispatch_block_count(const mox__cpu_dispatch *d) {
@@ -377,8 +382,17 @@ int mox__cpu_run_blocks(mox__cpu_dispatch *d, uint64_t first, uint64_t count) {
     if (threads == 0 || threads > MOX__CPU_MAX_BLOCK_THREADS) return EINVAL;
     if (first > total || count > total - first) return EINVAL;
     if (count == 0) return 0;
+    /* one allocation per call: its blocks run one after the other here */
+    void *dynamic_shared = NULL;
+    if (d->dynamic_shared_bytes) {
+        size_t bytes = ((size_t)d->dynamic_shared_bytes + 63u) & ~(size_t)63u;
+        if (!(dynamic_shared = mox__aligned_alloc(64, bytes))) return ENOMEM;
+    }
+    int rc = 0;
     if (d->kernel->features & (MOX_KFEAT_BARRIER | MOX_KFEAT_WARP))
-        return run_cooperative(d, (uint32_t)threads, first, count);
-    run_serial(d, first, count);
-    return 0;
+        rc = run_cooperative(d, (uint32_t)threads, first, count, dynamic_shared);
+    else
+        run_serial(d, first, count, dynamic_shared);
+    mox__free(dynamic_shared);
+    return rc;
 }

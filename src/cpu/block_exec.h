@@ -22,6 +22,8 @@
 
 /* Most threads per block the executor runs (CUDA's limit too). */
 #define MOX__CPU_MAX_BLOCK_THREADS 1024u
+/* Most dynamic shared memory per block (mox_device_max_shared_bytes). */
+#define MOX__CPU_MAX_DYNAMIC_SHARED (1u << 20)
 
 /* mox__cpu_dispatch.fault values. */
 enum {
@@ -46,6 +48,9 @@ typedef struct mox__cpu_dispatch {
     _Atomic uint32_t fail_state;
     uint32_t fail_code;
     _Atomic uint32_t fault;              /* MOX__CPU_FAULT_* */
+    /* Dynamic shared memory per block (0: none); set after init. Each
+     * mox__cpu_run_blocks call allocates it once for its blocks. */
+    uint32_t dynamic_shared_bytes;
 } mox__cpu_dispatch;
 
 /* Fills *d for a dispatch and clears its failure state. */
@@ -61,7 +66,7 @@ uint64_t mox__cpu_dispatch_block_count(const mox__cpu_dispatch *d);
  * run disjoint ranges of one dispatch at once.
  * Returns 0, or before running anything: EINVAL when the block has more
  * than MOX__CPU_MAX_BLOCK_THREADS threads or the range exceeds the grid,
- * ENOMEM when fibers could not be allocated. A fault (d->fault) stops the
+ * ENOMEM when fibers or dynamic shared memory could not be allocated. A fault (d->fault) stops the
  * range early and still returns 0; so do blocks once d->fault is set by
  * another thread, which are skipped. */
 int mox__cpu_run_blocks(mox__cpu_dispatch *d, uint64_t first, uint64_t count);

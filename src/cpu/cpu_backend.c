@@ -182,7 +182,7 @@ static void job_finished(mox__pool_job *job)
         int rc = atomic_load(&cd->run_error);
         if (rc) {
             d->state = MOX_DISPATCH_FAILED;
-            d->fault = rc == ENOMEM ? "out of memory for the CPU executor's fibers"
+            d->fault = rc == ENOMEM ? "out of memory for the CPU executor's fibers or dynamic shared memory"
                                     : "the CPU executor rejected the block shape";
             d->fault_status = rc == ENOMEM ? MOX_ERR_OUT_OF_MEMORY : 0;
         } else if (atomic_load(&cd->exec.fault) == MOX__CPU_FAULT_DIVERGENT) {
@@ -246,6 +246,8 @@ static void prepare_sub(cpu_backend *be, mox__submission *s)
             mox_kdim3 block = {d->config.block.x, d->config.block.y, d->config.block.z};
             mox__cpu_dispatch_init(&cd->exec, &m->entry->kernels[d->kernel], m->entry->lane_slot,
                                    grid, block, d->params);
+            if (d->kernel_features & MOX_KFEAT_DYNAMIC_SHARED)
+                cd->exec.dynamic_shared_bytes = d->config.shared_bytes;
             cd->job.total = mox__cpu_dispatch_block_count(&cd->exec);
         } else {
             uint64_t chunks = (d->bytes + TRANSFER_CHUNK - 1) / TRANSFER_CHUNK;
@@ -463,6 +465,7 @@ mox_error *mox__cpu_backend_open(const mox__backend_config *config, mox__backend
     /* CUDA's limits, so that a launch valid here is valid on a GPU. */
     info->max_block = mox_dim3_make(1024, 1024, 64);
     info->max_threads_per_block = MOX__CPU_MAX_BLOCK_THREADS;
+    info->max_shared_bytes = MOX__CPU_MAX_DYNAMIC_SHARED;
     info->max_buffer_bytes = physical_memory();
     info->warp_size = 32;
     info->features = MOX_FEAT_ATOMICS | MOX_FEAT_WARP_OPS;

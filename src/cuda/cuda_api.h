@@ -91,7 +91,8 @@ enum {
     CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
     CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
     CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3,
-    CU_FUNC_ATTRIBUTE_NUM_REGS = 4
+    CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
+    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 };
 
 /* Flags. */
@@ -158,6 +159,7 @@ typedef struct CUDA_KERNEL_NODE_PARAMS_v1 {
     X(cuModuleGetFunction, cuModuleGetFunction, CUresult,                                          \
       (CUfunction * fn, CUmodule module, const char *name))                                        \
     X(cuFuncGetAttribute, cuFuncGetAttribute, CUresult, (int *pi, int attrib, CUfunction fn))      \
+    X(cuFuncSetAttribute, cuFuncSetAttribute, CUresult, (CUfunction fn, int attrib, int value))      \
     X(cuStreamCreate, cuStreamCreate, CUresult, (CUstream * stream, unsigned int flags))           \
     X(cuStreamDestroy, cuStreamDestroy_v2, CUresult, (CUstream stream))                            \
     X(cuStreamWaitEvent, cuStreamWaitEvent, CUresult,                                              \

@@ -118,6 +118,7 @@ mox_error *mox__cuda_backend_open(const mox__backend_config *config, mox__backen
     info->max_block = mox_dim3_make(dev->limits.max_block[0], dev->limits.max_block[1],
                                     dev->limits.max_block[2]);
     info->max_threads_per_block = dev->limits.max_threads;
+    info->max_shared_bytes = dev->limits.shared_optin;
     info->max_buffer_bytes = dev->limits.total_mem;
     info->warp_size = dev->limits.warp_size;
     info->features = MOX_FEAT_ATOMICS | MOX_FEAT_WARP_OPS;

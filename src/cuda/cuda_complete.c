@@ -86,7 +86,11 @@ bool mox__cuda_complete_inline(mox__cuda_dev *dev, mox__submission *pub)
     pthread_mutex_unlock(&dev->lock);
     if (!mine)
         return false;
-    CUresult r = dev->api->cuEventQuery(g->event);
+    /* The waiting thread is the user's: the context may not be current on
+     * it, and finishing reads the status words (cuMemcpyDtoH needs it).
+     * If it cannot be made current, the completion thread finishes. */
+    CUresult r = mox__cuda_dev_enter(dev) == MOX_OK ? dev->api->cuEventQuery(g->event)
+                                                     : CUDA_ERROR_NOT_READY;
     pthread_mutex_lock(&dev->lock);
     if (r == CUDA_ERROR_NOT_READY) {
         g->claimed = false;

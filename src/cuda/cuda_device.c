@@ -127,6 +127,9 @@ mox_status mox__cuda_dev_open(int ordinal, mox__cuda_dev **out)
     l->max_threads = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
     l->warp_size = attr(dev, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
     l->shared_per_block = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+    l->shared_optin = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    if (l->shared_optin < l->shared_per_block)
+        l->shared_optin = l->shared_per_block;
     l->sm_count = attr(dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
     l->cc_major = attr(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
     l->cc_minor = attr(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);

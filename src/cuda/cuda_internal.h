@@ -73,9 +73,11 @@ mox_error *mox__cuda_last_error(mox_status code);
 
 typedef struct mox__cuda_kernel {
     CUfunction fn;
+    CUfunction fn_noalias;  /* mox_entry_<kernel>__noalias, or NULL (no read buffers, older artifact) */
     char name[96];
     uint32_t max_threads;   /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK */
     uint32_t static_shared; /* bytes */
+    uint32_t max_dynamic_shared; /* bytes a launch may ask (MOX_KFEAT_DYNAMIC_SHARED kernels) */
     uint32_t param_count;
     uint32_t param_size[MOX_MAX_PARAMS]; /* bytes each parameter occupies */
 } mox__cuda_kernel;
@@ -93,6 +95,12 @@ typedef struct mox__cuda_module {
 mox_status mox__cuda_module_load(mox__cuda_dev *dev, const void *image, size_t size,
                                  const mox_abi *abi, mox__cuda_module **out);
 void mox__cuda_module_unload(mox__cuda_module *module);
+
+/* The entry a dispatch of kernel k runs (mox__dispatch.entry). */
+static inline CUfunction mox__cuda_entry_fn(const mox__cuda_kernel *k, const mox__dispatch *d)
+{
+    return d->entry == MOX__ENTRY_NOALIAS && k->fn_noalias ? k->fn_noalias : k->fn;
+}
 
 /* ---- per-submission state: lives in sub->be ---- */
 
@@ -199,7 +207,7 @@ static inline bool mox__cuda_u32_push(u32vec *a, uint32_t x)
 {
     if (a->n == a->cap) {
         uint32_t cap = a->cap ? 2u * a->cap : 16u;
-        uint32_t *n = realloc(a->v, cap * sizeof *n);
+        uint32_t *n = mox__realloc(a->v, cap * sizeof *n);
         if (!n)
             return false;
         a->v = n;
@@ -338,6 +346,7 @@ typedef struct mox__cuda_limits {
     uint32_t max_threads;
     uint32_t warp_size;
     uint32_t shared_per_block;
+    uint32_t shared_optin;  /* CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
     uint32_t sm_count;
     uint32_t cc_major, cc_minor;
     uint64_t total_mem;

@@ -153,6 +153,20 @@ static bool add_wait_event(build *b, CUevent ev)
     return true;
 }
 
+/* A launch whose dynamic shared memory does not fit next to the kernel's
+ * static shared memory (the core checked only the device's limit). */
+static mox_status shared_too_large(const mox__cuda_dev *dev, const mox__cuda_kernel *k, const mox__dispatch *d)
+{
+    uint32_t device_limit = (d->kernel_features & MOX_KFEAT_DYNAMIC_SHARED) ? dev->limits.shared_optin
+                                                                            : dev->limits.shared_per_block;
+    return mox__cuda_error(MOX_ERR_INVALID_LAUNCH,
+                           "invalid launch of kernel '%s': %u bytes of dynamic shared memory exceed its limit of "
+                           "%u on %s (the device's %u bytes per block less the kernel's %u bytes of static shared "
+                           "memory)",
+                           k->name, d->config.shared_bytes, k->max_dynamic_shared, dev->name, device_limit,
+                           k->static_shared);
+}
+
 /* The launch's description, from its executions and what they wait for;
  * host work only (dev->lock held: it reads other launches' state). */
 static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b)
@@ -180,6 +194,8 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b)
             if (d->kind == MOX__CMD_KERNEL) {
                 const mox__cuda_module *m = d->module;
                 ln->k = &m->kernels[d->kernel];
+                if (d->config.shared_bytes > ln->k->max_dynamic_shared)
+                    return shared_too_large(dev, ln->k, d);
             } else {
                 b->desc.has_transfer = true;
             }

@@ -25,6 +25,64 @@ static mox_status fn_attr(mox__cuda_dev *dev, CUfunction fn, int which, const ch
     return MOX_OK;
 }
 
+/* How much dynamic shared memory a launch of the kernel may ask for: the
+ * default limit less its static shared memory, or for kernels that declare
+ * MOX_SHARED_DYNAMIC the device's opt-in limit less it, which the entries
+ * are told (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES). */
+static mox_status allow_dynamic_shared(mox__cuda_dev *dev, const mox_abi_kernel *ak, mox__cuda_kernel *k)
+{
+    uint32_t limit = (ak->features & MOX_KFEAT_DYNAMIC_SHARED) ? dev->limits.shared_optin
+                                                               : dev->limits.shared_per_block;
+    k->max_dynamic_shared = limit > k->static_shared ? limit - k->static_shared : 0;
+    if (!(ak->features & MOX_KFEAT_DYNAMIC_SHARED) || k->max_dynamic_shared <= dev->limits.shared_per_block)
+        return MOX_OK;
+    CUfunction fns[2] = {k->fn, k->fn_noalias};
+    for (int i = 0; i < 2; i++) {
+        if (!fns[i])
+            continue;
+        CUresult r = dev->api->cuFuncSetAttribute(fns[i], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                  (int)k->max_dynamic_shared);
+        if (r != CUDA_SUCCESS) {
+            char ctx[160];
+            snprintf(ctx, sizeof ctx, "(kernel %s, %u bytes of dynamic shared memory)", ak->name,
+                     k->max_dynamic_shared);
+            return mox__cuda_fail(dev->api, r, "cuFuncSetAttribute", ctx);
+        }
+    }
+    return MOX_OK;
+}
+
+/* The no-alias entry of a kernel with read buffers (gen_cuda.c): absent
+ * from artifacts built before it existed, and dropped when it cannot run the
+ * required block, so the default entry always remains. */
+static mox_status load_noalias(mox__cuda_dev *dev, CUmodule module, const mox_abi_kernel *ak, uint64_t need,
+                               mox__cuda_kernel *k)
+{
+    bool reads = false;
+    for (size_t p = 0; p < ak->param_count; p++)
+        reads = reads || (ak->params[p].kind == MOX_PARAM_BUFFER && ak->params[p].access == MOX_PARAM_READ);
+    if (!reads)
+        return MOX_OK;
+    char sym[192];
+    snprintf(sym, sizeof sym, "mox_entry_%s" MOX_ENTRY_NOALIAS_SUFFIX, ak->name);
+    CUresult r = dev->api->cuModuleGetFunction(&k->fn_noalias, module, sym);
+    if (r == CUDA_ERROR_NOT_FOUND) {
+        k->fn_noalias = NULL;
+        return MOX_OK;
+    }
+    if (r != CUDA_SUCCESS)
+        return mox__cuda_fail(dev->api, r, "cuModuleGetFunction", sym);
+    uint32_t threads = 0, shared = 0;
+    mox_status st = fn_attr(dev, k->fn_noalias, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, ak->name, &threads);
+    if (st == MOX_OK)
+        st = fn_attr(dev, k->fn_noalias, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, ak->name, &shared);
+    if (st != MOX_OK)
+        return st;
+    if (need > threads || shared != k->static_shared || threads < k->max_threads)
+        k->fn_noalias = NULL;
+    return MOX_OK;
+}
+
 mox_status mox__cuda_module_load(mox__cuda_dev *dev, const void *image, size_t size,
                                  const mox_abi *abi, mox__cuda_module **out)
 {
@@ -102,6 +160,11 @@ mox_status mox__cuda_module_load(mox__cuda_dev *dev, const void *image, size_t s
                                  dev->limits.shared_per_block);
             goto fail;
         }
+        st = load_noalias(dev, m->module, ak, need, &k[i]);
+        if (st == MOX_OK)
+            st = allow_dynamic_shared(dev, ak, &k[i]);
+        if (st != MOX_OK)
+            goto fail;
     }
     *out = m;
     return MOX_OK;

@@ -29,6 +29,7 @@
 typedef struct plan_node {
     CUfunction fn;                  /* NULL: a transfer */
     uint32_t grid[3], block[3];
+    uint32_t shared_bytes;          /* dynamic shared memory per block (part of the key) */
     uint32_t args_size;
     uint32_t edge_off, edge_cnt;    /* into plan->edges */
 } plan_node;
@@ -59,7 +60,7 @@ static uint32_t key_words(const mox__cuda_ldesc *b)
     uint32_t n = 1;
     for (uint32_t i = 0; i < b->count; i++) {
         const mox__cuda_lnode *ln = &b->nodes[i];
-        n += 6 + ln->edge_cnt + (ln->k ? ln->k->param_count : 0);
+        n += 7 + ln->edge_cnt + (ln->k ? ln->k->param_count : 0);
     }
     return n;
 }
@@ -71,12 +72,13 @@ static void key_fill(const mox__cuda_ldesc *b, uint64_t *k)
     for (uint32_t i = 0; i < b->count; i++) {
         const mox__cuda_lnode *ln = &b->nodes[i];
         const mox__dispatch *d = ln->d;
-        k[w++] = ln->k ? (uint64_t)(uintptr_t)ln->k->fn : (uint64_t)d->kind;
+        k[w++] = ln->k ? (uint64_t)(uintptr_t)mox__cuda_entry_fn(ln->k, d) : (uint64_t)d->kind;
         k[w++] = ((uint64_t)d->config.grid.x << 32) | d->config.block.x;
         k[w++] = ((uint64_t)d->config.grid.y << 32) | d->config.block.y;
         k[w++] = ((uint64_t)d->config.grid.z << 32) | d->config.block.z;
         uint32_t pc = ln->k ? ln->k->param_count : 0;
         k[w++] = ((uint64_t)pc << 32) | ln->edge_cnt;
+        k[w++] = d->config.shared_bytes;
         for (uint32_t a = 0; a < pc; a++)
             k[w++] = ln->k->param_size[a];
         for (uint32_t e = 0; e < ln->edge_cnt; e++)
@@ -215,7 +217,7 @@ static mox_status plan_build_graph(mox__cuda_dev *dev, mox__cuda_plan *p,
         for (uint32_t a = 0; a < d->param_count; a++)
             params[a + 1] = d->params[a];
         CUDA_KERNEL_NODE_PARAMS_v1 kp = {n->fn,         n->grid[0],  n->grid[1], n->grid[2],
-                                         n->block[0],   n->block[1], n->block[2], 0,
+                                         n->block[0],   n->block[1], n->block[2], n->shared_bytes,
                                          params,        NULL};
         r = api->cuGraphAddKernelNode(&p->graph_nodes[i], p->graph, deps, n->edge_cnt, &kp);
         if (r != CUDA_SUCCESS) {
@@ -251,13 +253,14 @@ static mox_status plan_create(mox__cuda_dev *dev, const mox__cuda_ldesc *b, uint
         const mox__cuda_lnode *ln = &b->nodes[i];
         const mox__dispatch *d = ln->d;
         plan_node *n = &p->nodes[i];
-        n->fn = ln->k ? ln->k->fn : NULL;
+        n->fn = ln->k ? mox__cuda_entry_fn(ln->k, d) : NULL;
         n->grid[0] = d->config.grid.x;
         n->grid[1] = d->config.grid.y;
         n->grid[2] = d->config.grid.z;
         n->block[0] = d->config.block.x;
         n->block[1] = d->config.block.y;
         n->block[2] = d->config.block.z;
+        n->shared_bytes = d->config.shared_bytes;
         for (uint32_t a = 0; ln->k && a < ln->k->param_count; a++)
             n->args_size += ln->k->param_size[a];
         n->edge_off = e;
@@ -544,7 +547,7 @@ static mox_status launch_nodes(mox__cuda_dev *dev, mox__cuda_inst *inst, const m
             params[a + 1] = d->params[a];
         if (!p->use_graph) {
             r = api->cuLaunchKernel(n->fn, n->grid[0], n->grid[1], n->grid[2], n->block[0],
-                                    n->block[1], n->block[2], 0, stream, params, NULL);
+                                    n->block[1], n->block[2], n->shared_bytes, stream, params, NULL);
             if (r != CUDA_SUCCESS) {
                 char ctx[160];
                 snprintf(ctx, sizeof ctx, "(kernel %s)", ln->k->name);
@@ -566,7 +569,7 @@ static mox_status launch_nodes(mox__cuda_dev *dev, mox__cuda_inst *inst, const m
         if (same)
             continue;
         CUDA_KERNEL_NODE_PARAMS_v1 kp = {n->fn,       n->grid[0],  n->grid[1], n->grid[2],
-                                         n->block[0], n->block[1], n->block[2], 0,
+                                         n->block[0], n->block[1], n->block[2], n->shared_bytes,
                                          params,      NULL};
         r = api->cuGraphExecKernelNodeSetParams(inst->exec, p->graph_nodes[i], &kp);
         if (r != CUDA_SUCCESS) {

@@ -178,6 +178,9 @@ void mox__semaphore_fail(mox__semaphore *sem, mox_error *error);
 
 /* ---------------- command buffers ---------------- */
 
+/* mox__dispatch.entry values (mox/kernel_abi.h, MOX_ENTRY_NOALIAS_SUFFIX). */
+enum { MOX__ENTRY_DEFAULT = 0, MOX__ENTRY_NOALIAS = 1 };
+
 /* A dispatch of an earlier execution whose failure gates. */
 typedef struct mox__gate {
     const mox__submission *sub;
@@ -193,7 +196,11 @@ struct mox__dispatch {
     uint32_t kernel;         /* kernel index in the module (ABI order) */
     const char *kernel_name;
     uint32_t kernel_features; /* MOX_KFEAT_* from the ABI */
-    mox_launch_config config; /* validated, non-empty grid */
+    /* Which generated entry to run (MOX__ENTRY_*): NOALIAS when no buffer
+     * the dispatch writes is also another of its arguments (launch.c); a
+     * backend without that entry for the kernel runs the default one. */
+    uint32_t entry;
+    mox_launch_config config; /* validated, non-empty grid; shared_bytes: dynamic shared memory per block */
     uint32_t param_count;
     void *const *params;     /* see "Memory shape" above */
     /* MOX__CMD_DOWNLOAD / MOX__CMD_UPLOAD */
@@ -263,6 +270,7 @@ typedef struct mox__backend_info {
     char name[128];              /* mox_device_name */
     mox_dim3 max_block;          /* per-axis block limit */
     uint32_t max_threads_per_block;
+    uint32_t max_shared_bytes;   /* dynamic shared memory a launch may ask per block */
     uint64_t max_buffer_bytes;   /* largest single buffer */
     uint32_t warp_size;
     uint32_t features;           /* MOX_FEAT_* the device supports */

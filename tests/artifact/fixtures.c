@@ -87,7 +87,7 @@ mox_abi *fx_abi(void)
 {
     mox_abi *abi = calloc(1, sizeof *abi);
     assert_non_null(abi);
-    abi->version = MOX_ABI_VERSION;
+    abi->version = 1;
     abi->required_features = MOX_FEAT_ATOMICS | MOX_FEAT_WARP_OPS;
     abi->kernel_count = 3;
     abi->kernels = calloc(3, sizeof *abi->kernels);

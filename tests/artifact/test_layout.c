@@ -66,7 +66,7 @@ static void scalars(void **state)
 
 static mox_abi_field field(const char *name, mox_abi_layout *layout)
 {
-    mox_abi_field f = {strdup(name), 0, layout};
+    mox_abi_field f = {strdup(name), 0, layout, 0};
     return f;
 }
 

@@ -81,7 +81,7 @@ static void text_mutations(void **state)
     } cases[] = {
         {"\"mox-artifact\"", "\"mox-other\"", "not a mox artifact manifest"},
         {"\"format_version\": 1", "\"format_version\": 2", "unsupported manifest format version 2"},
-        {"\"abi\": {\n    \"version\": 1", "\"abi\": {\n    \"version\": 2", "unsupported kernel ABI version 2"},
+        {"\"abi\": {\n    \"version\": 1", "\"abi\": {\n    \"version\": 3", "unsupported kernel ABI version 3"},
         {"\"module\": \"stages\"", "\"module\": \"sta ges\"", "module name \"sta ges\" is not a valid identifier"},
         {"\"module\": \"stages\"", "\"module\": 7", "manifest: field \"module\" must be a string"},
         {"\"format_version\": 1,", "\"format_version\": 1, \"ignored\": 0,", "manifest: unknown field \"ignored\""},

@@ -67,7 +67,7 @@ static void device_mismatch_comes_first(void **state)
     mox_arg args[40];
     for (int i = 0; i < 40; i++)
         args[i] = MOX_ARG_WRITE(theirs);
-    mox_launch_config bad = {{1, 1, 1}, {0, 0, 0}};
+    mox_launch_config bad = {{1, 1, 1}, {0, 0, 0}, 0};
     expect_failed(mox_launch_generated(dev, &conf_module, kidx("fill"), bad, args, 40),
                   MOX_ERR_DEVICE_MISMATCH, "fill", "another device context");
     assert_int_equal(mox_device_submission_count(dev), subs);
@@ -82,7 +82,7 @@ static void argument_count_limit(void **state)
     mox_arg args[32];
     for (int i = 0; i < 32; i++)
         args[i] = MOX_ARG_WRITE(b);
-    mox_launch_config bad = {{1, 1, 1}, {0, 0, 0}};
+    mox_launch_config bad = {{1, 1, 1}, {0, 0, 0}, 0};
     expect_failed(mox_launch_generated(dev, &conf_module, kidx("fill"), bad, args, 32),
                   MOX_ERR_TOO_MANY_ARGUMENTS, "fill", "32 arguments");
     mox_buffer_release(b);
@@ -167,7 +167,7 @@ static void required_block_then_geometry(void **state)
     expect_failed(conf_fixed64(dev, c32, f, 256), MOX_ERR_INVALID_LAUNCH, "fixed64",
                   "required block (64,1,1)");
     /* Even with an empty grid, and before the geometry check. */
-    mox_launch_config bad = {{0, 1, 1}, {2048, 1, 1}};
+    mox_launch_config bad = {{0, 1, 1}, {2048, 1, 1}, 0};
     expect_failed(conf_fixed64(dev, bad, f, 256), MOX_ERR_INVALID_LAUNCH, "fixed64",
                   "does not match the kernel's required block");
     mox_launch_config ok;
@@ -185,12 +185,12 @@ static void geometry_checks(void **state)
         mox_launch_config c;
         const char *text;
     } cases[] = {
-        {{{1, 1, 1}, {0, 1, 1}}, "block dimensions must be positive"},
-        {{{0, 1, 1}, {64, 0, 1}}, "block dimensions must be positive"},
-        {{{1, 1, 1}, {2048, 1, 1}}, "block dimensions exceed device limits"},
-        {{{1, 1, 1}, {1, 1, 65}}, "block dimensions exceed device limits"},
-        {{{1, 1, 1}, {32, 32, 2}}, "threads per block exceed kernel limit"},
-        {{{0x2000000u, 1, 1}, {256, 1, 1}}, "global thread dimensions exceed u32"},
+        {{{1, 1, 1}, {0, 1, 1}, 0}, "block dimensions must be positive"},
+        {{{0, 1, 1}, {64, 0, 1}, 0}, "block dimensions must be positive"},
+        {{{1, 1, 1}, {2048, 1, 1}, 0}, "block dimensions exceed device limits"},
+        {{{1, 1, 1}, {1, 1, 65}, 0}, "block dimensions exceed device limits"},
+        {{{1, 1, 1}, {32, 32, 2}, 0}, "threads per block exceed kernel limit"},
+        {{{0x2000000u, 1, 1}, {256, 1, 1}, 0}, "global thread dimensions exceed u32"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         expect_failed(conf_fill(dev, cases[i].c, f, 1.0f, 4), MOX_ERR_INVALID_LAUNCH, "fill",
@@ -219,7 +219,7 @@ static void empty_grid_runs_nothing(void **state)
     float init[4] = {9, 9, 9, 9};
     mox_buffer *f = conf_buffer(dev, init, 4);
     uint64_t subs = mox_device_submission_count(dev);
-    mox_launch_config empty = {{4, 0, 1}, {64, 1, 1}};
+    mox_launch_config empty = {{4, 0, 1}, {64, 1, 1}, 0};
     mox_op *op = conf_fill(dev, empty, f, 1.0f, 4);
     assert_int_equal(mox_op_wait(op), MOX_OK);
     const mox_result *r = mox_op_result(op);

@@ -175,7 +175,7 @@ static mox_status record_then_fail(void *p, mox_batch *b)
     if (c->fail_with != MOX_OK)
         return c->fail_with;
     /* An invalid launch: its construction error poisons the batch. */
-    mox_launch_config bad = {{1, 1, 1}, {0, 1, 1}};
+    mox_launch_config bad = {{1, 1, 1}, {0, 1, 1}, 0};
     mox_status st = mox_batch_push(b, conf_fill(dev, bad, c->out, 6.0f, 8));
     assert_int_equal(st, MOX_ERR_INVALID_LAUNCH);
     /* Later pushes are refused; the launch is consumed anyway. */

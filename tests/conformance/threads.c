@@ -122,11 +122,61 @@ static void threads_share_a_small_capacity(void **state)
     mox_device_release(d);
 }
 
+/* A thread that never touched the device waits for a kernel that fails.
+ * Whichever thread finishes the launch (the runtime's, or the waiter
+ * itself when it finds the launch done) must report the kernel's own
+ * failure and code: on CUDA, reading the failure needs the context, which
+ * is not current on a fresh thread. */
+typedef struct fresh_wait {
+    mox_op *op;
+    mox_status st;
+    unsigned code;
+} fresh_wait;
+
+
+static void *wait_on_fresh_thread(void *p)
+{
+    fresh_wait *w = p;
+    w->st = mox_op_wait(w->op);
+    w->code = mox_error_fail_code(mox_result_error(mox_op_result(w->op)));
+    return NULL;
+}
+
+static void failures_reach_waiters_on_fresh_threads(void **state)
+{
+    (void)state;
+    enum { WAITERS = 4 };
+    mox_device *d = conf_open();
+    float vals[4] = {1, 2, -7, 4};
+    mox_buffer *in = conf_buffer(d, vals, 4), *out = conf_zeros(d, 4);
+    for (int round = 0; round < 64; round++) {
+        fresh_wait w[WAITERS];
+        pthread_t th[WAITERS];
+        assert_int_equal(mox_op_share(conf_fail_if_negative(d, conf_cfg(4), in, out, 4), &w[0].op),
+                         MOX_OK);
+        for (int i = 1; i < WAITERS; i++)
+            assert_int_equal(mox_op_clone(w[0].op, &w[i].op), MOX_OK);
+        for (int i = 0; i < WAITERS; i++)
+            assert_int_equal(pthread_create(&th[i], NULL, wait_on_fresh_thread, &w[i]), 0);
+        for (int i = 0; i < WAITERS; i++)
+            pthread_join(th[i], NULL);
+        for (int i = 0; i < WAITERS; i++) {
+            assert_int_equal(w[i].st, MOX_ERR_KERNEL_FAILED);
+            assert_int_equal(w[i].code, 7);
+            mox_op_drop(w[i].op);
+        }
+    }
+    mox_buffer_release(in);
+    mox_buffer_release(out);
+    mox_device_release(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(eight_threads_at_once),
         cmocka_unit_test(threads_share_a_small_capacity),
+        cmocka_unit_test(failures_reach_waiters_on_fresh_threads),
     };
     mox_device_release(conf_open());
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -292,6 +292,14 @@ CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
     return CUDA_ERROR_NOT_FOUND;
 }
 
+EXPORT CUresult cuFuncSetAttribute(CUfunction f, int attrib, int value);
+CUresult cuFuncSetAttribute(CUfunction f, int attrib, int value)
+{
+    (void)attrib;
+    (void)value;
+    return sim_valid_func(f) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
 EXPORT CUresult cuFuncGetAttribute(int *pi, int attrib, CUfunction f);
 CUresult cuFuncGetAttribute(int *pi, int attrib, CUfunction f)
 {

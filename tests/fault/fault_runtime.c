@@ -92,7 +92,7 @@ static mox_status record(void *ctx, mox_batch *b)
 {
     mox_buffer **bufs = ctx;
     mox_device *dev = mox_buffer_device(bufs[0]);
-    mox_launch_config c = {{1, 1, 1}, {N, 1, 1}};
+    mox_launch_config c = {{1, 1, 1}, {N, 1, 1}, 0};
     mox_status st = mox_batch_push(b, conf_scale(dev, c, bufs[0], bufs[1], 2.0f, N));
     if (st == MOX_OK)
         st = mox_batch_push(b, conf_add(dev, c, bufs[0], bufs[1], bufs[2], N));
@@ -103,7 +103,7 @@ static mox_status then_step(void *ctx, const mox_result *in, mox_op **next)
 {
     (void)ctx;
     mox_buffer *buf = mox_result_buffer(in, 0);
-    mox_launch_config c = {{1, 1, 1}, {N, 1, 1}};
+    mox_launch_config c = {{1, 1, 1}, {N, 1, 1}, 0};
     *next = conf_step(mox_buffer_device(buf), c, buf, N);
     return MOX_OK;
 }
@@ -130,14 +130,14 @@ static bool launch_fresh(outcome *o, mox_device *dev, const mox_module_desc *m, 
     uint32_t n = N;
     mox_arg args[3] = {MOX_ARG_WRITE(out), MOX_ARG_VALUE(&value, &mox_type_f32),
                        MOX_ARG_VALUE(&n, &mox_type_u32)};
-    mox_launch_config c = {{1, 1, 1}, {N, 1, 1}};
+    mox_launch_config c = {{1, 1, 1}, {N, 1, 1}, 0};
     return run_op(o, mox_launch_generated(dev, m, kernel_index("fill"), c, args, 3));
 }
 
 static bool chain_and_read(outcome *o, mox_buffer **bufs)
 {
     mox_device *dev = mox_buffer_device(bufs[0]);
-    mox_launch_config c = {{1, 1, 1}, {N, 1, 1}};
+    mox_launch_config c = {{1, 1, 1}, {N, 1, 1}, 0};
     mox_op *chain = NULL, *shared = NULL, *clone = NULL, *mapped = NULL;
     mox_op *first = conf_step(dev, c, bufs[3], N); /* 5 -> 11 */
     mox_status st = mox_op_then(first, then_step, NULL, &chain);

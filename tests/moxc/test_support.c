@@ -121,7 +121,7 @@ moxc_module *demo_module(void)
     assert_non_null(m);
     m->abi = calloc(1, sizeof *m->abi);
     assert_non_null(m->abi);
-    m->abi->version = MOX_ABI_VERSION;
+    m->abi->version = 1;
     m->abi->required_features = MOX_FEAT_ATOMICS;
     m->abi->kernel_count = 4;
     m->abi->kernels = calloc(4, sizeof *m->abi->kernels);

@@ -89,7 +89,7 @@ static void bad_cpu_code_is_rejected(void **state)
         mox_status code;
         const char *text;
     } cases[] = {
-        {BAD_VERSION_LIB, "version", MOX_ERR_MODULE_LOAD, "CPU interface version 99"},
+        {BAD_VERSION_LIB, "version", MOX_ERR_MODULE_LOAD, "CPU interface version 100"},
         {BAD_NO_ENTRY_LIB, "noentry", MOX_ERR_MODULE_LOAD, "has no mox_cpu_module() entry table"},
         {BAD_NAMES_LIB, "names", MOX_ERR_KERNEL_NOT_FOUND, "kernel 'axpy' is not in the CPU code"},
         {BAD_NO_FN_LIB, "nofn", MOX_ERR_MODULE_LOAD, "has no CPU entry points"},

@@ -86,6 +86,8 @@ static void walk_call(body_walk *w, CXCursor call) {
                 cur(w)->coop_direct = coop;
         } else if (!clang_Cursor_isNull(def)) {
             add_callee(w, def, call);
+        } else if (moxc__cuda_hint(name)) {
+            moxc__error_at(fr, loc, "unknown function '%s' in a kernel; %s", name, moxc__cuda_hint(name));
         } else if (!moxc__is_math_function(name) && !moxc__starts_with(name, "__builtin_")) {
             moxc__error_at(fr, loc, "call to '%s' which has no definition visible to moxc", name);
         }
@@ -139,15 +141,17 @@ static void walk_var(body_walk *w, CXCursor c) {
     char *shared = moxc__annotation(c, "mox_shared");
     char *name = moxc__cxstr(clang_getCursorSpelling(c));
     if (shared) {
+        /* only the kernel owns block memory, allocated once per block */
+        bool dynamic = strcmp(shared, "mox_shared_dynamic") == 0;
+        const char *macro = dynamic ? "MOX_SHARED_DYNAMIC" : "MOX_SHARED";
         if (!w->is_kernel)
-            moxc__error_at(fr, moxc__cursor_loc(c),
-                           "MOX_SHARED '%s' must be declared in a kernel body, not in a helper function",
-                           name ? name : "?");
+            moxc__error_at(fr, moxc__cursor_loc(c), "%s '%s' must be declared in a kernel body, not in a helper function",
+                           macro, name ? name : "?");
         else if (w->loop_depth > 0)
             moxc__error_at(fr, moxc__cursor_loc(c),
-                           "MOX_SHARED '%s' must not be declared inside a loop; declare it at the top of the kernel",
+                           "%s '%s' must not be declared inside a loop; declare it at the top of the kernel", macro,
                            name ? name : "?");
-        cur(w)->direct_features |= MOX_KFEAT_SHARED;
+        cur(w)->direct_features |= MOX_KFEAT_SHARED | (dynamic ? MOX_KFEAT_DYNAMIC_SHARED : 0u);
     } else if (clang_Cursor_getStorageClass(c) == CX_SC_Static && !moxc__is_const_object(type)) {
         moxc__error_at(fr, moxc__cursor_loc(c),
                        "static local variable '%s' is not supported in kernels; use MOX_SHARED for block-shared memory",

@@ -53,6 +53,8 @@ uint32_t moxc__intrinsic_features(const char *name) {
         return MOX_KFEAT_FAIL;
     if (moxc__starts_with(name, "mox_f16_"))
         return MOX_KFEAT_F16;
+    if (strcmp(name, "mox__dynamic_shared") == 0)
+        return MOX_KFEAT_SHARED | MOX_KFEAT_DYNAMIC_SHARED;
     return 0;
 }
 
@@ -188,15 +190,13 @@ static enum CXChildVisitResult find_shared(CXCursor c, CXCursor parent, void *da
     (void)parent;
     scope_walk *s = data;
     if (clang_getCursorKind(c) == CXCursor_VarDecl && !s->in_kernel) {
-        char *shared = moxc__annotation(c, "mox_shared");
-        if (shared) {
+        if (moxc__is_shared_array(c)) {
             char *name = moxc__cxstr(clang_getCursorSpelling(c));
             moxc__error_at(s->t->front, moxc__cursor_loc(c),
                            "MOX_SHARED '%s' must be declared in a kernel body, not in a helper function",
                            name ? name : "?");
             free(name);
         }
-        free(shared);
     }
     return CXChildVisit_Recurse;
 }

@@ -30,7 +30,7 @@ uvar *moxc__u_find_var(ufn *f, CXCursor decl) {
     return NULL;
 }
 
-void moxc__u_raise_var(uwalk *w, CXCursor decl, int level) {
+void moxc__u_raise_var(uwalk *w, CXCursor decl, int level, uwhy why) {
     ufn *f = ucur(w);
     uvar *v = moxc__u_find_var(f, decl);
     if (!v) {
@@ -39,12 +39,23 @@ void moxc__u_raise_var(uwalk *w, CXCursor decl, int level) {
         v = &f->vars[f->var_count++];
         v->decl = decl;
         v->level = MOXC_UNIFORM;
+        v->why.kind = UWHY_NONE;
         w->a->changed = true;
     }
     if (level > v->level) {
         v->level = level;
+        v->why = why;
         w->a->changed = true;
     }
+}
+
+uwhy moxc__u_why_expr(uwalk *w, CXCursor e, uwhy_kind kind) {
+    uwhy why;
+    why.kind = kind;
+    why.expr = e;
+    why.loc = moxc__cursor_loc(e);
+    why.fn = w->fn;
+    return why;
 }
 
 static udiv *find_div(ufn *f, CXCursor stmt) {
@@ -54,7 +65,7 @@ static udiv *find_div(ufn *f, CXCursor stmt) {
     return NULL;
 }
 
-static void mark_div(uwalk *w, CXCursor stmt, int level, CXSourceLocation loc) {
+static void mark_div(uwalk *w, CXCursor stmt, int level, CXSourceLocation loc, uwhy why) {
     ufn *f = ucur(w);
     udiv *d = find_div(f, stmt);
     if (!d) {
@@ -64,60 +75,72 @@ static void mark_div(uwalk *w, CXCursor stmt, int level, CXSourceLocation loc) {
         d->stmt = stmt;
         d->level = MOXC_UNIFORM;
         d->loc = loc;
+        d->why = why;
     }
     if (level > d->level) {
         d->level = level;
         d->loc = loc;
+        d->why = why;
         w->a->changed = true;
     }
 }
 
 /* The innermost reason the current point is not reached by every thread
  * with a level above `tolerance`; returns its level (0 when none). */
-int moxc__u_ctrl_exceeding(uwalk *w, int tolerance, CXSourceLocation *loc) {
+int moxc__u_ctrl_exceeding(uwalk *w, int tolerance, CXSourceLocation *loc, uwhy *why) {
     /* an early exit is the root cause of the loop conditions it makes vary */
     ufn *f = ucur(w);
+    uwhy none;
+    none.kind = UWHY_NONE;
+    if (!why)
+        why = &none;
     for (size_t i = w->scope_count; i-- > 0;) {
         udiv *d = find_div(f, w->scopes[i]);
         if (d && d->level > tolerance) {
             *loc = d->loc;
+            *why = d->why;
             return d->level;
         }
     }
     for (size_t i = w->ctrl_count; i-- > 0;) {
         if (w->ctrl[i].level > tolerance) {
             *loc = w->ctrl[i].loc;
+            *why = moxc__u_why_expr(w, w->ctrl[i].cond, UWHY_CONTROL);
+            why->loc = w->ctrl[i].loc;
             return w->ctrl[i].level;
         }
     }
     if (w->after_return > tolerance) {
         *loc = w->after_loc;
+        *why = w->after_why;
         return w->after_return;
     }
     if (f->whole > tolerance) {
         *loc = f->whole_loc;
+        *why = f->whole_why;
         return f->whole;
     }
     return MOXC_UNIFORM;
 }
 
-int moxc__u_ctrl_level(uwalk *w, CXSourceLocation *loc) {
+int moxc__u_ctrl_level(uwalk *w, CXSourceLocation *loc, uwhy *why) {
     CXSourceLocation l = clang_getNullLocation();
-    int level = moxc__u_ctrl_exceeding(w, MOXC_WARP_UNIFORM, &l);
+    int level = moxc__u_ctrl_exceeding(w, MOXC_WARP_UNIFORM, &l, why);
     if (level == MOXC_UNIFORM)
-        level = moxc__u_ctrl_exceeding(w, MOXC_UNIFORM, &l);
+        level = moxc__u_ctrl_exceeding(w, MOXC_UNIFORM, &l, why);
     if (loc)
         *loc = l;
     return level;
 }
 
-void moxc__u_push_ctrl(uwalk *w, int level, CXSourceLocation loc) {
+void moxc__u_push_ctrl(uwalk *w, int level, CXSourceLocation loc, CXCursor cond) {
     if (!moxc__grow(&w->ctrl, &w->ctrl_cap, w->ctrl_count + 1, sizeof *w->ctrl)) {
         w->a->oom = true; /* the result is discarded: an error is reported */
         return;
     }
     w->ctrl[w->ctrl_count].level = level;
     w->ctrl[w->ctrl_count].loc = loc;
+    w->ctrl[w->ctrl_count].cond = cond;
     w->ctrl_count++;
 }
 
@@ -159,33 +182,55 @@ bool moxc__u_is_array_type(CXType t) {
 
 /* ---------------- statements ---------------- */
 
+uwhy moxc__u_assigned_why(uwalk *w, int level, CXCursor value, int *out_level) {
+    uwhy why;
+    int ctrl = moxc__u_ctrl_level(w, NULL, &why);
+    *out_level = max_level(level, ctrl);
+    if (ctrl > level)
+        return why;
+    return moxc__u_why_expr(w, value, UWHY_EXPR);
+}
+
 static void walk_decl(uwalk *w, CXCursor var) {
     int level = moxc__u_eval_children(w, var);
     if (!moxc__u_is_local(var))
         return;
-    if (moxc__u_is_array_type(clang_getCursorType(var)))
+    uwhy why;
+    if (moxc__u_is_array_type(clang_getCursorType(var))) {
         level = MOXC_VARYING;
-    moxc__u_raise_var(w, var, max_level(level, moxc__u_ctrl_level(w, NULL)));
+        why = moxc__u_why_expr(w, var, UWHY_ARRAY);
+    } else {
+        moxc__children ch;
+        moxc__children_of(var, &ch);
+        CXCursor init = var;
+        if (ch.count && clang_isExpression(clang_getCursorKind(ch.items[ch.count - 1])))
+            init = ch.items[ch.count - 1];
+        moxc__children_free(&ch);
+        why = moxc__u_assigned_why(w, level, init, &level);
+    }
+    moxc__u_raise_var(w, var, level, why);
 }
 
 static void exit_under(uwalk *w, enum CXCursorKind k) {
     CXSourceLocation loc;
-    int level = moxc__u_ctrl_level(w, &loc);
+    uwhy why;
+    int level = moxc__u_ctrl_level(w, &loc, &why);
     if (level == MOXC_UNIFORM)
         return;
     if (k == CXCursor_ReturnStmt) {
         if (level > w->after_return) {
             w->after_return = level;
             w->after_loc = loc;
+            w->after_why = why;
         }
         for (size_t i = 0; i < w->scope_count; i++)
             if (!w->is_switch[i])
-                mark_div(w, w->scopes[i], level, loc);
+                mark_div(w, w->scopes[i], level, loc, why);
     } else if (k == CXCursor_BreakStmt || k == CXCursor_ContinueStmt) {
         for (size_t i = w->scope_count; i-- > 0;) {
             if (k == CXCursor_ContinueStmt && w->is_switch[i])
                 continue;
-            mark_div(w, w->scopes[i], level, loc);
+            mark_div(w, w->scopes[i], level, loc, why);
             break;
         }
     } else {
@@ -193,6 +238,7 @@ static void exit_under(uwalk *w, enum CXCursorKind k) {
         if (level > f->whole) {
             f->whole = level;
             f->whole_loc = loc;
+            f->whole_why = why;
             w->a->changed = true;
         }
     }
@@ -208,15 +254,19 @@ static void walk_loop(uwalk *w, CXCursor s, enum CXCursorKind k) {
     /* for: header parts then body; while: cond, body; do: body, cond */
     size_t body = k == CXCursor_DoStmt ? 0 : ch.count - 1;
     int cond = MOXC_UNIFORM;
+    CXCursor cond_expr = clang_getNullCursor();
     bool scoped = false;
     for (int pass = 0; pass < 2; pass++) {
         /* the second time, the header runs under the loop's own control */
         for (size_t i = 0; i < ch.count; i++) {
             if (i == body)
                 continue;
-            if (clang_isExpression(clang_getCursorKind(ch.items[i])))
-                cond = max_level(cond, moxc__u_eval(w, ch.items[i]));
-            else
+            if (clang_isExpression(clang_getCursorKind(ch.items[i]))) {
+                int l = moxc__u_eval(w, ch.items[i]);
+                if (l > cond || clang_Cursor_isNull(cond_expr))
+                    cond_expr = ch.items[i];
+                cond = max_level(cond, l);
+            } else
                 moxc__u_stmt(w, ch.items[i]);
         }
         if (pass == 0) {
@@ -224,7 +274,7 @@ static void walk_loop(uwalk *w, CXCursor s, enum CXCursorKind k) {
             CXSourceLocation loc = k == CXCursor_ForStmt || ch.count != 2
                                        ? moxc__cursor_loc(s)
                                        : moxc__cursor_loc(ch.items[body == 0 ? 1 : 0]);
-            moxc__u_push_ctrl(w, cond, loc);
+            moxc__u_push_ctrl(w, cond, loc, cond_expr);
             moxc__u_stmt(w, ch.items[body]);
         }
     }
@@ -251,7 +301,7 @@ void moxc__u_stmt(uwalk *w, CXCursor s) {
         if (ch.count >= 1) {
             int c = moxc__u_eval(w, ch.items[0]);
             bool scoped = k == CXCursor_SwitchStmt && push_scope(w, s, true);
-            moxc__u_push_ctrl(w, c, moxc__cursor_loc(ch.items[0]));
+            moxc__u_push_ctrl(w, c, moxc__cursor_loc(ch.items[0]), ch.items[0]);
             for (size_t i = 1; i < ch.count; i++)
                 moxc__u_stmt(w, ch.items[i]);
             moxc__u_pop_ctrl(w);
@@ -267,9 +317,11 @@ void moxc__u_stmt(uwalk *w, CXCursor s) {
     case CXCursor_ReturnStmt: {
         int v = ch.count ? moxc__u_eval(w, ch.items[0]) : MOXC_UNIFORM;
         ufn *f = ucur(w);
-        int level = max_level(v, moxc__u_ctrl_level(w, NULL));
+        int level;
+        uwhy why = moxc__u_assigned_why(w, v, ch.count ? ch.items[0] : s, &level);
         if (level > f->ret) {
             f->ret = level;
+            f->ret_why = why;
             w->a->changed = true;
         }
         exit_under(w, k);
@@ -314,7 +366,7 @@ static void walk_function(uanalysis *a, size_t fn, bool report) {
 void moxc__check_uniform(moxc__tu *t) {
     if (t->fn_count == 0)
         return;
-    uanalysis a = {t, calloc(t->fn_count, sizeof(ufn)), false, false};
+    uanalysis a = {t, calloc(t->fn_count, sizeof(ufn)), false, false, NULL, 0, 0};
     bool ok = a.fns != NULL;
     for (size_t i = 0; ok && i < t->fn_count; i++) {
         int n = clang_Cursor_getNumArguments(t->fns[i].cursor);
@@ -322,7 +374,8 @@ void moxc__check_uniform(moxc__tu *t) {
             continue;
         a.fns[i].params = calloc((size_t)n, sizeof(CXCursor));
         a.fns[i].param_levels = calloc((size_t)n, sizeof(int));
-        ok = a.fns[i].params && a.fns[i].param_levels;
+        a.fns[i].param_whys = calloc((size_t)n, sizeof(uwhy));
+        ok = a.fns[i].params && a.fns[i].param_levels && a.fns[i].param_whys;
         for (int p = 0; ok && p < n; p++)
             a.fns[i].params[p] = clang_Cursor_getArgument(t->fns[i].cursor, (unsigned)p);
         a.fns[i].param_count = ok ? (size_t)n : 0;
@@ -346,7 +399,9 @@ void moxc__check_uniform(moxc__tu *t) {
         free(a.fns[i].vars);
         free(a.fns[i].params);
         free(a.fns[i].param_levels);
+        free(a.fns[i].param_whys);
         free(a.fns[i].divs);
     }
     free(a.fns);
+    free(a.memo);
 }

@@ -60,14 +60,15 @@ static CXCursor root_var(CXCursor target) {
     return clang_getNullCursor();
 }
 
-static void assign(uwalk *w, CXCursor target, int level) {
+static void assign(uwalk *w, CXCursor target, int level, CXCursor value) {
     CXCursor v = root_var(target);
     if (clang_Cursor_isNull(v))
         return;
-    moxc__u_raise_var(w, v, max_level(level, moxc__u_ctrl_level(w, NULL)));
+    uwhy why = moxc__u_assigned_why(w, level, value, &level);
+    moxc__u_raise_var(w, v, level, why);
 }
 
-static int read_decl(uwalk *w, CXCursor ref) {
+int moxc__u_read_decl(uwalk *w, CXCursor ref) {
     enum CXCursorKind k = clang_getCursorKind(ref);
     ufn *f = ucur(w);
     if (k == CXCursor_EnumConstantDecl || k == CXCursor_FunctionDecl)
@@ -91,14 +92,17 @@ static int read_decl(uwalk *w, CXCursor ref) {
 }
 
 /* Level of an intrinsic's result, given the level of its arguments. */
-static int intrinsic_level(const char *name, int args) {
+int moxc__u_intrinsic_level(const char *name, int args) {
     static const char *const uniform[] = {"mox_block_idx", "mox_block_dim", "mox_grid_dim",
-                                          "mox_warp_size", "mox_warps_per_block"};
+                                          "mox_warp_size", "mox_warps_per_block", "mox__dynamic_shared"};
     static const char *const warp_uniform[] = {"mox_warp_id", "mox_warp_sum_", "mox_warp_min_",
                                                "mox_warp_max_", "mox_warp_and_", "mox_warp_or_",
                                                "mox_warp_xor_", "mox_warp_any", "mox_warp_all",
                                                "mox_warp_ballot"};
-    static const char *const pure[] = {"mox_f16_", "mox_f32_"};
+    /* functions of their arguments alone */
+    static const char *const pure[] = {"mox_f16_",   "mox_f32_",  "mox_make_", "mox_rsqrtf", "mox_fast_",
+                                       "mox_popc_",  "mox_clz_",  "mox_ffs_",  "mox_brev_",  "mox_mul24_",
+                                       "mox_mulhi_", "mox_min_",  "mox_max_"};
     for (size_t i = 0; i < sizeof uniform / sizeof uniform[0]; i++)
         if (strcmp(name, uniform[i]) == 0)
             return MOXC_UNIFORM;
@@ -116,12 +120,16 @@ static void check_coop(uwalk *w, int need, CXCursor call, const char *what) {
         return;
     CXSourceLocation loc;
     int tolerance = need == MOXC_COOP_BLOCK ? MOXC_UNIFORM : MOXC_WARP_UNIFORM;
-    if (moxc__u_ctrl_exceeding(w, tolerance, &loc) == MOXC_UNIFORM)
+    uwhy why;
+    int level = moxc__u_ctrl_exceeding(w, tolerance, &loc, &why);
+    if (level == MOXC_UNIFORM)
         return;
     char *where = moxc__where(loc);
+    char *reason = moxc__u_explain(w->a, &why, level);
     moxc__error_at(w->a->t->front, moxc__cursor_loc(call),
-                   "%s requires uniform participation: control flow at %s depends on the thread index",
-                   what, where ? where : "?");
+                   "%s requires uniform participation: control flow at %s depends on %s", what,
+                   where ? where : "?", reason ? reason : "a value that differs between threads");
+    free(reason);
     free(where);
 }
 
@@ -148,7 +156,7 @@ static int eval_call(uwalk *w, CXCursor call) {
             result = MOXC_VARYING;
         } else if (moxc__is_intrinsic(t, ref)) {
             check_coop(w, moxc__intrinsic_coop(name), call, name);
-            result = intrinsic_level(name, args);
+            result = moxc__u_intrinsic_level(name, args);
         } else if (j != MOXC_NO_FN) {
             moxc__fn *callee = &t->fns[j];
             if (callee->coop != MOXC_COOP_NONE) {
@@ -162,6 +170,7 @@ static int eval_call(uwalk *w, CXCursor call) {
             for (size_t i = 0; levels && i < nargs && i < cf->param_count; i++) {
                 if (levels[i] > cf->param_levels[i]) {
                     cf->param_levels[i] = levels[i];
+                    cf->param_whys[i] = moxc__u_why_expr(w, ch.items[i + 1], UWHY_EXPR);
                     w->a->changed = true;
                 }
             }
@@ -193,6 +202,32 @@ int moxc__u_eval_children(uwalk *w, CXCursor e) {
     return level;
 }
 
+bool moxc__u_is_table(CXCursor decl) {
+    if (clang_getCursorKind(decl) != CXCursor_ParmDecl)
+        return false;
+    char *table = moxc__annotation(decl, "mox_table:");
+    free(table);
+    return table != NULL;
+}
+
+static bool is_shared(CXCursor decl) {
+    return moxc__is_shared_array(decl);
+}
+
+static bool shared_uniform(uwalk *w, CXCursor decl, CXCursor read) {
+    uanalysis *a = w->a;
+    for (size_t i = 0; i < a->memo_count; i++)
+        if (clang_equalCursors(a->memo[i].read, read))
+            return a->memo[i].uniform;
+    bool uniform = moxc__u_shared_read_uniform(a->t, a->t->fns[w->fn].cursor, decl, read, NULL);
+    if (moxc__grow(&a->memo, &a->memo_cap, a->memo_count + 1, sizeof *a->memo)) {
+        a->memo[a->memo_count].read = read;
+        a->memo[a->memo_count].uniform = uniform;
+        a->memo_count++;
+    }
+    return uniform;
+}
+
 static int eval_unary(uwalk *w, CXCursor e, CXCursor op) {
     CXType result = clang_getCanonicalType(clang_getCursorType(e));
     CXType operand = clang_getCanonicalType(clang_getCursorType(op));
@@ -201,12 +236,14 @@ static int eval_unary(uwalk *w, CXCursor e, CXCursor op) {
             clang_equalTypes(clang_getCanonicalType(clang_getPointeeType(result)), operand)) {
             /* &x: x can now change behind the analysis' back */
             int level = moxc__u_eval(w, op);
-            assign(w, op, MOXC_VARYING);
+            CXCursor v = root_var(op);
+            if (!clang_Cursor_isNull(v))
+                moxc__u_raise_var(w, v, MOXC_VARYING, moxc__u_why_expr(w, op, UWHY_ADDRESS));
             return level;
         }
         int level = moxc__u_eval(w, op); /* ++x, x-- */
-        assign(w, op, level);
-        return max_level(level, moxc__u_ctrl_level(w, NULL));
+        assign(w, op, level, op);
+        return max_level(level, moxc__u_ctrl_level(w, NULL, NULL));
     }
     int level = moxc__u_eval(w, op);
     return operand.kind == CXType_Pointer ? MOXC_VARYING : level; /* *p reads memory */
@@ -222,12 +259,12 @@ static int eval_binary(uwalk *w, CXCursor lhs, CXCursor rhs) {
     if (assignment) {
         int r = moxc__u_eval(w, rhs);
         moxc__u_eval(w, lhs);
-        assign(w, lhs, r);
+        assign(w, lhs, r, rhs);
         return r;
     }
     int l = moxc__u_eval(w, lhs);
     if (op[0] == '\0' || strcmp(op, "&&") == 0 || strcmp(op, "||") == 0) {
-        moxc__u_push_ctrl(w, l, moxc__cursor_loc(lhs));
+        moxc__u_push_ctrl(w, l, moxc__cursor_loc(lhs), lhs);
         int r = moxc__u_eval(w, rhs);
         moxc__u_pop_ctrl(w);
         return max_level(l, r);
@@ -245,7 +282,7 @@ int moxc__u_eval(uwalk *w, CXCursor e) {
     case CXCursor_UnaryExpr: /* sizeof and _Alignof do not evaluate their operand */
         return MOXC_UNIFORM;
     case CXCursor_DeclRefExpr:
-        return read_decl(w, clang_getCursorReferenced(e));
+        return moxc__u_read_decl(w, clang_getCursorReferenced(e));
     case CXCursor_CallExpr:
         return eval_call(w, e);
     default:
@@ -259,10 +296,15 @@ int moxc__u_eval(uwalk *w, CXCursor e) {
         if (clang_getCanonicalType(clang_getCursorType(ch.items[0])).kind == CXType_Pointer)
             level = MOXC_VARYING;
     } else if (k == CXCursor_ArraySubscriptExpr) {
-        int index = MOXC_UNIFORM;
-        for (size_t i = 0; i < ch.count; i++)
-            index = max_level(index, moxc__u_eval(w, ch.items[i]));
-        /* memory is varying, except a const table every thread sees alike */
+        int index = MOXC_UNIFORM, all = MOXC_UNIFORM;
+        for (size_t i = 0; i < ch.count; i++) {
+            int l = moxc__u_eval(w, ch.items[i]);
+            all = max_level(all, l);
+            if (i > 0)
+                index = max_level(index, l);
+        }
+        /* memory is varying, except a const table every thread sees alike
+         * and shared memory that barriers keep still while it is read */
         level = MOXC_VARYING;
         CXCursor base = ch.count ? strip_implicit(ch.items[0]) : clang_getNullCursor();
         if (clang_getCursorKind(base) == CXCursor_DeclRefExpr) {
@@ -271,7 +313,11 @@ int moxc__u_eval(uwalk *w, CXCursor e) {
                 clang_Cursor_hasVarDeclGlobalStorage(ref) &&
                 moxc__u_is_array_type(clang_getCursorType(ref)) &&
                 moxc__is_const_object(clang_getCursorType(ref)))
+                level = all;
+            else if (clang_getCursorKind(ref) == CXCursor_VarDecl && is_shared(ref) && shared_uniform(w, ref, e))
                 level = index;
+            else if (moxc__u_is_table(ref)) /* a MOX_TABLE parameter: read-only for the launch */
+                level = all;
         }
     } else if (k == CXCursor_UnaryOperator && ch.count == 1) {
         level = eval_unary(w, e, ch.items[0]);
@@ -280,10 +326,10 @@ int moxc__u_eval(uwalk *w, CXCursor e) {
     } else if (k == CXCursor_CompoundAssignOperator && ch.count == 2) {
         int r = moxc__u_eval(w, ch.items[1]);
         level = max_level(moxc__u_eval(w, ch.items[0]), r);
-        assign(w, ch.items[0], level);
+        assign(w, ch.items[0], level, e);
     } else if (k == CXCursor_ConditionalOperator && ch.count >= 2) {
         int c = moxc__u_eval(w, ch.items[0]);
-        moxc__u_push_ctrl(w, c, moxc__cursor_loc(ch.items[0]));
+        moxc__u_push_ctrl(w, c, moxc__cursor_loc(ch.items[0]), ch.items[0]);
         level = c;
         for (size_t i = 1; i < ch.count; i++)
             level = max_level(level, moxc__u_eval(w, ch.items[i]));

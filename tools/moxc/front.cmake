@@ -14,7 +14,10 @@ set(MOXC_FRONT_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/check_body.c
   ${CMAKE_CURRENT_LIST_DIR}/check_calls.c
   ${CMAKE_CURRENT_LIST_DIR}/check_uniform.c
-  ${CMAKE_CURRENT_LIST_DIR}/check_uniform_expr.c)
+  ${CMAKE_CURRENT_LIST_DIR}/check_uniform_expr.c
+  ${CMAKE_CURRENT_LIST_DIR}/check_uniform_why.c
+  ${CMAKE_CURRENT_LIST_DIR}/check_uniform_shared.c
+  ${CMAKE_CURRENT_LIST_DIR}/cuda_hints.c)
 
 # find_package(Clang) pulls in all of LLVM's CMake; the C API needs only this.
 find_path(MOXC_LIBCLANG_INCLUDE_DIR clang-c/Index.h

@@ -121,6 +121,8 @@ void moxc__children_of(CXCursor c, moxc__children *out); /* out->items malloc'd 
 void moxc__children_free(moxc__children *ch);
 /* Text of the first annotate attribute on `c` starting with `prefix`, malloc'd, or NULL. */
 char *moxc__annotation(CXCursor c, const char *prefix);
+/* Whether `c` declares a MOX_SHARED array (not MOX_SHARED_DYNAMIC). */
+bool moxc__is_shared_array(CXCursor c);
 /* Strips typedefs' sugar one level at a time: elaborated, attributed. */
 CXType moxc__strip_elaborated(CXType t);
 /* The canonical type's spelling without qualifiers or "struct ". */
@@ -128,6 +130,9 @@ char *moxc__canonical_name(CXType t);
 /* Whether canonical `t` is the dialect's mox_f16 / mox_atomic_u32 / mox_atomic_i32. */
 bool moxc__is_f16(CXType t);
 bool moxc__is_atomic(CXType t, mox_scalar *element);
+/* Whether canonical `t` is one of the dialect's vector types (mox_float4 ...);
+ * lane and lanes may be NULL. */
+bool moxc__vector_of(CXType t, mox_scalar *lane, unsigned *lanes);
 /* Whether an object of this type is const (arrays: their elements). */
 bool moxc__is_const_object(CXType t);
 /* Whether a type (through pointers and arrays) is double precision. */
@@ -142,6 +147,18 @@ void moxc__binary_op(CXTranslationUnit tu, CXCursor lhs, CXCursor rhs, char *buf
  * lvalue-to-rvalue conversion around it): assignment targets, & operands. */
 bool moxc__is_lvalue_expr(CXCursor c);
 CXCursor moxc__strip_parens(CXCursor c);
+
+/* ---- CUDA spellings (cuda_hints.c) ---- */
+/* The dialect's equivalent of a CUDA (or C library) name as a clause
+ * ("the dialect has mox_barrier()"), or NULL. */
+const char *moxc__cuda_hint(const char *name);
+/* clang's message with the hint for the name it complains about, or NULL
+ * to keep it; calls without a declaration become "unknown function 'f' in
+ * a kernel" and set *error. `after_extern`: the name follows `extern`. */
+char *moxc__clang_message(const char *msg, bool after_extern, bool *error);
+/* Whether CUDA's headers (which the CUDA translation unit includes) define
+ * a type of this name: float4, uint2, dim3, half, ... */
+bool moxc__is_cuda_type_name(const char *name);
 
 /* ---- parse steps ---- */
 /* Fills the ABI kernel, its info and errors for one kernel definition. */

@@ -210,6 +210,13 @@ char *moxc__annotation(CXCursor c, const char *prefix) {
     return found;
 }
 
+bool moxc__is_shared_array(CXCursor c) {
+    char *text = moxc__annotation(c, "mox_shared");
+    bool yes = text && strcmp(text, "mox_shared") == 0;
+    free(text);
+    return yes;
+}
+
 CXType moxc__strip_elaborated(CXType t) {
     for (int guard = 0; guard < 64; guard++) {
         if (t.kind == CXType_Elaborated)
@@ -252,6 +259,37 @@ static bool record_named(CXType t, const char *name) {
 
 bool moxc__is_f16(CXType t) {
     return record_named(t, "mox_f16");
+}
+
+/* The dialect's vector types (mox/vector_types.h) by their struct tags. */
+static const struct {
+    const char *name;
+    mox_scalar lane;
+    unsigned lanes;
+} vector_types[] = {
+    {"mox_float2", MOX_SCALAR_F32, 2}, {"mox_float3", MOX_SCALAR_F32, 3}, {"mox_float4", MOX_SCALAR_F32, 4},
+    {"mox_int2", MOX_SCALAR_I32, 2},   {"mox_int3", MOX_SCALAR_I32, 3},   {"mox_int4", MOX_SCALAR_I32, 4},
+    {"mox_uint2", MOX_SCALAR_U32, 2},  {"mox_uint3", MOX_SCALAR_U32, 3},  {"mox_uint4", MOX_SCALAR_U32, 4},
+    {"mox_half2", MOX_SCALAR_F16, 2},
+};
+
+bool moxc__vector_of(CXType t, mox_scalar *lane, unsigned *lanes) {
+    CXType c = clang_getCanonicalType(t);
+    if (c.kind != CXType_Record)
+        return false;
+    char *n = moxc__canonical_name(c);
+    for (size_t i = 0; n && i < sizeof vector_types / sizeof vector_types[0]; i++) {
+        if (strcmp(n, vector_types[i].name) == 0) {
+            if (lane)
+                *lane = vector_types[i].lane;
+            if (lanes)
+                *lanes = vector_types[i].lanes;
+            free(n);
+            return true;
+        }
+    }
+    free(n);
+    return false;
 }
 
 bool moxc__is_atomic(CXType t, mox_scalar *element) {
@@ -306,7 +344,8 @@ static uint32_t type_features_depth(CXType t, bool fields, int depth) {
     CXType c = strip_pointers_arrays(t);
     if (c.kind != CXType_Record || depth > 16)
         return 0;
-    if (moxc__is_f16(c))
+    mox_scalar lane;
+    if (moxc__is_f16(c) || (moxc__vector_of(c, &lane, NULL) && lane == MOX_SCALAR_F16))
         return MOX_KFEAT_F16;
     if (moxc__is_atomic(c, NULL))
         return MOX_KFEAT_ATOMICS;

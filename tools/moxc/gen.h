@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "front.h"
@@ -39,6 +40,8 @@ void moxc_buf_put_c_string(moxc_buf *b, const char *text);
 typedef enum moxc_side { MOXC_HOST, MOXC_DEVICE } moxc_side;
 
 const char *moxc_scalar_c_type(mox_scalar scalar, moxc_side side);
+/* "mox_float4" ... for a vector layout's lane type and lanes (both sides). */
+const char *moxc_vector_c_type(mox_scalar lane, uint64_t lanes);
 const moxc_record *moxc_find_record(const moxc_module *module, const char *name);
 /* Appends a C declaration of `inner` (a declarator such as "x", "*p" or "",
  * for a type name) whose type is `layout`, qualified with `qualifier`

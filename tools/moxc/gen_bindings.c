@@ -95,6 +95,8 @@ static void put_type_text(moxc_buf *b, const mox_abi_layout *l)
 {
     if (l->kind == MOX_LAYOUT_SCALAR) {
         moxc_buf_put(b, mox_scalar_name(l->scalar));
+    } else if (l->kind == MOX_LAYOUT_VECTOR) {
+        moxc_buf_printf(b, "%sx%llu", mox_scalar_name(l->scalar), (unsigned long long)l->length);
     } else if (l->kind == MOX_LAYOUT_RECORD) {
         moxc_buf_put(b, l->record_name);
     } else {
@@ -109,6 +111,7 @@ static void put_features(moxc_buf *b, uint32_t features)
     static const struct { uint32_t bit; const char *name; } names[] = {
         {MOX_KFEAT_BARRIER, "barrier"}, {MOX_KFEAT_WARP, "warp"}, {MOX_KFEAT_ATOMICS, "atomics"},
         {MOX_KFEAT_FAIL, "fail"}, {MOX_KFEAT_SHARED, "shared"}, {MOX_KFEAT_F16, "f16"},
+        {MOX_KFEAT_DYNAMIC_SHARED, "dynamic_shared"},
     };
     bool first = true;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)
@@ -122,6 +125,8 @@ static const char *access_text(const mox_abi_param *p)
 {
     if (p->kind == MOX_PARAM_VALUE)
         return "value";
+    if (p->kind == MOX_PARAM_TABLE)
+        return "table (copied at launch)";
     return p->access == MOX_PARAM_READ ? "read buffer" : p->access == MOX_PARAM_WRITE ? "write buffer"
                                                                                        : "atomic buffer";
 }
@@ -137,7 +142,7 @@ static void put_prototype(moxc_buf *b, const moxc_module *module, const char *na
         if (p->kind == MOX_PARAM_BUFFER)
             moxc_buf_printf(b, "%smox_buffer *%s", p->access == MOX_PARAM_READ ? "const " : "", names[i]);
         else
-            moxc_put_decl(b, module, p->layout, NULL, MOXC_HOST, "", names[i]);
+            moxc_put_decl(b, module, p->layout, NULL, MOXC_HOST, p->kind == MOX_PARAM_TABLE ? "const " : "", names[i]);
     }
     moxc_buf_put(b, ")");
 }
@@ -286,15 +291,38 @@ static void put_json_literal(moxc_buf *b, const char *json)
         moxc_buf_put(b, "    \"\"\n");
 }
 
-static void put_arg(moxc_buf *b, const char *module_name, const mox_abi_param *p, const char *arg)
+/* The mox_type of table parameter `p` of kernel `k`: its array signature. */
+static void put_table_type(moxc_buf *b, const char *module_name, const mox_abi_kernel *k, const mox_abi_param *p)
 {
-    if (p->kind == MOX_PARAM_BUFFER) {
+    char *signature = mox_abi_layout_signature(p->layout);
+    if (!signature) {
+        b->failed = true;
+        return;
+    }
+    moxc_buf_printf(b, "\nstatic const mox_type %s__table_%s_%s = {\n    \"", module_name, k->name, p->name);
+    moxc_buf_put_c_string(b, signature);
+    moxc_buf_put(b, "\",\n    \"");
+    moxc_buf_put_c_string(b, signature);
+    moxc_buf_printf(b, "\",\n    %lluu,\n    %lluu,\n};\n", (unsigned long long)p->layout->size,
+                    (unsigned long long)p->layout->align);
+    free(signature);
+}
+
+static void put_arg(moxc_buf *b, const char *module_name, const mox_abi_kernel *k, const mox_abi_param *p,
+                    const char *arg)
+{
+    if (p->kind == MOX_PARAM_TABLE) {
+        moxc_buf_printf(b, "        MOX_ARG_VALUE(%s, &%s__table_%s_%s),\n", arg, module_name, k->name, p->name);
+    } else if (p->kind == MOX_PARAM_BUFFER) {
         const char *macro = p->access == MOX_PARAM_READ ? "MOX_ARG_READ" : p->access == MOX_PARAM_WRITE
                                                                              ? "MOX_ARG_WRITE"
                                                                              : "MOX_ARG_ATOMIC";
         moxc_buf_printf(b, "        %s(%s),\n", macro, arg);
     } else if (p->layout->kind == MOX_LAYOUT_RECORD) {
         moxc_buf_printf(b, "        MOX_ARG_VALUE(&%s, &%s_type_%s),\n", arg, module_name, p->layout->record_name);
+    } else if (p->layout->kind == MOX_LAYOUT_VECTOR) {
+        moxc_buf_printf(b, "        MOX_ARG_VALUE(&%s, &mox_type_%sx%llu),\n", arg, mox_scalar_name(p->layout->scalar),
+                        (unsigned long long)p->layout->length);
     } else {
         moxc_buf_printf(b, "        MOX_ARG_VALUE(&%s, &mox_type_%s),\n", arg, mox_scalar_name(p->layout->scalar));
     }
@@ -355,6 +383,9 @@ char *moxc_gen_bindings_c(const moxc_module *module, const char *name, const cha
             b.failed = true;
             break;
         }
+        for (size_t i = 0; i < kernel->param_count; ++i)
+            if (kernel->params[i].kind == MOX_PARAM_TABLE)
+                put_table_type(&b, name, kernel, &kernel->params[i]);
         moxc_buf_put(&b, "\n");
         put_prototype(&b, module, name, kernel, names);
         moxc_buf_put(&b, "\n{\n");
@@ -364,7 +395,7 @@ char *moxc_gen_bindings_c(const moxc_module *module, const char *name, const cha
         } else {
             moxc_buf_printf(&b, "    const mox_arg args[%zu] = {\n", kernel->param_count);
             for (size_t i = 0; i < kernel->param_count; ++i)
-                put_arg(&b, name, &kernel->params[i], names[i]);
+                put_arg(&b, name, kernel, &kernel->params[i], names[i]);
             moxc_buf_printf(&b, "    };\n    return mox_launch_generated(device, &%s_module, %zuu, config, args, %zuu);\n",
                             name, k, kernel->param_count);
         }

@@ -15,6 +15,7 @@ static void put_features(moxc_buf *b, uint32_t features)
         {MOX_KFEAT_BARRIER, "MOX_KFEAT_BARRIER"}, {MOX_KFEAT_WARP, "MOX_KFEAT_WARP"},
         {MOX_KFEAT_ATOMICS, "MOX_KFEAT_ATOMICS"}, {MOX_KFEAT_FAIL, "MOX_KFEAT_FAIL"},
         {MOX_KFEAT_SHARED, "MOX_KFEAT_SHARED"},   {MOX_KFEAT_F16, "MOX_KFEAT_F16"},
+        {MOX_KFEAT_DYNAMIC_SHARED, "MOX_KFEAT_DYNAMIC_SHARED"},
     };
     bool first = true;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)
@@ -39,6 +40,14 @@ static void put_unpack(moxc_buf *b, const moxc_module *module, const mox_abi_ker
         char name[32];
         snprintf(name, sizeof name, "mox__a%zu", i);
         moxc_buf_put(b, "    ");
+        if (p->kind == MOX_PARAM_TABLE) {
+            /* read in place: the launch's copy of the table's bytes */
+            moxc_put_decl(b, module, p->layout->element, spelling, MOXC_DEVICE, "const ", "*");
+            moxc_buf_printf(b, "%s = (", name);
+            moxc_put_decl(b, module, p->layout->element, spelling, MOXC_DEVICE, "const ", "*");
+            moxc_buf_printf(b, ")mox__args[%zu];\n", i);
+            continue;
+        }
         if (p->kind == MOX_PARAM_VALUE) {
             moxc_put_decl(b, module, p->layout, spelling, MOXC_DEVICE, "", name);
             moxc_buf_printf(b, ";\n    memcpy(&%s, mox__args[%zu], sizeof %s);\n", name, i, name);

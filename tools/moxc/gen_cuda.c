@@ -1,7 +1,9 @@
 /* gen_cuda.c - generates kernels_cuda.cu, the CUDA translation unit of a
  * module: every kernel source with "__device__ " inserted where the front end
  * said (functions and file-scope constants), then one gated __global__ entry
- * per kernel, named mox_entry_<kernel>, that the CUDA backend launches. */
+ * per kernel, named mox_entry_<kernel>, that the CUDA backend launches, and
+ * for kernels with read buffers a second one, mox_entry_<kernel>__noalias,
+ * whose pointers are all __restrict__ (the runtime picks it per launch). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,18 +41,25 @@ static bool put_source(moxc_buf *b, const moxc_source_edit *edit, const moxc_sou
 }
 
 /* The entry's parameter for ABI parameter p: device pointers keep the
- * kernel's const-ness; atomics are mox_atomic_{u32,i32}. */
-static void put_entry_param(moxc_buf *b, const moxc_module *module, const mox_abi_param *p,
-                            const moxc_param_info *info, size_t index)
+ * kernel's const-ness, and in the no-alias entry are __restrict__; atomics
+ * are mox_atomic_{u32,i32}. */
+static void put_entry_param(moxc_buf *b, const moxc_module *module, const char *kernel, const mox_abi_param *p,
+                            const moxc_param_info *info, size_t index, bool noalias)
 {
-    char inner[32];
+    char inner[64];
     const char *spelling = info ? info->c_spelling : NULL;
+    if (p->kind == MOX_PARAM_TABLE) {
+        /* by value in the constant bank; __grid_constant__ lets the kernel
+         * read it in place through a pointer (no local copy) */
+        moxc_buf_printf(b, "const __grid_constant__ mox__table_%s_%zu mox__p%zu", kernel, index, index);
+        return;
+    }
     if (p->kind == MOX_PARAM_VALUE) {
         snprintf(inner, sizeof inner, "mox__p%zu", index);
         moxc_put_decl(b, module, p->layout, spelling, MOXC_DEVICE, "", inner);
         return;
     }
-    snprintf(inner, sizeof inner, "*mox__p%zu", index);
+    snprintf(inner, sizeof inner, "*%smox__p%zu", noalias ? "__restrict__ " : "", index);
     if (p->access == MOX_PARAM_ATOMIC) {
         moxc_buf_printf(b, "%s %s", p->layout->scalar == MOX_SCALAR_I32 ? "mox_atomic_i32" : "mox_atomic_u32",
                         inner);
@@ -59,10 +68,40 @@ static void put_entry_param(moxc_buf *b, const moxc_module *module, const mox_ab
     moxc_put_decl(b, module, p->layout, spelling, MOXC_DEVICE, p->access == MOX_PARAM_READ ? "const " : "", inner);
 }
 
-static void put_entry(moxc_buf *b, const moxc_module *module, size_t index)
+/* The by-value type of each table parameter of kernel `k`. */
+static void put_table_types(moxc_buf *b, const moxc_module *module, const mox_abi_kernel *k,
+                            const moxc_kernel_info *info)
+{
+    for (size_t i = 0; i < k->param_count; ++i) {
+        const mox_abi_param *p = &k->params[i];
+        if (p->kind != MOX_PARAM_TABLE)
+            continue;
+        moxc_buf_printf(b, "\ntypedef struct mox__table_%s_%zu {\n    ", k->name, i);
+        moxc_put_decl(b, module, p->layout, info && info->params ? info->params[i].c_spelling : NULL, MOXC_DEVICE, "",
+                      "v");
+        moxc_buf_printf(b, ";\n} mox__table_%s_%zu;\n", k->name, i);
+    }
+}
+
+/* Whether kernel k gets a second, no-alias entry: it has a read buffer,
+ * whose loads may then take the read-only path (ld.global.nc). */
+static bool has_noalias_entry(const mox_abi_kernel *k)
+{
+    for (size_t i = 0; i < k->param_count; ++i)
+        if (k->params[i].kind == MOX_PARAM_BUFFER && k->params[i].access == MOX_PARAM_READ)
+            return true;
+    return false;
+}
+
+static void put_entry(moxc_buf *b, const moxc_module *module, size_t index, bool noalias)
 {
     const mox_abi_kernel *k = &module->abi->kernels[index];
     const moxc_kernel_info *info = module->kernels ? &module->kernels[index] : NULL;
+    if (noalias)
+        moxc_buf_printf(b, "\n/* The runtime launches this one when no written buffer of the launch is\n"
+                           " * also another of its arguments: every pointer is __restrict__. */");
+    else
+        put_table_types(b, module, k, info);
     moxc_buf_put(b, "\nextern \"C\" __global__ void ");
     if (k->has_required_block) {
         /* The product fits u32: mox_abi_validate checked it. */
@@ -70,10 +109,11 @@ static void put_entry(moxc_buf *b, const moxc_module *module, size_t index)
             (unsigned long long)k->required_block[0] * k->required_block[1] * k->required_block[2];
         moxc_buf_printf(b, "__launch_bounds__(%llu) ", threads);
     }
-    moxc_buf_printf(b, "mox_entry_%s(mox_gate mox__gate", k->name);
+    moxc_buf_printf(b, "mox_entry_%s%s(mox_gate mox__gate", k->name, noalias ? MOX_ENTRY_NOALIAS_SUFFIX : "");
     for (size_t i = 0; i < k->param_count; ++i) {
         moxc_buf_put(b, ", ");
-        put_entry_param(b, module, &k->params[i], info && info->params ? &info->params[i] : NULL, i);
+        put_entry_param(b, module, k->name, &k->params[i], info && info->params ? &info->params[i] : NULL, i,
+                        noalias);
     }
     moxc_buf_put(b, ")\n{\n");
     if (k->has_required_block) {
@@ -93,7 +133,7 @@ static void put_entry(moxc_buf *b, const moxc_module *module, size_t index)
         moxc_buf_put(b, "    MOX__GATE_PUBLISH(&mox__gate);\n");
     moxc_buf_printf(b, "    %s(", k->name);
     for (size_t i = 0; i < k->param_count; ++i)
-        moxc_buf_printf(b, "%smox__p%zu", i ? ", " : "", i);
+        moxc_buf_printf(b, "%smox__p%zu%s", i ? ", " : "", i, k->params[i].kind == MOX_PARAM_TABLE ? ".v" : "");
     moxc_buf_put(b, ");\n    mox__gate_leave(&mox__gate);\n}\n");
 }
 
@@ -114,7 +154,10 @@ char *moxc_gen_cuda(const moxc_module *module, const moxc_source_text *texts, si
     }
     if (module->edit_count)
         moxc_buf_printf(&b, "#line %zu \"kernels_cuda.cu\"\n", count_lines(&b) + 2);
-    for (size_t k = 0; k < module->abi->kernel_count; ++k)
-        put_entry(&b, module, k);
+    for (size_t k = 0; k < module->abi->kernel_count; ++k) {
+        put_entry(&b, module, k, false);
+        if (has_noalias_entry(&module->abi->kernels[k]))
+            put_entry(&b, module, k, true);
+    }
     return moxc_buf_finish(&b);
 }

@@ -114,6 +114,21 @@ const char *moxc_scalar_c_type(mox_scalar scalar, moxc_side side)
     return "void";
 }
 
+const char *moxc_vector_c_type(mox_scalar lane, uint64_t lanes)
+{
+    static const char *const names[4][3] = {
+        {"mox_float2", "mox_float3", "mox_float4"},
+        {"mox_int2", "mox_int3", "mox_int4"},
+        {"mox_uint2", "mox_uint3", "mox_uint4"},
+        {"mox_half2", NULL, NULL},
+    };
+    int row = lane == MOX_SCALAR_F32 ? 0 : lane == MOX_SCALAR_I32 ? 1 : lane == MOX_SCALAR_U32 ? 2
+            : lane == MOX_SCALAR_F16 ? 3 : -1;
+    if (row < 0 || lanes < 2 || lanes > 4 || !names[row][lanes - 2])
+        return "void";
+    return names[row][lanes - 2];
+}
+
 const moxc_record *moxc_find_record(const moxc_module *module, const char *name)
 {
     for (size_t i = 0; i < module->record_count; ++i)
@@ -133,6 +148,8 @@ void moxc_put_decl(moxc_buf *b, const moxc_module *module, const mox_abi_layout 
     if (!name || layout->kind == MOX_LAYOUT_ARRAY) {
         if (base->kind == MOX_LAYOUT_SCALAR) {
             name = moxc_scalar_c_type(base->scalar, side);
+        } else if (base->kind == MOX_LAYOUT_VECTOR) {
+            name = moxc_vector_c_type(base->scalar, base->length);
         } else {
             const moxc_record *r = moxc_find_record(module, base->record_name);
             name = r ? r->c_spelling : base->record_name;

@@ -15,7 +15,27 @@
 
 /* ---------------- clang's own diagnostics ---------------- */
 
-/* Prints clang's errors and warnings; returns whether there was an error. */
+/* Whether the token before byte `offset` of `file` is `extern` (as in
+ * CUDA's `extern __shared__`). */
+static bool extern_before(CXTranslationUnit tu, CXFile file, unsigned offset) {
+    size_t size = 0;
+    const char *text = file ? clang_getFileContents(tu, file, &size) : NULL;
+    if (!text || offset > size)
+        return false;
+    size_t end = offset;
+    while (end > 0 && (text[end - 1] == ' ' || text[end - 1] == '\t' || text[end - 1] == '\n'))
+        end--;
+    if (end < 6 || strncmp(text + end - 6, "extern", 6) != 0)
+        return false;
+    char before = end > 6 ? text[end - 7] : ' ';
+    return !(before == '_' || (before >= 'a' && before <= 'z') || (before >= 'A' && before <= 'Z') ||
+             (before >= '0' && before <= '9'));
+}
+
+/* Prints clang's errors and warnings; returns whether there was an error.
+ * CUDA spellings get the dialect's equivalent (cuda_hints.c), and calls
+ * without a declaration are errors: their arguments would be promoted to
+ * double, and moxc cannot check what they do. */
 static bool report_clang_diagnostics(moxc__front *f, CXTranslationUnit tu, const char *source) {
     bool failed = false;
     unsigned n = clang_getNumDiagnostics(tu);
@@ -25,8 +45,16 @@ static bool report_clang_diagnostics(moxc__front *f, CXTranslationUnit tu, const
         if (sev == CXDiagnostic_Warning || sev == CXDiagnostic_Error || sev == CXDiagnostic_Fatal) {
             char *msg = moxc__cxstr(clang_getDiagnosticSpelling(d));
             CXFile file;
-            unsigned line, col;
-            moxc__expansion(clang_getDiagnosticLocation(d), &file, &line, &col, NULL);
+            unsigned line, col, offset;
+            moxc__expansion(clang_getDiagnosticLocation(d), &file, &line, &col, &offset);
+            bool error = false;
+            char *better = msg ? moxc__clang_message(msg, extern_before(tu, file, offset), &error) : NULL;
+            if (better) {
+                free(msg);
+                msg = better;
+                if (error)
+                    sev = CXDiagnostic_Error;
+            }
             char *where = NULL;
             if (file) {
                 char *name = moxc__cxstr(clang_getFileName(file));
@@ -228,10 +256,12 @@ static moxc_module *assemble(moxc__front *f) {
         free(records);
         return NULL;
     }
-    abi->version = MOX_ABI_VERSION;
     abi->required_features = f->required_features;
     abi->kernels = f->kernels;
     abi->kernel_count = f->kernel_count;
+    /* The lowest version that holds it: modules without the version-2
+     * constructs keep their version-1 text and hash. */
+    abi->version = mox_abi_required_version(abi);
     m->abi = abi;
     m->kernels = f->infos;
     for (size_t i = 0; i < f->record_count; i++) {

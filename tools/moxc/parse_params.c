@@ -242,6 +242,14 @@ static mox_abi_layout *element_layout(moxc__tu *t, CXType spelled, mox_abi_kerne
                                       char **c_spelling) {
     moxc__front *f = t->front;
     CXType c = clang_getCanonicalType(spelled);
+    mox_scalar lane;
+    unsigned lanes;
+    if (moxc__vector_of(c, &lane, &lanes)) {
+        if (lane == MOX_SCALAR_F16)
+            k->features |= MOX_KFEAT_F16;
+        *c_spelling = moxc__canonical_name(c);
+        return mox_abi_layout_vector(lane, lanes);
+    }
     if (c.kind == CXType_Record && !moxc__is_f16(c)) {
         CXCursor decl = clang_getTypeDeclaration(c);
         if (clang_getCursorKind(decl) == CXCursor_UnionDecl) {
@@ -277,6 +285,59 @@ static mox_abi_layout *element_layout(moxc__tu *t, CXType spelled, mox_abi_kerne
     return mox_abi_layout_scalar(s);
 }
 
+/* MOX_TABLE(T, name, N): an array of N elements of T (a scalar, vector or
+ * record) that the launch copies from the host; annotation "mox_table:N". */
+static void parse_table(moxc__tu *t, CXCursor pc, mox_abi_kernel *k, mox_abi_param *p, moxc_param_info *info,
+                        const char *annotation) {
+    moxc__front *f = t->front;
+    CXSourceLocation loc = moxc__cursor_loc(pc);
+    const char *count = annotation + strlen("mox_table:");
+    uint64_t n = 0;
+    p->kind = MOX_PARAM_TABLE;
+    p->access = MOX_PARAM_READ;
+    if (!parse_block_number(count, strlen(count), &n) || n == 0 || n > UINT32_MAX) {
+        moxc__error_at(f, loc, "MOX_TABLE '%s' of kernel '%s' must have a positive integer constant count, got (%s)",
+                       p->name, k->name, count);
+        return;
+    }
+    CXType elem = pointee_of(clang_getCursorType(pc));
+    if (moxc__is_atomic(clang_getCanonicalType(elem), NULL)) {
+        moxc__error_at(f, loc, "MOX_TABLE '%s' of kernel '%s' holds atomics; a table is read-only", p->name, k->name);
+        return;
+    }
+    mox_abi_layout *e = element_layout(t, elem, k, p->name, clang_getCursorType(pc), loc, &info->c_spelling);
+    if (!e)
+        return;
+    p->layout = mox_abi_layout_array(e, n);
+    if (!p->layout)
+        moxc__error_at(f, loc, "MOX_TABLE '%s' of kernel '%s' is too large", p->name, k->name);
+}
+
+/* CUDA passes a kernel's parameters in the constant bank, at most 32764
+ * bytes of them (CUDA 12.1+ on Volta and later), behind the entry's gate;
+ * tables live there, so moxc checks the total for both backends. */
+#define MOXC_CUDA_PARAM_BYTES 32764u
+
+static void check_param_space(moxc__tu *t, CXCursor fn, const mox_abi_kernel *k) {
+    uint64_t end = sizeof(mox_gate); /* the entry's first parameter (mox/kernel_abi.h) */
+    const mox_abi_param *biggest = NULL;
+    for (size_t i = 0; i < k->param_count; i++) {
+        const mox_abi_param *p = &k->params[i];
+        uint64_t size = p->kind == MOX_PARAM_BUFFER ? 8 : p->layout ? p->layout->size : 0;
+        uint64_t align = p->kind == MOX_PARAM_BUFFER ? 8 : p->layout ? p->layout->align : 1;
+        end = ((end + align - 1) & ~(align - 1)) + size;
+        if (p->kind != MOX_PARAM_BUFFER && p->layout && (!biggest || p->layout->size > biggest->layout->size))
+            biggest = p;
+    }
+    if (end <= MOXC_CUDA_PARAM_BYTES || !biggest)
+        return;
+    moxc__error_at(t->front, moxc__cursor_loc(fn),
+                   "kernel '%s' has %llu bytes of parameters (the largest, %s '%s', %llu); CUDA passes at most %u "
+                   "bytes of kernel parameters, where values and tables live",
+                   k->name, (unsigned long long)end, biggest->kind == MOX_PARAM_TABLE ? "table" : "value",
+                   biggest->name, (unsigned long long)biggest->layout->size, MOXC_CUDA_PARAM_BYTES);
+}
+
 static void parse_param(moxc__tu *t, CXCursor pc, mox_abi_kernel *k, mox_abi_param *p,
                         moxc_param_info *info) {
     moxc__front *f = t->front;
@@ -284,6 +345,12 @@ static void parse_param(moxc__tu *t, CXCursor pc, mox_abi_kernel *k, mox_abi_par
     CXType type = clang_getCursorType(pc);
     CXType canon = clang_getCanonicalType(type);
     const char *pname = p->name;
+    char *table = moxc__annotation(pc, "mox_table:");
+    if (table) {
+        parse_table(t, pc, k, p, info, table);
+        free(table);
+        return;
+    }
     if (canon.kind != CXType_Pointer && !is_array_kind(canon.kind)) {
         p->kind = MOX_PARAM_VALUE;
         p->access = MOX_PARAM_READ;
@@ -406,5 +473,7 @@ bool moxc__parse_kernel(moxc__tu *t, CXCursor fn, mox_abi_kernel *k, moxc_kernel
         parse_param(t, pc, k, p, &info->params[i]);
         check_nesting(f, moxc__cursor_loc(pc), k, p);
     }
+    if (f->errors == before)
+        check_param_space(t, fn, k);
     return f->errors == before;
 }

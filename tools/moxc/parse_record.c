@@ -139,6 +139,11 @@ static mox_abi_layout *member_layout(moxc__tu *t, CXType ft, const char *record,
         moxc__error_at(f, loc,
                        "record '%s' has a pointer member '%s'; pointers cannot be passed inside records",
                        record, fname);
+    } else if (moxc__vector_of(c, NULL, NULL)) {
+        mox_scalar lane;
+        unsigned lanes;
+        moxc__vector_of(c, &lane, &lanes);
+        result = mox_abi_layout_vector(lane, lanes);
     } else if (c.kind == CXType_Record && !moxc__is_f16(c)) {
         CXCursor decl = clang_getTypeDeclaration(c);
         if (clang_getCursorKind(decl) == CXCursor_UnionDecl)
@@ -197,6 +202,58 @@ static bool check_canonical(moxc__tu *t, CXType type, const mox_abi_layout *layo
     return true;
 }
 
+static enum CXChildVisitResult find_aligned(CXCursor c, CXCursor parent, CXClientData data) {
+    (void)parent;
+    if (clang_getCursorKind(c) == CXCursor_AlignedAttr) {
+        *(bool *)data = true;
+        return CXChildVisit_Break;
+    }
+    return CXChildVisit_Continue;
+}
+
+static bool has_aligned_attr(CXCursor field) {
+    bool found = false;
+    clang_visitChildren(field, find_aligned, &found);
+    return found;
+}
+
+/* Members declared with _Alignas (or aligned(N)) get the alignment that
+ * reproduces clang's layout: the smallest power of two above the type's
+ * own that puts the member at clang's offset, and the record's alignment
+ * on the first such member it fits when the offsets alone do not show it.
+ * The canonical check afterwards proves the result equals clang's layout;
+ * the generated _Static_asserts prove the host compiler agrees. */
+static void infer_field_aligns(CXType canon, const field_list *fl, mox_abi_field *fields) {
+    uint64_t end = 0, max_align = 1;
+    for (size_t i = 0; i < fl->count; i++) {
+        long long bits = clang_Cursor_getOffsetOfField(fl->items[i]);
+        const mox_abi_layout *l = fields[i].layout;
+        if (bits < 0 || !l)
+            return;
+        uint64_t offset = (uint64_t)bits / 8, align = l->align;
+        if (has_aligned_attr(fl->items[i])) {
+            for (uint64_t p = l->align; p <= ((uint64_t)1 << 32); p <<= 1)
+                if (((end + p - 1) & ~(p - 1)) == offset) {
+                    align = p;
+                    break;
+                }
+        }
+        fields[i].align = align > l->align ? align : 0;
+        end = offset + l->size;
+        max_align = align > max_align ? align : max_align;
+    }
+    long long record_align = clang_Type_getAlignOf(canon);
+    if (record_align <= 0 || (uint64_t)record_align <= max_align)
+        return;
+    for (size_t i = 0; i < fl->count; i++) {
+        uint64_t offset = (uint64_t)clang_Cursor_getOffsetOfField(fl->items[i]) / 8;
+        if (has_aligned_attr(fl->items[i]) && offset % (uint64_t)record_align == 0) {
+            fields[i].align = (uint64_t)record_align > fields[i].layout->align ? (uint64_t)record_align : 0;
+            return;
+        }
+    }
+}
+
 static mox_abi_layout *build_record(moxc__tu *t, CXType canon, CXCursor decl, const char *name,
                                     const char *kernel) {
     moxc__front *f = t->front;
@@ -239,6 +296,7 @@ static mox_abi_layout *build_record(moxc__tu *t, CXType canon, CXCursor decl, co
     }
     mox_abi_layout *layout = NULL;
     if (ok) {
+        infer_field_aligns(canon, &fl, fields);
         layout = mox_abi_layout_record(name, fields, fl.count);
         fields = NULL; /* taken over */
         if (!layout)
@@ -324,6 +382,12 @@ mox_abi_layout *moxc__record_layout(moxc__tu *t, CXType spelled, const char *ker
     } else if (moxc__is_reserved_name(name)) {
         moxc__error_at(f, moxc__cursor_loc(header_decl),
                        "record name '%s' is a C++ keyword; the CUDA translation unit is C++", name);
+    } else if (moxc__is_cuda_type_name(name)) {
+        const char *hint = moxc__cuda_hint(name);
+        moxc__error_at(f, moxc__cursor_loc(header_decl),
+                       "record name '%s' is a CUDA built-in type, which CUDA's headers define in the CUDA "
+                       "translation unit; rename it%s%s%s",
+                       name, hint ? " (" : "", hint ? hint : "", hint ? ")" : "");
     } else if (declared_in_source(t, header_decl) || declared_in_source(t, def)) {
         moxc__error_at(f, moxc__cursor_loc(declared_in_source(t, header_decl) ? header_decl : def),
                        "record '%s' used by kernel '%s' must be declared in a header", name, kernel);

@@ -8,19 +8,45 @@
 
 #include "front_test_support.h"
 
-/* Each fixture marks the rejected call with ERROR and the condition that
- * makes it divergent with COND. */
-static void expect_divergent(const char *name, const char *what) {
+/* Each fixture marks the rejected call with ERROR, the condition that
+ * makes it divergent with COND and the root of the variation with SRC (and
+ * WRITE, ADDRESS where the reason names those). In `reason`, "@SRC" etc.
+ * stand for "path:line" of the marker. */
+static char *with_places(const char *path, const char *reason) {
+    static const char *const markers[] = {"SRC", "COND", "WRITE", "ADDRESS"};
+    char *text = strdup(reason);
+    for (size_t m = 0; m < sizeof markers / sizeof markers[0]; m++) {
+        char key[16], comment[24];
+        snprintf(key, sizeof key, "@%s", markers[m]);
+        snprintf(comment, sizeof comment, "/* %s */", markers[m]);
+        char *at;
+        while ((at = strstr(text, key)) != NULL) {
+            char place[1200];
+            snprintf(place, sizeof place, "%s:%u", path, front_marker_line(path, comment));
+            size_t n = strlen(text) - strlen(key) + strlen(place) + 1;
+            char *next = malloc(n);
+            snprintf(next, n, "%.*s%s%s", (int)(at - text), text, place, at + strlen(key));
+            free(text);
+            text = next;
+        }
+    }
+    return text;
+}
+
+static void expect_divergent(const char *name, const char *what, const char *reason) {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", FIXTURE("uniform"), name);
-    char text[1400];
-    snprintf(text, sizeof text,
-             "%s requires uniform participation: control flow at %s:%u depends on the thread index",
-             what, path, front_marker_line(path, "/* COND */"));
+    char *why = with_places(path, reason);
+    char text[2800];
+    snprintf(text, sizeof text, "%s requires uniform participation: control flow at %s:%u depends on %s", what,
+             path, front_marker_line(path, "/* COND */"), why);
+    free(why);
     front_run run = front_parse1(path);
     front_expect_error_at(&run, path, "/* ERROR */", text);
     front_run_free(&run);
 }
+
+#define THREAD_INDEX "the thread index (mox_thread_idx() at @SRC)"
 
 static void test_accepted_patterns(void **state) {
     (void)state;
@@ -34,97 +60,139 @@ static void test_accepted_patterns(void **state) {
 
 static void test_barrier_under_if(void **state) {
     (void)state;
-    expect_divergent("if_barrier.c", "mox_barrier");
+    expect_divergent("if_barrier.c", "mox_barrier",
+                     THREAD_INDEX " through 't'");
 }
 
 static void test_barrier_in_thread_dependent_loop(void **state) {
     (void)state;
-    expect_divergent("loop_barrier.c", "mox_barrier");
+    expect_divergent("loop_barrier.c", "mox_barrier",
+                     THREAD_INDEX " through 'i'");
 }
 
 static void test_barrier_in_loop_over_loaded_bound(void **state) {
     (void)state;
-    expect_divergent("while_data.c", "mox_barrier");
+    expect_divergent("while_data.c", "mox_barrier",
+                     "a value read from buffer 'limits' (at @SRC)");
 }
 
 static void test_barrier_in_do_while(void **state) {
     (void)state;
-    expect_divergent("do_while.c", "mox_barrier");
+    expect_divergent("do_while.c", "mox_barrier",
+                     "a value read from buffer 'data' (at @SRC)");
 }
 
 static void test_barrier_after_early_return(void **state) {
     (void)state;
-    expect_divergent("early_return.c", "mox_barrier");
+    expect_divergent("early_return.c", "mox_barrier",
+                     THREAD_INDEX " through 'i'");
 }
 
 static void test_barrier_after_varying_break(void **state) {
     (void)state;
-    expect_divergent("break_loop.c", "mox_barrier");
+    expect_divergent("break_loop.c", "mox_barrier",
+                     "a value read from buffer 'limits' (at @SRC)");
 }
 
 static void test_barrier_skipped_by_goto(void **state) {
     (void)state;
-    expect_divergent("goto_skip.c", "mox_barrier");
+    expect_divergent("goto_skip.c", "mox_barrier",
+                     THREAD_INDEX);
 }
 
 static void test_barrier_in_switch(void **state) {
     (void)state;
-    expect_divergent("switch_lane.c", "mox_barrier");
+    expect_divergent("switch_lane.c", "mox_barrier",
+                     THREAD_INDEX);
 }
 
 static void test_helper_with_barrier(void **state) {
     (void)state;
-    expect_divergent("helper_barrier.c", "call to 'sync_block' (which uses mox_barrier)");
+    expect_divergent("helper_barrier.c", "call to 'sync_block' (which uses mox_barrier)",
+                     "the lane index (mox_lane_id() at @SRC)");
 }
 
 static void test_varying_through_variables(void **state) {
     (void)state;
-    expect_divergent("data_flow.c", "mox_barrier");
+    expect_divergent("data_flow.c", "mox_barrier",
+                     THREAD_INDEX " through 'go', 'scaled', 't'");
 }
 
 static void test_varying_through_control_dependence(void **state) {
     (void)state;
-    expect_divergent("implicit_flow.c", "mox_barrier");
+    expect_divergent("implicit_flow.c", "mox_barrier",
+                     THREAD_INDEX " through 'flag' (assigned under control flow at @SRC)");
 }
 
 static void test_varying_through_pointer(void **state) {
     (void)state;
-    expect_divergent("pointer_alias.c", "mox_barrier");
+    expect_divergent("pointer_alias.c", "mox_barrier",
+                     "'x', whose address is taken at @SRC (moxc does not follow pointers)");
 }
 
 static void test_varying_helper_parameter(void **state) {
     (void)state;
-    expect_divergent("helper_param.c", "mox_barrier");
+    expect_divergent("helper_param.c", "mox_barrier",
+                     THREAD_INDEX " through parameter 'k' of 'maybe_sync'");
 }
 
 static void test_varying_helper_result(void **state) {
     (void)state;
-    expect_divergent("helper_return.c", "mox_barrier");
+    expect_divergent("helper_return.c", "mox_barrier",
+                     THREAD_INDEX " through the result of 'my_index'");
 }
 
 static void test_branch_from_macro(void **state) {
     (void)state;
-    expect_divergent("macro_branch.c", "mox_barrier");
+    expect_divergent("macro_branch.c", "mox_barrier",
+                     THREAD_INDEX);
 }
 
 static void test_warp_op_under_lane_condition(void **state) {
     (void)state;
-    expect_divergent("warp_lane.c", "mox_warp_sum_f32");
+    expect_divergent("warp_lane.c", "mox_warp_sum_f32",
+                     "the lane index (mox_lane_id() at @SRC)");
 }
 
 static void test_barrier_under_warp_uniform_condition(void **state) {
     (void)state;
-    expect_divergent("warp_id_barrier.c", "mox_barrier");
+    expect_divergent("warp_id_barrier.c", "mox_barrier",
+                     "the warp index (mox_warp_id() at @SRC), which is the same only within a warp");
 }
 
 static void test_warp_op_in_conditional_operator(void **state) {
     (void)state;
-    expect_divergent("ternary.c", "mox_warp_max_f32");
+    expect_divergent("ternary.c", "mox_warp_max_f32",
+                     THREAD_INDEX " through 't'");
 }
 
 static void test_warp_op_after_short_circuit(void **state) {
     (void)state;
-    expect_divergent("short_circuit.c", "mox_warp_any");
+    expect_divergent("short_circuit.c", "mox_warp_any",
+                     THREAD_INDEX " through 't'");
+}
+
+static void test_shared_bound_accepted(void **state) {
+    (void)state;
+    front_run run = front_parse1(FIXTURE("uniform/shared_bound.c"));
+    if (!run.ok)
+        fail_msg("rejected:\n%s", run.diagnostics);
+    front_run_free(&run);
+}
+
+static void test_shared_rewritten_in_loop(void **state) {
+    (void)state;
+    expect_divergent("shared_rewritten.c", "mox_barrier",
+                     "a value read from shared memory 'n_s' (at @SRC), which moxc cannot prove every thread reads "
+                     "alike: the write at @WRITE is not separated from it by a mox_barrier() statement in the same "
+                     "block of statements");
+}
+
+static void test_shared_address_taken(void **state) {
+    (void)state;
+    expect_divergent("shared_escape.c", "mox_barrier",
+                     "a value read from shared memory 'go' (at @SRC), which moxc cannot prove every thread reads "
+                     "alike: its address is taken at @ADDRESS");
 }
 
 int main(void) {
@@ -149,6 +217,9 @@ int main(void) {
         cmocka_unit_test(test_barrier_under_warp_uniform_condition),
         cmocka_unit_test(test_warp_op_in_conditional_operator),
         cmocka_unit_test(test_warp_op_after_short_circuit),
+        cmocka_unit_test(test_shared_bound_accepted),
+        cmocka_unit_test(test_shared_rewritten_in_loop),
+        cmocka_unit_test(test_shared_address_taken),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

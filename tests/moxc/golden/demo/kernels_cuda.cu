@@ -80,6 +80,22 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_scale(mox_gate mox__
     mox__gate_leave(&mox__gate);
 }
 
+/* The runtime launches this one when no written buffer of the launch is
+ * also another of its arguments: every pointer is __restrict__. */
+extern "C" __global__ void __launch_bounds__(256) mox_entry_scale__noalias(mox_gate mox__gate, const float *__restrict__ mox__p0, float *__restrict__ mox__p1, uint32_t mox__p2)
+{
+    __builtin_assume(blockDim.x == 256u);
+    __builtin_assume(blockDim.y == 1u);
+    __builtin_assume(blockDim.z == 1u);
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    if (mox__gate_enter(&mox__gate))
+        return;
+    scale(mox__p0, mox__p1, mox__p2);
+    mox__gate_leave(&mox__gate);
+}
+
 extern "C" __global__ void mox_entry_integrate(mox_gate mox__gate, Particle *mox__p0, Config mox__p1, mox_f16 mox__p2, mox_atomic_u32 *mox__p3)
 {
     if (mox__gate_enter(&mox__gate))
@@ -90,6 +106,22 @@ extern "C" __global__ void mox_entry_integrate(mox_gate mox__gate, Particle *mox
 }
 
 extern "C" __global__ void __launch_bounds__(256) mox_entry_tile(mox_gate mox__gate, const float *mox__p0, float *mox__p1, int8_t mox__p2)
+{
+    __builtin_assume(blockDim.x == 16u);
+    __builtin_assume(blockDim.y == 16u);
+    __builtin_assume(blockDim.z == 1u);
+    __builtin_assume(threadIdx.x < 16u);
+    __builtin_assume(threadIdx.y < 16u);
+    __builtin_assume(threadIdx.z < 1u);
+    if (mox__gate_enter(&mox__gate))
+        return;
+    tile(mox__p0, mox__p1, mox__p2);
+    mox__gate_leave(&mox__gate);
+}
+
+/* The runtime launches this one when no written buffer of the launch is
+ * also another of its arguments: every pointer is __restrict__. */
+extern "C" __global__ void __launch_bounds__(256) mox_entry_tile__noalias(mox_gate mox__gate, const float *__restrict__ mox__p0, float *__restrict__ mox__p1, int8_t mox__p2)
 {
     __builtin_assume(blockDim.x == 16u);
     __builtin_assume(blockDim.y == 16u);

@@ -1,0 +1,369 @@
+/* runner_workloads_raw.c - workload plans on a raw CUDA stream (see
+ * runner_workloads_raw.h). */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mox/kernel_abi.h>
+
+#include "runner_gpu.h"
+#include "runner_workloads_raw.h"
+
+const char *const raw_kind_names[RAW_KINDS] = {"raw-gen", "raw-orig", "raw-orig-fast"};
+
+/* The gate of the generated entries, by value: a NULL status array means
+ * no gating, as for a launch outside a runtime batch. */
+static mox_gate no_gate;
+
+static bool raw_check(raw_ctx *rc, CUresult r, const char *what)
+{
+    if (r == CUDA_SUCCESS)
+        return true;
+    snprintf(rc->err, sizeof rc->err, "%.500s: %s", what, mox__cuda_error_name(rc->cu, r));
+    if (mox__cuda_error_is_sticky(r))
+        rc->dead = true;
+    return false;
+}
+
+bool raw_open(raw_ctx *rc)
+{
+    memset(rc, 0, sizeof *rc);
+    const char *why = NULL;
+    rc->cu = mox__cuda_api_get(&why);
+    if (!rc->cu) {
+        snprintf(rc->err, sizeof rc->err, "no CUDA driver: %s", why ? why : "?");
+        return false;
+    }
+    const mox__cuda_api *cu = rc->cu;
+    int count = 0;
+    if (!raw_check(rc, cu->cuDeviceGetCount(&count), "cuDeviceGetCount"))
+        return false;
+    if (count < 1) {
+        snprintf(rc->err, sizeof rc->err, "no CUDA device");
+        return false;
+    }
+    char path[1024];
+    snprintf(path, sizeof path, "%s/vec_add.fatbin", bench_ref_dir());
+    void *spin = NULL;
+    size_t size = 0;
+    bool ok = raw_check(rc, cu->cuDeviceGet(&rc->device, 0), "cuDeviceGet") &&
+              raw_check(rc, cu->cuDevicePrimaryCtxRetain(&rc->ctx, rc->device), "cuDevicePrimaryCtxRetain") &&
+              raw_check(rc, cu->cuCtxSetCurrent(rc->ctx), "cuCtxSetCurrent") &&
+              raw_check(rc, cu->cuStreamCreate(&rc->stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate") &&
+              raw_check(rc, cu->cuEventCreate(&rc->start, CU_EVENT_DEFAULT), "cuEventCreate") &&
+              raw_check(rc, cu->cuEventCreate(&rc->stop, CU_EVENT_DEFAULT), "cuEventCreate") &&
+              raw_check(rc, cu->cuEventCreate(&rc->done, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+    if (ok && !bench_read_file(path, &spin, &size)) {
+        snprintf(rc->err, sizeof rc->err, "%.600s: cannot read (set MOX_BENCH_REF_DIR)", path);
+        ok = false;
+    }
+    ok = ok && raw_check(rc, cu->cuModuleLoadData(&rc->spin_module, spin), path) &&
+         raw_check(rc, cu->cuModuleGetFunction(&rc->spin, rc->spin_module, "ref_spin"), "ref_spin");
+    free(spin);
+    /* Not in the runtime's table (it never reads module variables); only
+     * originals with __constant__ or __device__ variables need it. */
+    if (ok)
+        *(void **)&rc->get_global = dlsym(cu->library, "cuModuleGetGlobal_v2");
+    return ok;
+}
+
+void raw_close(raw_ctx *rc)
+{
+    if (!rc->ctx)
+        return;
+    const mox__cuda_api *cu = rc->cu;
+    cu->cuCtxSetCurrent(rc->ctx);
+    if (rc->stream)
+        cu->cuStreamSynchronize(rc->stream);
+    if (rc->start)
+        cu->cuEventDestroy(rc->start);
+    if (rc->stop)
+        cu->cuEventDestroy(rc->stop);
+    if (rc->done)
+        cu->cuEventDestroy(rc->done);
+    if (rc->stream)
+        cu->cuStreamDestroy(rc->stream);
+    if (rc->spin_module)
+        cu->cuModuleUnload(rc->spin_module);
+    cu->cuDevicePrimaryCtxRelease(rc->device);
+    memset(rc, 0, sizeof *rc);
+}
+
+static const wl_plan *plan_of(const raw_instance *ri, raw_kind kind)
+{
+    return kind == RAW_GEN ? &ri->in->port : &ri->in->orig;
+}
+
+bool raw_has(const raw_instance *ri, raw_kind kind)
+{
+    return ri->module[kind] && ri->launches[kind];
+}
+
+static CUdeviceptr slot_address(const raw_instance *ri, raw_kind kind, uint32_t slot)
+{
+    return ri->in->slots[slot].symbol ? ri->sym[kind][slot] : ri->mem[slot];
+}
+
+/* True when a buffer the launch writes is also another of its arguments:
+ * then mox runs a kernel's default entry, else its no-alias one. */
+static bool launch_aliases(const wl_launch *l)
+{
+    for (uint32_t a = 0; a < l->arg_count; a++) {
+        const wl_arg *w = &l->args[a];
+        if (w->kind != WL_ARG_BUFFER || w->access == MOX_ACCESS_READ)
+            continue;
+        for (uint32_t b = 0; b < l->arg_count; b++)
+            if (b != a && l->args[b].kind == WL_ARG_BUFFER && l->args[b].slot == w->slot)
+                return true;
+    }
+    return false;
+}
+
+/* The function a launch runs: for the generated kernels the entry mox
+ * would pick (mox_entry_<k>__noalias where it exists and nothing aliases,
+ * as the runtime decides per launch), for the originals their symbol. */
+static bool find_function(raw_instance *ri, raw_kind kind, const wl_launch *src, CUfunction *fn)
+{
+    raw_ctx *rc = ri->rc;
+    const char *kernel = plan_of(ri, kind)->kernels[src->kernel];
+    char name[192];
+    if (kind == RAW_GEN && !launch_aliases(src)) {
+        snprintf(name, sizeof name, "mox_entry_%s" MOX_ENTRY_NOALIAS_SUFFIX, kernel);
+        if (rc->cu->cuModuleGetFunction(fn, ri->module[kind], name) == CUDA_SUCCESS)
+            return true;
+    }
+    snprintf(name, sizeof name, "%s%s", kind == RAW_GEN ? "mox_entry_" : "", kernel);
+    return raw_check(rc, rc->cu->cuModuleGetFunction(fn, ri->module[kind], name), name);
+}
+
+/* Binds kind's plan to functions and device addresses; a failure leaves
+ * the kind out with the reason. */
+static bool bind(raw_instance *ri, raw_kind kind)
+{
+    raw_ctx *rc = ri->rc;
+    const wl_instance *in = ri->in;
+    const wl_plan *p = plan_of(ri, kind);
+    for (uint32_t s = 0; kind != RAW_GEN && s < in->slot_count; s++) {
+        if (!in->slots[s].symbol)
+            continue;
+        if (!rc->get_global) {
+            snprintf(rc->err, sizeof rc->err, "the driver has no cuModuleGetGlobal_v2 (for %s)",
+                     in->slots[s].symbol);
+            return false;
+        }
+        size_t bytes = 0;
+        if (!raw_check(rc, rc->get_global(&ri->sym[kind][s], &bytes, ri->module[kind], in->slots[s].symbol),
+                       in->slots[s].symbol))
+            return false;
+        if (bytes < wl_slot_bytes(in, s)) {
+            snprintf(rc->err, sizeof rc->err, "%s holds %zu bytes, the workload needs %zu",
+                     in->slots[s].symbol, bytes, wl_slot_bytes(in, s));
+            return false;
+        }
+    }
+    raw_launch *ls = calloc(p->count ? p->count : 1, sizeof *ls);
+    if (!ls) {
+        snprintf(rc->err, sizeof rc->err, "out of host memory");
+        return false;
+    }
+    ri->launches[kind] = ls;
+    ri->count[kind] = p->count;
+    for (size_t i = 0; i < p->count; i++) {
+        const wl_launch *src = &p->launches[i];
+        raw_launch *l = &ls[i];
+        if (!find_function(ri, kind, src, &l->fn))
+            return false;
+        l->cfg = src->cfg;
+        uint32_t n = 0;
+        if (kind == RAW_GEN)
+            l->params[n++] = &no_gate;
+        for (uint32_t a = 0; a < src->arg_count; a++) {
+            const wl_arg *arg = &src->args[a];
+            if (arg->kind == WL_ARG_BUFFER) {
+                l->ptr[a] = slot_address(ri, kind, arg->slot) + arg->offset * in->slots[arg->slot].type->size;
+                l->params[n++] = &l->ptr[a];
+            } else {
+                l->params[n++] = (void *)(arg->data ? arg->data : arg->value);
+            }
+        }
+    }
+    return true;
+}
+
+static void leave_out(raw_instance *ri, raw_kind kind)
+{
+    snprintf(ri->missing[kind], sizeof ri->missing[kind], "%.250s", ri->rc->err);
+    free(ri->launches[kind]);
+    ri->launches[kind] = NULL;
+    if (ri->module[kind])
+        ri->rc->cu->cuModuleUnload(ri->module[kind]);
+    ri->module[kind] = NULL;
+}
+
+static void load_kind(raw_instance *ri, raw_kind kind, const void *image, const char *what)
+{
+    raw_ctx *rc = ri->rc;
+    if (!image) {
+        snprintf(ri->missing[kind], sizeof ri->missing[kind], "%.250s", what);
+        return;
+    }
+    if (!raw_check(rc, rc->cu->cuModuleLoadData(&ri->module[kind], image), what) || !bind(ri, kind))
+        leave_out(ri, kind);
+}
+
+bool raw_instance_open(raw_ctx *rc, raw_instance *ri, const wl_instance *in, const void *gen_fatbin,
+                       const char *orig_dir)
+{
+    memset(ri, 0, sizeof *ri);
+    ri->rc = rc;
+    ri->in = in;
+    if (!raw_check(rc, rc->cu->cuCtxSetCurrent(rc->ctx), "cuCtxSetCurrent"))
+        return false;
+    for (uint32_t s = 0; s < in->slot_count; s++)
+        if (!in->slots[s].symbol &&
+            !raw_check(rc, rc->cu->cuMemAlloc(&ri->mem[s], wl_slot_bytes(in, s) + 4), "cuMemAlloc"))
+            return false;
+    load_kind(ri, RAW_GEN, gen_fatbin, "no generated fatbin");
+    const char *stem = in->workload->orig_fatbin;
+    for (int k = RAW_ORIG; k <= RAW_FAST; k++) {
+        if (!stem || !in->orig.kernel_count) {
+            snprintf(ri->missing[k], sizeof ri->missing[k], "no original kernels");
+            continue;
+        }
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s%s.fatbin", orig_dir, stem, k == RAW_FAST ? "-fast" : "");
+        void *image = NULL;
+        size_t size = 0;
+        if (!bench_read_file(path, &image, &size))
+            snprintf(rc->err, sizeof rc->err, "%.600s: cannot read (set MOX_WORKLOADS_ORIG_DIR)", path);
+        load_kind(ri, (raw_kind)k, image, image ? path : rc->err);
+        free(image);
+    }
+    return true;
+}
+
+void raw_instance_close(raw_instance *ri)
+{
+    if (!ri->rc)
+        return;
+    const mox__cuda_api *cu = ri->rc->cu;
+    cu->cuCtxSetCurrent(ri->rc->ctx);
+    cu->cuStreamSynchronize(ri->rc->stream);
+    for (int k = 0; k < RAW_KINDS; k++) {
+        free(ri->launches[k]);
+        if (ri->module[k])
+            cu->cuModuleUnload(ri->module[k]);
+    }
+    for (uint32_t s = 0; s < WL_MAX_SLOTS; s++)
+        if (ri->mem[s])
+            cu->cuMemFree(ri->mem[s]);
+    memset(ri, 0, sizeof *ri);
+}
+
+bool raw_reset(raw_instance *ri, raw_kind kind)
+{
+    raw_ctx *rc = ri->rc;
+    const wl_instance *in = ri->in;
+    bool ok = raw_check(rc, rc->cu->cuCtxSetCurrent(rc->ctx), "cuCtxSetCurrent");
+    for (uint32_t s = 0; ok && s < in->slot_count; s++) {
+        if (in->slots[s].symbol && kind == RAW_GEN)
+            continue;
+        CUdeviceptr dst = slot_address(ri, kind, s);
+        size_t bytes = wl_slot_bytes(in, s);
+        if (in->slots[s].init)
+            ok = raw_check(rc, rc->cu->cuMemcpyHtoDAsync(dst, in->slots[s].init, bytes, rc->stream),
+                           "cuMemcpyHtoDAsync");
+        else
+            ok = raw_check(rc, rc->cu->cuMemsetD8Async(dst, 0xff, bytes, rc->stream), "cuMemsetD8Async");
+    }
+    return ok && raw_check(rc, rc->cu->cuStreamSynchronize(rc->stream), "cuStreamSynchronize (reset)");
+}
+
+static bool enqueue_run(raw_instance *ri, raw_kind kind)
+{
+    raw_ctx *rc = ri->rc;
+    const raw_launch *ls = ri->launches[kind];
+    for (size_t i = 0; i < ri->count[kind]; i++) {
+        const raw_launch *l = &ls[i];
+        CUresult r = rc->cu->cuLaunchKernel(l->fn, l->cfg.grid.x, l->cfg.grid.y, l->cfg.grid.z,
+                                            l->cfg.block.x, l->cfg.block.y, l->cfg.block.z,
+                                            l->cfg.shared_bytes, rc->stream, (void **)l->params, NULL);
+        if (r != CUDA_SUCCESS) {
+            char what[96];
+            snprintf(what, sizeof what, "cuLaunchKernel (launch %zu)", i);
+            return raw_check(rc, r, what);
+        }
+    }
+    return true;
+}
+
+bool raw_runs(raw_instance *ri, raw_kind kind, uint32_t runs)
+{
+    raw_ctx *rc = ri->rc;
+    bool ok = !rc->dead && raw_check(rc, rc->cu->cuCtxSetCurrent(rc->ctx), "cuCtxSetCurrent");
+    for (uint32_t r = 0; ok && r < runs; r++)
+        ok = enqueue_run(ri, kind);
+    ok = ok && raw_check(rc, rc->cu->cuEventRecord(rc->done, rc->stream), "cuEventRecord");
+    CUresult q = CUDA_ERROR_NOT_READY;
+    while (ok && q == CUDA_ERROR_NOT_READY)
+        q = rc->cu->cuEventQuery(rc->done);
+    return ok && raw_check(rc, q, "cuEventQuery");
+}
+
+bool raw_kernel_time(raw_instance *ri, raw_kind kind, double *us)
+{
+    raw_ctx *rc = ri->rc;
+    /* About 100 us at the H200's 1.98 GHz, plus 10 us per launch: longer
+     * than the host takes to queue the run, so the events time the GPU. */
+    unsigned long long cycles = 200000ull + 20000ull * ri->count[kind];
+    void *spin_params[] = {&cycles};
+    float ms = 0;
+    bool ok =
+        !rc->dead && raw_check(rc, rc->cu->cuCtxSetCurrent(rc->ctx), "cuCtxSetCurrent") &&
+        raw_check(rc, rc->cu->cuLaunchKernel(rc->spin, 1, 1, 1, 1, 1, 1, 0, rc->stream, spin_params, NULL),
+                  "cuLaunchKernel (ref_spin)") &&
+        raw_check(rc, rc->cu->cuEventRecord(rc->start, rc->stream), "cuEventRecord") &&
+        enqueue_run(ri, kind) &&
+        raw_check(rc, rc->cu->cuEventRecord(rc->stop, rc->stream), "cuEventRecord") &&
+        raw_check(rc, rc->cu->cuEventSynchronize(rc->stop), "cuEventSynchronize") &&
+        raw_check(rc, rc->cu->cuEventElapsedTime(&ms, rc->start, rc->stop), "cuEventElapsedTime");
+    *us = (double)ms * 1e3;
+    return ok;
+}
+
+bool raw_read(raw_instance *ri, raw_kind kind, void **outputs)
+{
+    raw_ctx *rc = ri->rc;
+    const wl_plan *p = plan_of(ri, kind);
+    memset(outputs, 0, p->output_count * sizeof *outputs);
+    bool ok = raw_check(rc, rc->cu->cuCtxSetCurrent(rc->ctx), "cuCtxSetCurrent");
+    for (uint32_t o = 0; ok && o < p->output_count; o++) {
+        uint32_t s = p->outputs[o];
+        size_t bytes = wl_slot_bytes(ri->in, s);
+        outputs[o] = malloc(bytes + 1);
+        if (!outputs[o]) {
+            snprintf(rc->err, sizeof rc->err, "out of host memory");
+            ok = false;
+        } else {
+            ok = raw_check(rc, rc->cu->cuMemcpyDtoH(outputs[o], slot_address(ri, kind, s), bytes),
+                           "cuMemcpyDtoH");
+        }
+    }
+    if (!ok)
+        wl_outputs_free(outputs, p->output_count);
+    return ok;
+}
+
+bool raw_verify(raw_instance *ri, raw_kind kind, char *why, size_t why_len)
+{
+    void *outputs[WL_MAX_SLOTS];
+    if (!raw_reset(ri, kind) || !raw_runs(ri, kind, 1) || !raw_read(ri, kind, outputs)) {
+        snprintf(why, why_len, "%.400s", ri->rc->err);
+        return false;
+    }
+    bool ok = ri->in->workload->verify(ri->in, kind != RAW_GEN, (const void *const *)outputs, why, why_len);
+    wl_outputs_free(outputs, plan_of(ri, kind)->output_count);
+    return ok;
+}

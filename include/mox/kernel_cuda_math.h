@@ -1,0 +1,41 @@
+/* mox/kernel_cuda_math.h - the CUDA side of the dialect's fast-math and
+ * integer intrinsics; included by mox/kernel_cuda.h. Each is the CUDA
+ * intrinsic of the same meaning (mox_fast_expf is __expf, ...): the fast
+ * variants use the GPU's approximate hardware paths whatever nvcc's
+ * -prec-div/-prec-sqrt/-fmad flags say. */
+#ifndef MOX_KERNEL_CUDA_MATH_H
+#define MOX_KERNEL_CUDA_MATH_H
+
+#ifndef MOX_KERNEL_CUDA_H
+#error "include <mox/kernel.h>, not <mox/kernel_cuda_math.h>"
+#endif
+
+/* ---- fast math ---- */
+
+MOX__FN(float) mox_rsqrtf(float x) { return rsqrtf(x); }
+MOX__FN(float) mox_fast_expf(float x) { return __expf(x); }
+MOX__FN(float) mox_fast_logf(float x) { return __logf(x); }
+MOX__FN(float) mox_fast_log2f(float x) { return __log2f(x); }
+MOX__FN(float) mox_fast_log10f(float x) { return __log10f(x); }
+MOX__FN(float) mox_fast_sinf(float x) { return __sinf(x); }
+MOX__FN(float) mox_fast_cosf(float x) { return __cosf(x); }
+MOX__FN(float) mox_fast_tanf(float x) { return __tanf(x); }
+MOX__FN(float) mox_fast_powf(float x, float y) { return __powf(x, y); }
+MOX__FN(float) mox_fast_divf(float x, float y) { return __fdividef(x, y); }
+
+/* ---- integers ---- */
+
+MOX__FN(uint32_t) mox_popc_u32(uint32_t x) { return (uint32_t)__popc(x); }
+MOX__FN(uint32_t) mox_clz_u32(uint32_t x) { return (uint32_t)__clz(mox__u2i(x)); }
+MOX__FN(uint32_t) mox_ffs_u32(uint32_t x) { return (uint32_t)__ffs(mox__u2i(x)); }
+MOX__FN(uint32_t) mox_brev_u32(uint32_t x) { return __brev(x); }
+MOX__FN(uint32_t) mox_mul24_u32(uint32_t a, uint32_t b) { return __umul24(a, b); }
+MOX__FN(int32_t) mox_mul24_i32(int32_t a, int32_t b) { return __mul24(a, b); }
+MOX__FN(uint32_t) mox_mulhi_u32(uint32_t a, uint32_t b) { return __umulhi(a, b); }
+MOX__FN(int32_t) mox_mulhi_i32(int32_t a, int32_t b) { return __mulhi(a, b); }
+MOX__FN(uint32_t) mox_min_u32(uint32_t a, uint32_t b) { return umin(a, b); }
+MOX__FN(uint32_t) mox_max_u32(uint32_t a, uint32_t b) { return umax(a, b); }
+MOX__FN(int32_t) mox_min_i32(int32_t a, int32_t b) { return min(a, b); }
+MOX__FN(int32_t) mox_max_i32(int32_t a, int32_t b) { return max(a, b); }
+
+#endif
