@@ -21,10 +21,10 @@
 
 #define TOO_DEEP "nests arrays and records more than 32 levels deep"
 
-/* R1{inner:R2{...{inner:R<levels>{v:f32}}}} */
-static mox_abi_layout *records(int levels)
+/* R1{inner:R2{...{inner:R<levels>{v:leaf}}}} */
+static mox_abi_layout *records_of(mox_abi_layout *leaf, int levels)
 {
-    mox_abi_layout *l = mox_abi_layout_scalar(MOX_SCALAR_F32);
+    mox_abi_layout *l = leaf;
     for (int i = levels; i >= 1; i--) {
         char name[16];
         snprintf(name, sizeof name, "R%d", i);
@@ -37,13 +37,23 @@ static mox_abi_layout *records(int levels)
     return l;
 }
 
-/* [[...[u32;1]...;1];1] */
-static mox_abi_layout *arrays(int levels)
+static mox_abi_layout *records(int levels)
 {
-    mox_abi_layout *l = mox_abi_layout_scalar(MOX_SCALAR_U32);
+    return records_of(mox_abi_layout_scalar(MOX_SCALAR_F32), levels);
+}
+
+/* [[...[leaf;1]...;1];1] */
+static mox_abi_layout *arrays_of(mox_abi_layout *leaf, int levels)
+{
+    mox_abi_layout *l = leaf;
     for (int i = 0; i < levels; i++)
         l = mox_abi_layout_array(l, 1);
     return l;
+}
+
+static mox_abi_layout *arrays(int levels)
+{
+    return arrays_of(mox_abi_layout_scalar(MOX_SCALAR_U32), levels);
 }
 
 /* One kernel: a value parameter `v` and a buffer parameter `b`. */
@@ -126,6 +136,20 @@ static void nesting_22_23_32_33(void **state)
     mox_abi_free(deep_buffer);
 }
 
+/* Vectors are leaves, as scalars are: 32 levels of records or arrays
+ * around a vector are within the limit everywhere. */
+static void vectors_are_leaves(void **state)
+{
+    (void)state;
+    mox_abi *abi = abi_with(records_of(mox_abi_layout_vector(MOX_SCALAR_F32, 4), 32),
+                            arrays_of(mox_abi_layout_vector(MOX_SCALAR_U32, 2), 32));
+    accepted_everywhere(abi);
+    mox_abi_free(abi);
+    mox_abi *deep = abi_with(records_of(mox_abi_layout_vector(MOX_SCALAR_F32, 4), 33), arrays(1));
+    refused_everywhere(deep, "kernel k parameter v", "record R33");
+    mox_abi_free(deep);
+}
+
 /* 33 levels in JSON text (the writer cannot make it): the reader refuses
  * it with the validator's message, before building anything that deep. */
 static void reader_refuses_33(void **state)
@@ -164,6 +188,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(nesting_22_23_32_33),
+        cmocka_unit_test(vectors_are_leaves),
         cmocka_unit_test(reader_refuses_33),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
