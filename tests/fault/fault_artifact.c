@@ -1,7 +1,8 @@
 /* fault_artifact.c - allocation-failure injection in the artifact layer
  * (mox_artifact_testing), which moxc uses to write artifacts and the
  * runtime to read them: reading a manifest and a verified file, parsing an
- * ABI, writing the ABI's canonical JSON and a manifest. For every
+ * ABI, writing the ABI's canonical JSON (of a version 1 and a version 2 ABI)
+ * and a manifest. For every
  * allocation point k in each mode: a reader fails with out_of_memory set
  * and a message saying so, a writer gives NULL - or either gives exactly
  * what it gives with memory (jansson's writer once lost object keys when a
@@ -75,10 +76,17 @@ static char *read_code(mox_artifact_error *err)
 static long stride = 1;
 static mox_manifest *reference; /* loaded without faults */
 static char *reference_abi;      /* its canonical ABI JSON */
+/* An ABI of version 2 (vectors, tables, over-aligned record fields,
+ * dynamic shared memory: the features golden ABI), parsed and as text. */
+static mox_abi *v2_abi;
+static char *v2_abi_text;
+/* What the ABI sweeps write and read. */
+static const mox_abi *abi_value;
+static const char *abi_text;
 
 static char *write_abi(mox_artifact_error *err)
 {
-    char *text = mox_abi_to_json(reference->abi);
+    char *text = mox_abi_to_json(abi_value);
     if (!text) {
         snprintf(err->message, sizeof err->message, "out of memory writing the ABI");
         err->out_of_memory = true;
@@ -90,7 +98,7 @@ static char *read_abi(mox_artifact_error *err)
 {
     mox_abi *abi = NULL;
     char *back = NULL;
-    if (mox_abi_from_json(reference_abi, strlen(reference_abi), &abi, err)) {
+    if (mox_abi_from_json(abi_text, strlen(abi_text), &abi, err)) {
         back = mox_abi_to_json(abi);
         if (!back) {
             snprintf(err->message, sizeof err->message, "out of memory writing the ABI back");
@@ -151,8 +159,44 @@ static void sweep(const char *name, operation op)
 
 static void manifest_load(void **state) { (void)state; sweep("mox_manifest_load", load); }
 static void file_read(void **state) { (void)state; sweep("mox_manifest_read_file", read_code); }
-static void abi_write(void **state) { (void)state; sweep("mox_abi_to_json", write_abi); }
-static void abi_read(void **state) { (void)state; sweep("mox_abi_from_json", read_abi); }
+static void abi_write(void **state)
+{
+    (void)state;
+    abi_value = reference->abi;
+    sweep("mox_abi_to_json", write_abi);
+    abi_value = v2_abi;
+    sweep("mox_abi_to_json (ABI version 2)", write_abi);
+}
+
+static void abi_read(void **state)
+{
+    (void)state;
+    abi_text = reference_abi;
+    sweep("mox_abi_from_json", read_abi);
+    abi_text = v2_abi_text;
+    sweep("mox_abi_from_json (ABI version 2)", read_abi);
+}
+
+/* The features golden ABI (FAULT_ABI_V2), read without faults. */
+static bool load_v2(mox_artifact_error *err)
+{
+    FILE *f = fopen(FAULT_ABI_V2, "rb");
+    if (!f)
+        return snprintf(err->message, sizeof err->message, "cannot open %s", FAULT_ABI_V2), false;
+    char text[16384];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    while (n && text[n - 1] == '\n')
+        n--;
+    text[n] = '\0';
+    if (!mox_abi_from_json(text, n, &v2_abi, err))
+        return false;
+    v2_abi_text = mox_abi_to_json(v2_abi);
+    if (!v2_abi_text || strcmp(v2_abi_text, text) != 0 || v2_abi->version != 2)
+        return snprintf(err->message, sizeof err->message, "%s is not a canonical version 2 ABI",
+                        FAULT_ABI_V2), false;
+    return true;
+}
 static void manifest_write(void **state) { (void)state; sweep("mox_manifest_to_json", write_manifest); }
 
 int main(int argc, char **argv)
@@ -160,7 +204,7 @@ int main(int argc, char **argv)
     if (argc == 3 && strcmp(argv[1], "--stride") == 0 && atol(argv[2]) > 0)
         stride = atol(argv[2]);
     mox_artifact_error err = {0};
-    if (!mox_manifest_load(ARTIFACT_DIR, &reference, &err)) {
+    if (!mox_manifest_load(ARTIFACT_DIR, &reference, &err) || !load_v2(&err)) {
         fprintf(stderr, "%s\n", err.message);
         return 1;
     }
@@ -172,6 +216,8 @@ int main(int argc, char **argv)
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     free(reference_abi);
+    free(v2_abi_text);
+    mox_abi_free(v2_abi);
     mox_manifest_free(reference);
     return rc;
 }
