@@ -1,7 +1,9 @@
 /* cpu_baseline.c - plain C versions of the benchmark workloads (see
  * cpu_baseline.h): what a C programmer would write for a multicore CPU,
  * in the kernels' arithmetic order where floats are involved, so results
- * compare bit for bit. Built with -O3 (and -fopenmp when available). */
+ * compare bit for bit. Built with -O3 (and -fopenmp when available), and
+ * on x86-64 a second time with -march=x86-64-v3 -DCPU_BASELINE_SECOND
+ * -DCPU_BASELINE_SUFFIX=_v3 (its loops only). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +16,7 @@
 
 #include "cpu_baseline.h"
 
+#ifndef CPU_BASELINE_SECOND /* the default build also holds the shared parts */
 const char *cpu_baseline_name(void)
 {
 #ifdef _OPENMP
@@ -32,14 +35,30 @@ void cpu_baseline_threads(uint32_t threads)
 #endif
 }
 
-void cpu_vec_add(const float *a, const float *b, float *out, size_t n)
+/* The x86-64-v3 build, when the bench has one (a weak reference: NULL
+ * without it). */
+extern const cpu_baseline_ops cpu_baseline_ops_default_v3 __attribute__((weak));
+
+const cpu_baseline_ops *cpu_baseline_get(void)
+{
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (&cpu_baseline_ops_default_v3 != NULL && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+        __builtin_cpu_supports("bmi2"))
+        return &cpu_baseline_ops_default_v3;
+#endif
+    return &cpu_baseline_ops_default;
+}
+#endif
+
+static void cpu_vec_add(const float *a, const float *b, float *out, size_t n)
 {
     BASE_OMP("omp parallel for simd schedule(static)")
     for (size_t i = 0; i < n; i++)
         out[i] = a[i] + b[i];
 }
 
-void cpu_reduce(const float *in, size_t n, float *out)
+static void cpu_reduce(const float *in, size_t n, float *out)
 {
     size_t blocks = (n + 255) / 256;
     BASE_OMP("omp parallel for schedule(static)")
@@ -56,7 +75,7 @@ void cpu_reduce(const float *in, size_t n, float *out)
     }
 }
 
-void cpu_histogram(const uint32_t *values, size_t n, uint32_t bins[16])
+static void cpu_histogram(const uint32_t *values, size_t n, uint32_t bins[16])
 {
     memset(bins, 0, 16 * sizeof *bins);
     BASE_OMP("omp parallel")
@@ -72,7 +91,7 @@ void cpu_histogram(const uint32_t *values, size_t n, uint32_t bins[16])
     }
 }
 
-void cpu_scan(const uint32_t *values, size_t n, uint32_t *prefix)
+static void cpu_scan(const uint32_t *values, size_t n, uint32_t *prefix)
 {
 #ifdef _OPENMP
     /* Two passes: each thread sums its chunk, the chunk offsets are
@@ -123,7 +142,7 @@ static void advance(Particle *p, Config config, uint32_t steps)
     p->color[1] = p->color[0];
 }
 
-void cpu_particles(const Particle *in, Particle *out, size_t n, Config config)
+static void cpu_particles(const Particle *in, Particle *out, size_t n, Config config)
 {
     BASE_OMP("omp parallel for schedule(static)")
     for (size_t i = 0; i < n; i++) {
@@ -133,7 +152,7 @@ void cpu_particles(const Particle *in, Particle *out, size_t n, Config config)
     }
 }
 
-void cpu_matmul(const float *a, const float *b, float *c, size_t rows, size_t cols, size_t inner)
+static void cpu_matmul(const float *a, const float *b, float *c, size_t rows, size_t cols, size_t inner)
 {
     BASE_OMP("omp parallel for schedule(static)")
     for (size_t r = 0; r < rows; r++) {
@@ -174,7 +193,7 @@ static float half_to_float(uint16_t h)
     return f;
 }
 
-int cpu_matmul_f16(const uint16_t *a, const uint16_t *b, float *c, size_t rows, size_t cols,
+static int cpu_matmul_f16(const uint16_t *a, const uint16_t *b, float *c, size_t rows, size_t cols,
                    size_t inner)
 {
     float *fa = malloc(rows * inner * sizeof *fa), *fb = malloc(inner * cols * sizeof *fb);
@@ -194,3 +213,12 @@ int cpu_matmul_f16(const uint16_t *a, const uint16_t *b, float *c, size_t rows, 
     free(fb);
     return 0;
 }
+
+const cpu_baseline_ops CPU_BASELINE_OPS = {
+#ifdef CPU_BASELINE_SECOND
+    "x86-64-v3",
+#else
+    "default",
+#endif
+    cpu_vec_add, cpu_reduce, cpu_histogram, cpu_scan, cpu_particles, cpu_matmul, cpu_matmul_f16,
+};

@@ -279,27 +279,28 @@ static mox_status mox_run(const cpu_work *w, cpu_dev *d, uint32_t s)
 static bool c_run(const cpu_work *w, uint32_t s)
 {
     const void *a = w->in[s][0], *b = w->in[s][1];
+    const cpu_baseline_ops *c = cpu_baseline_get();
     switch (w->kind) {
     case W_VEC:
-        cpu_vec_add(a, b, w->host_out, w->n);
+        c->vec_add(a, b, w->host_out, w->n);
         return true;
     case W_RED:
-        cpu_reduce(a, w->n, w->host_out);
+        c->reduce(a, w->n, w->host_out);
         return true;
     case W_HIST:
-        cpu_histogram(a, w->n, w->host_out);
+        c->histogram(a, w->n, w->host_out);
         return true;
     case W_SCAN:
-        cpu_scan(a, w->n, w->host_out);
+        c->scan(a, w->n, w->host_out);
         return true;
     case W_PART:
-        cpu_particles(a, w->host_out, w->n, w->config);
+        c->particles(a, w->host_out, w->n, w->config);
         return true;
     case W_MM:
-        cpu_matmul(a, b, w->host_out, w->n, w->n, w->n);
+        c->matmul(a, b, w->host_out, w->n, w->n, w->n);
         return true;
     default:
-        return cpu_matmul_f16(a, b, w->host_out, w->n, w->n, w->n) == 0;
+        return c->matmul_f16(a, b, w->host_out, w->n, w->n, w->n) == 0;
     }
 }
 
@@ -385,7 +386,7 @@ static void run_pair(bench_report *r, cpu_work *w, uint32_t threads, const char 
     }
     snprintf(mc->baseline, sizeof mc->baseline, "%s", cpu_baseline_name());
     snprintf(mc->note, sizeof mc->note, "launch (or sequence) constructed and waited, wall time");
-    snprintf(cc->note, sizeof cc->note, "plain C loop, wall time");
+    snprintf(cc->note, sizeof cc->note, "plain C loop (%s ISA), wall time", cpu_baseline_get()->isa);
 
     mox_device_options opts;
     memset(&opts, 0, sizeof opts);

@@ -223,6 +223,11 @@ API CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) { (void)d; *c = 
 API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) { (void)d; return CUDA_SUCCESS; }
 API CUresult cuDevicePrimaryCtxReset_v2(CUdevice d) { (void)d; return CUDA_SUCCESS; }
 API CUresult cuCtxSetCurrent(CUcontext c) { (void)c; return CUDA_SUCCESS; }
+API CUresult cuCtxGetCurrent(CUcontext *c) { *c = &g_ctx; return CUDA_SUCCESS; }
+API CUresult cuCtxEnablePeerAccess(CUcontext p, unsigned int f) { (void)p; (void)f; return CUDA_ERROR_NOT_SUPPORTED; }
+API CUresult cuDeviceGetUuid_v2(CUuuid *u, CUdevice d) { memset(u, 0, sizeof *u); u->bytes[15] = (char)d; return CUDA_SUCCESS; }
+API CUresult cuDeviceCanAccessPeer(int *c, CUdevice d, CUdevice p) { (void)d; (void)p; *c = 0; return CUDA_SUCCESS; }
+API CUresult cuDeviceGetP2PAttribute(int *v, int a, CUdevice s, CUdevice d) { (void)a; (void)s; (void)d; *v = 0; return CUDA_SUCCESS; }
 API CUresult cuCtxSynchronize(void) { return CUDA_SUCCESS; }
 API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t b)
 {
@@ -232,6 +237,13 @@ API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t b)
 }
 API CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)(uintptr_t)p); return CUDA_SUCCESS; }
 API CUresult cuMemAllocAsync(CUdeviceptr *p, size_t b, CUstream s) { (void)s; return cuMemAlloc_v2(p, b); }
+API CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s) { (void)s; return cuMemFree_v2(p); }
+API CUresult cuMemcpyPeerAsync(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st)
+{
+    (void)dc; (void)sc; (void)st;
+    memcpy((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
+    return CUDA_SUCCESS;
+}
 API CUresult cuMemHostAlloc(void **p, size_t b, unsigned int f) { (void)f; *p = malloc(b); return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY; }
 API CUresult cuMemFreeHost(void *p) { free(p); return CUDA_SUCCESS; }
 API CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned int f) { (void)f; *d = (CUdeviceptr)(uintptr_t)p; return CUDA_SUCCESS; }

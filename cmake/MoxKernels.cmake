@@ -16,11 +16,28 @@ else()
 endif()
 set(MOX_ARTIFACT_CACHE_DIR "${CMAKE_BINARY_DIR}/mox-artifacts")
 
+# The C compiler of kernels_cpu.so: clang when it is there, because it
+# vectorizes the work-group functions' thread loops, whose CUDA-style 32-bit
+# indices (block * dim + thread) GCC 12 cannot prove free of wrap-around;
+# under the sanitizers the project's own compiler, whose sanitizer runtime
+# the program loads (docs/moxc.md).
+if(NOT DEFINED MOX_KERNEL_C_COMPILER)
+  set(mox__kernel_cc "${CMAKE_C_COMPILER}")
+  if(NOT MOX_SANITIZE AND NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
+    find_program(MOX_KERNEL_CLANG NAMES clang clang-19 clang-18 clang-17 clang-16 clang-15 clang-14)
+    if(MOX_KERNEL_CLANG)
+      set(mox__kernel_cc "${MOX_KERNEL_CLANG}")
+    endif()
+  endif()
+  set(MOX_KERNEL_C_COMPILER "${mox__kernel_cc}" CACHE FILEPATH
+      "C compiler for kernels_cpu.so (default: clang when found, except under sanitizers)")
+endif()
+
 # The moxc options that follow the build configuration: nvcc and its archs,
-# the C compiler, sanitizers (kernels_cpu.so is loaded into sanitized
-# programs, so it is instrumented the same way).
+# the kernels' C compiler, sanitizers (kernels_cpu.so is loaded into
+# sanitized programs, so it is instrumented the same way).
 function(mox__kernels_config_args out)
-  set(args --cc "${CMAKE_C_COMPILER}")
+  set(args --cc "${MOX_KERNEL_C_COMPILER}")
   if(MOX_NVCC)
     list(APPEND args --nvcc "${MOX_NVCC}")
     foreach(arch IN LISTS MOX_CUDA_ARCHS)

@@ -14,7 +14,8 @@
 #      vs originals), into <date>-h200-workloads.json, its charts in
 #      <date>-h200-workloads-plots.tar.gz and <date>-h200-workloads-ratio.png
 # Results in $OUT (at most 8 files, as the device tool returns them), named
-# for bench/results/: <date>-h200.json, <date>-h200.md (tables),
+# for bench/results/: <date>-h200.json, <date>-h200-cpu.json (the CPU
+# suite alone), <date>-h200.md (tables),
 # <date>-h200-plots.tar.gz, <date>-h200-quality-ratio.png,
 # <date>-h200-pipeline-peers.png, <date>-h200-log.txt, <date>-h200-summary.txt.
 #
@@ -171,6 +172,8 @@ if has_step cpu && [ -x "$runner" ]; then
     run_step "mox_bench cpu suite" 150 env MOX_BACKEND=cpu "$runner" --suite cpu ${MOX_BENCH_ARGS_CPU:---samples 10 --warmup 1} \
         --json "$work/cpu.json" --md "$work/cpu.md" || status=1
     [ -f "$work/cpu.md" ] && { echo "## CPU backend vs plain C ($(nproc) cores)"; echo; cat "$work/cpu.md"; echo; } >>"$md"
+    # Kept on its own too: a run of just this step (steps=cpu) has no merge.
+    [ -f "$work/cpu.json" ] && cp "$work/cpu.json" "$OUT/$tag-cpu.json"
 fi
 
 if has_step workloads; then

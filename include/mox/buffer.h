@@ -42,6 +42,25 @@ MOX_API mox_status mox_buffer_write(mox_buffer *buffer, size_t first, size_t cou
  * copy of the bytes (mox_result_bytes), ordered after the buffer's writers. */
 MOX_API mox_op *mox_buffer_readback(mox_buffer *buffer);
 
+/* Lazy copy of elements src[src_first, +count) into dst[dst_first, +count)
+ * (docs/multi-device.md): an op like a launch (A1: nothing happens before
+ * the first poll), whose result yields {src, dst} back (A4). It reads src
+ * and writes dst: ordered after src's pending writers and dst's pending
+ * readers and writers, and before later work on either (A6), on whatever
+ * devices they are. Between devices of one backend it is device work on
+ * the destination's device (a peer copy where the devices can reach each
+ * other) and is gated like a dispatch (A9): a copy of the output of an
+ * unfinished writer that fails resolves MOX_ERR_GATED with that failure as
+ * cause, copies nothing, and gates what reads dst after it. Between
+ * backends it is staged through host memory (a readback of src, then a
+ * write of dst, both ordered at submission) and, like host access, never
+ * gated. count 0 resolves OK at once. Errors (a resolved op):
+ * MOX_ERR_INVALID_ARGUMENT (NULL buffer, element types differ, overlapping
+ * ranges of one buffer), MOX_ERR_OUT_OF_RANGE; at submission
+ * MOX_ERR_DEVICE_LOST (either device lost), MOX_ERR_OUT_OF_MEMORY. */
+MOX_API mox_op *mox_buffer_copy(mox_buffer *src, size_t src_first, mox_buffer *dst,
+                                size_t dst_first, size_t count);
+
 #ifdef __cplusplus
 }
 #endif

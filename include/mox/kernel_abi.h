@@ -2,11 +2,14 @@
  * the runtime's backends. Included by mox/kernel.h; users never touch it.
  *
  * CPU: the generated CPU translation unit (compiled to kernels_cpu.so)
- * exports `const mox_cpu_module_entry *mox_cpu_module(void)`. The runtime
- * runs each thread of a block with a mox_cpu_lane installed in the module's
- * thread-local slot. Block-shared memory is `static _Thread_local` storage:
- * a worker thread runs one block at a time, all of whose threads (fibers)
- * live on that worker.
+ * exports `const mox_cpu_module_entry *mox_cpu_module(void)`. A worker
+ * thread runs one block at a time, with a mox_cpu_lane installed in the
+ * module's thread-local slot. Most kernels have a work-group function
+ * (group_fn): moxc turned the block's threads into loops around the
+ * barrier-free regions of the kernel, so one call runs the whole block and
+ * its shared memory is a local array of that call. The others run each
+ * thread of the block as a fiber of the worker (thread_fn), their shared
+ * memory being `static _Thread_local` storage of the worker.
  *
  * CUDA: every generated entry `mox_entry_<kernel>` takes a mox_gate first,
  * then the kernel's parameters (buffers as device pointers, values by value).
@@ -16,7 +19,8 @@
 
 #include <stdint.h>
 
-/* 2: dynamic shared memory in the lane. */
+/* 2: work-group functions (group_fn, mox_cpu_group), executor kinds,
+ * dynamic shared memory in the lane. */
 #define MOX_CPU_INTERFACE_VERSION 2u
 
 /* Per-dispatch status words (CUDA: status[2*i], status[2*i+1]; CPU: fields). */
@@ -26,8 +30,8 @@
 
 /* Per-kernel feature bits; the ABI JSON names are in quotes. */
 enum {
-    MOX_KFEAT_BARRIER = 1u << 0, /* "barrier": calls mox_barrier (CPU runs it on fibers) */
-    MOX_KFEAT_WARP = 1u << 1,    /* "warp": warp collectives (CPU runs it on fibers) */
+    MOX_KFEAT_BARRIER = 1u << 0, /* "barrier": calls mox_barrier */
+    MOX_KFEAT_WARP = 1u << 1,    /* "warp": warp collectives */
     MOX_KFEAT_ATOMICS = 1u << 2, /* "atomics": atomic buffers or shared atomics */
     MOX_KFEAT_FAIL = 1u << 3,    /* "fail": may call mox_fail */
     MOX_KFEAT_SHARED = 1u << 4,  /* "shared": declares MOX_SHARED memory */
@@ -68,20 +72,44 @@ typedef struct mox_cpu_lane {
     uint32_t dynamic_shared_bytes;
 } mox_cpu_lane;
 
+/* How the CPU backend runs a kernel (mox_cpu_kernel_entry.executor; the
+ * manifest's "cpu" section names them, docs/abi.md). */
+enum {
+    MOX_CPU_EXEC_LOOPS = 1,        /* "loops": group_fn is moxc's work-group function */
+    MOX_CPU_EXEC_THREAD_CALLS = 2, /* "thread-calls": group_fn calls the kernel once per thread
+                                      (barrier-free kernels moxc did not turn into loops) */
+    MOX_CPU_EXEC_FIBERS = 3        /* "fibers": no group_fn, one fiber per thread (cooperative
+                                      kernels moxc did not turn into loops) */
+};
+
+/* What a work-group function gets for one block. `lane` is installed in
+ * the module's slot for the call and already holds the block's indices,
+ * dimensions, services and dynamic shared memory: code the function calls
+ * (helpers, mox_fail) reads it; the function keeps lane->thread_idx and
+ * lane->linear current wherever that code reads the thread index. */
+typedef struct mox_cpu_group {
+    mox_kdim3 block_idx, block_dim, grid_dim;
+    mox_cpu_lane *lane;
+    void *dynamic_shared;          /* = lane->dynamic_shared */
+    uint32_t dynamic_shared_bytes;
+} mox_cpu_group;
+
 /* Runs one thread: reads the lane from the module's slot. `args[i]` points to
  * the i-th argument: for a buffer, to a `void *` holding its base address;
- * for a value, to its bytes (aligned to 16). Used for cooperative kernels
- * (barrier/warp), one fiber per thread. */
+ * for a value, to its bytes (aligned to 16). The fiber executor runs one
+ * fiber per thread of the block through it. */
 typedef void (*mox_cpu_thread_fn)(void *const *args);
-/* Runs every thread of one block in order (x fastest) on the caller, updating
- * *lane's thread_idx/linear. Used for kernels without barriers or warp ops. */
-typedef void (*mox_cpu_block_fn)(void *const *args, mox_cpu_lane *lane);
+/* Runs every thread of one block on the caller (same `args`). Barriers and
+ * warp operations are steps between its loops: it never calls
+ * svc->barrier or svc->warp_exchange. */
+typedef void (*mox_cpu_group_fn)(void *const *args, const mox_cpu_group *group);
 
 typedef struct mox_cpu_kernel_entry {
     const char *name;
-    mox_cpu_thread_fn thread_fn;
-    mox_cpu_block_fn block_fn;
+    mox_cpu_thread_fn thread_fn;   /* always present */
+    mox_cpu_group_fn group_fn;     /* NULL exactly when executor is MOX_CPU_EXEC_FIBERS */
     uint32_t features;             /* MOX_KFEAT_* bits */
+    uint32_t executor;             /* MOX_CPU_EXEC_* */
 } mox_cpu_kernel_entry;
 
 typedef struct mox_cpu_module_entry {

@@ -107,13 +107,21 @@ typedef float (*mox__f32_op)(float, float);
 
 static inline float mox__add_f32(float a, float b) { return a + b; }
 
-static inline float mox__warp_tree_f32(uint32_t value, mox__f32_op op, float identity) {
-    mox__warp_view w = mox__warp_exchange(value);
-    float a[MOX_WARP_SIZE];
-    for (uint32_t k = 0; k < MOX_WARP_SIZE; k++) a[k] = k < w.n ? mox_f32_from_bits(w.v[k]) : identity;
+/* The tree over a[0..n), lanes n..31 set to the identity; a is clobbered.
+ * Both executors reduce through it (fibers: from the exchanged bits;
+ * work-group functions: from the lane array), so both give these bits. */
+static inline float mox__tree_f32(float a[MOX_WARP_SIZE], uint32_t n, mox__f32_op op, float identity) {
+    for (uint32_t k = n; k < MOX_WARP_SIZE; k++) a[k] = identity;
     for (uint32_t o = MOX_WARP_SIZE / 2u; o > 0u; o >>= 1)
         for (uint32_t k = 0; k < o; k++) a[k] = op(a[k], a[k + o]);
     return a[0];
+}
+
+static inline float mox__warp_tree_f32(uint32_t value, mox__f32_op op, float identity) {
+    mox__warp_view w = mox__warp_exchange(value);
+    float a[MOX_WARP_SIZE];
+    for (uint32_t k = 0; k < w.n; k++) a[k] = mox_f32_from_bits(w.v[k]);
+    return mox__tree_f32(a, w.n, op, identity);
 }
 
 static inline float mox_warp_sum_f32(float v) {
@@ -129,11 +137,11 @@ static inline float mox_warp_max_f32(float v) {
 /* Integer reductions are associative: order does not matter. */
 enum { MOX__R_ADD, MOX__R_MINU, MOX__R_MAXU, MOX__R_MINI, MOX__R_MAXI, MOX__R_AND, MOX__R_OR, MOX__R_XOR };
 
-static inline uint32_t mox__warp_reduce_u(uint32_t value, int op) {
-    mox__warp_view w = mox__warp_exchange(value);
-    uint32_t r = w.v[0];
-    for (uint32_t k = 1; k < w.n; k++) {
-        uint32_t x = w.v[k];
+/* Lanes 0..n-1 of v combined in lane order. */
+static inline uint32_t mox__reduce_u(const uint32_t *v, uint32_t n, int op) {
+    uint32_t r = v[0];
+    for (uint32_t k = 1; k < n; k++) {
+        uint32_t x = v[k];
         switch (op) {
         case MOX__R_ADD: r += x; break;
         case MOX__R_MINU: r = x < r ? x : r; break;
@@ -146,6 +154,11 @@ static inline uint32_t mox__warp_reduce_u(uint32_t value, int op) {
         }
     }
     return r;
+}
+
+static inline uint32_t mox__warp_reduce_u(uint32_t value, int op) {
+    mox__warp_view w = mox__warp_exchange(value);
+    return mox__reduce_u(w.v, w.n, op);
 }
 
 static inline uint32_t mox_warp_sum_u32(uint32_t v) { return mox__warp_reduce_u(v, MOX__R_ADD); }
@@ -167,12 +180,17 @@ static inline int32_t mox_warp_xor_i32(int32_t v) { return mox__u2i(mox__warp_re
  * a[i] = a[i - d] + a[i]. Walking i downwards reads only old values. The
  * exclusive scan is the inclusive one shifted up by one lane, 0 in lane 0. */
 
+/* The inclusive scan of a[0..n) in place. */
+static inline void mox__scan_f32(float a[MOX_WARP_SIZE], uint32_t n) {
+    for (uint32_t d = 1; d < MOX_WARP_SIZE; d <<= 1)
+        for (uint32_t i = n; i-- > d;) a[i] = a[i - d] + a[i];
+}
+
 static inline float mox__warp_scan_f32(float v, int exclusive) {
     mox__warp_view w = mox__warp_exchange(mox_f32_to_bits(v));
     float a[MOX_WARP_SIZE];
     for (uint32_t k = 0; k < w.n; k++) a[k] = mox_f32_from_bits(w.v[k]);
-    for (uint32_t d = 1; d < MOX_WARP_SIZE; d <<= 1)
-        for (uint32_t i = w.n; i-- > d;) a[i] = a[i - d] + a[i];
+    mox__scan_f32(a, w.n);
     if (!exclusive) return a[w.lane];
     return w.lane == 0 ? 0.0f : a[w.lane - 1u];
 }
@@ -198,15 +216,19 @@ static inline int32_t mox_warp_exclusive_sum_i32(int32_t v) { return mox__u2i(mo
 
 enum { MOX__S_IDX, MOX__S_UP, MOX__S_DOWN, MOX__S_XOR };
 
+/* The lane whose value lane `lane` gets, or UINT32_MAX for its own. */
+static inline uint32_t mox__shuffle_src(uint32_t lane, uint32_t arg, int kind) {
+    switch (kind) {
+    case MOX__S_IDX: return arg;
+    case MOX__S_UP: return arg <= lane ? lane - arg : UINT32_MAX;
+    case MOX__S_DOWN: return arg < MOX_WARP_SIZE ? lane + arg : UINT32_MAX;
+    default: return lane ^ arg;
+    }
+}
+
 static inline uint32_t mox__warp_shuffle(uint32_t v, uint32_t arg, int kind) {
     mox__warp_view w = mox__warp_exchange(v);
-    uint32_t src;
-    switch (kind) {
-    case MOX__S_IDX: src = arg; break;
-    case MOX__S_UP: src = arg <= w.lane ? w.lane - arg : UINT32_MAX; break;
-    case MOX__S_DOWN: src = arg < MOX_WARP_SIZE ? w.lane + arg : UINT32_MAX; break;
-    default: src = w.lane ^ arg; break;
-    }
+    uint32_t src = mox__shuffle_src(w.lane, arg, kind);
     return src < w.n ? w.v[src] : v;
 }
 
@@ -241,6 +263,149 @@ static inline bool mox_warp_all(bool p) {
     for (uint32_t k = 0; k < w.n; k++)
         if (!w.v[k]) return false;
     return true;
+}
+
+/* ---- warp steps of work-group functions ----
+ * moxc's work-group functions compute a warp operation as a step over the
+ * warp's lane arrays: in[l] (and arg[l]) hold lane l's arguments for the
+ * n lanes of the warp, out[l] gets lane l's result. Each step combines
+ * through the helpers the fiber implementation above uses, so both
+ * executors, and CUDA, give the same bits. Named mox__wstep_<op> for
+ * mox_warp_<op>. */
+
+static inline void mox__wstep_tree_f32(float *out, const float *in, uint32_t n, mox__f32_op op, float identity) {
+    float a[MOX_WARP_SIZE];
+    for (uint32_t k = 0; k < n; k++) a[k] = in[k];
+    float r = mox__tree_f32(a, n, op, identity);
+    for (uint32_t k = 0; k < n; k++) out[k] = r;
+}
+static inline void mox__wstep_sum_f32(float *out, const float *in, uint32_t n) {
+    mox__wstep_tree_f32(out, in, n, mox__add_f32, -0.0f);
+}
+static inline void mox__wstep_min_f32(float *out, const float *in, uint32_t n) {
+    mox__wstep_tree_f32(out, in, n, mox__min_f32, mox_f32_from_bits(MOX__F32_QNAN));
+}
+static inline void mox__wstep_max_f32(float *out, const float *in, uint32_t n) {
+    mox__wstep_tree_f32(out, in, n, mox__max_f32, mox_f32_from_bits(MOX__F32_QNAN));
+}
+
+static inline void mox__wstep_reduce_u(uint32_t *out, const uint32_t *in, uint32_t n, int op) {
+    uint32_t r = mox__reduce_u(in, n, op);
+    for (uint32_t k = 0; k < n; k++) out[k] = r;
+}
+
+static inline void mox__wstep_scan_u(uint32_t *out, const uint32_t *in, uint32_t n, int exclusive) {
+    uint32_t r = 0; /* wrapping sums: any grouping gives the fiber path's bits */
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t x = in[k];
+        out[k] = exclusive ? r : r + x;
+        r += x;
+    }
+}
+
+static inline void mox__wstep_inclusive_sum_f32(float *out, const float *in, uint32_t n) {
+    float a[MOX_WARP_SIZE];
+    for (uint32_t k = 0; k < n; k++) a[k] = in[k];
+    mox__scan_f32(a, n);
+    for (uint32_t k = 0; k < n; k++) out[k] = a[k];
+}
+static inline void mox__wstep_exclusive_sum_f32(float *out, const float *in, uint32_t n) {
+    float a[MOX_WARP_SIZE];
+    for (uint32_t k = 0; k < n; k++) a[k] = in[k];
+    mox__scan_f32(a, n);
+    for (uint32_t k = n; k-- > 1u;) out[k] = a[k - 1u];
+    if (n) out[0] = 0.0f;
+}
+
+static inline void mox__wstep_shuffle_u(uint32_t *out, const uint32_t *in, const uint32_t *arg, uint32_t n, int kind) {
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t src = mox__shuffle_src(k, arg[k], kind);
+        out[k] = src < n ? in[src] : in[k];
+    }
+}
+
+/* Typed forms: u32 directly, i32 through its two's-complement bits, f32
+ * through its bits (shuffles only move values). */
+#define MOX__WSTEP_U(name, call)                                                                      \
+    static inline void mox__wstep_##name##_u32(uint32_t *out, const uint32_t *in, uint32_t n) {       \
+        call(out, in, n);                                                                             \
+    }                                                                                                 \
+    static inline void mox__wstep_##name##_i32(int32_t *out, const int32_t *in, uint32_t n) {         \
+        uint32_t u[MOX_WARP_SIZE], r[MOX_WARP_SIZE];                                                  \
+        for (uint32_t k = 0; k < n; k++) u[k] = mox__i2u(in[k]);                                      \
+        call(r, u, n);                                                                                \
+        for (uint32_t k = 0; k < n; k++) out[k] = mox__u2i(r[k]);                                     \
+    }
+#define MOX__WSTEP_REDUCE(name, uop, iop)                                                             \
+    static inline void mox__wstep_##name##_u(uint32_t *out, const uint32_t *in, uint32_t n) {         \
+        mox__wstep_reduce_u(out, in, n, uop);                                                         \
+    }                                                                                                 \
+    static inline void mox__wstep_##name##_iu(uint32_t *out, const uint32_t *in, uint32_t n) {        \
+        mox__wstep_reduce_u(out, in, n, iop);                                                         \
+    }                                                                                                 \
+    static inline void mox__wstep_##name##_u32(uint32_t *out, const uint32_t *in, uint32_t n) {       \
+        mox__wstep_##name##_u(out, in, n);                                                            \
+    }                                                                                                 \
+    static inline void mox__wstep_##name##_i32(int32_t *out, const int32_t *in, uint32_t n) {         \
+        uint32_t u[MOX_WARP_SIZE], r[MOX_WARP_SIZE];                                                  \
+        for (uint32_t k = 0; k < n; k++) u[k] = mox__i2u(in[k]);                                      \
+        mox__wstep_##name##_iu(r, u, n);                                                              \
+        for (uint32_t k = 0; k < n; k++) out[k] = mox__u2i(r[k]);                                     \
+    }
+MOX__WSTEP_REDUCE(sum, MOX__R_ADD, MOX__R_ADD)
+MOX__WSTEP_REDUCE(min, MOX__R_MINU, MOX__R_MINI)
+MOX__WSTEP_REDUCE(max, MOX__R_MAXU, MOX__R_MAXI)
+MOX__WSTEP_REDUCE(and, MOX__R_AND, MOX__R_AND)
+MOX__WSTEP_REDUCE(or, MOX__R_OR, MOX__R_OR)
+MOX__WSTEP_REDUCE(xor, MOX__R_XOR, MOX__R_XOR)
+#undef MOX__WSTEP_REDUCE
+
+static inline void mox__wstep_incl_u(uint32_t *out, const uint32_t *in, uint32_t n) { mox__wstep_scan_u(out, in, n, 0); }
+static inline void mox__wstep_excl_u(uint32_t *out, const uint32_t *in, uint32_t n) { mox__wstep_scan_u(out, in, n, 1); }
+MOX__WSTEP_U(inclusive_sum, mox__wstep_incl_u)
+MOX__WSTEP_U(exclusive_sum, mox__wstep_excl_u)
+#undef MOX__WSTEP_U
+
+#define MOX__WSTEP_SHUFFLE(suffix, kind)                                                              \
+    static inline void mox__wstep_shuffle##suffix##_u32(uint32_t *out, const uint32_t *in,           \
+                                                         const uint32_t *arg, uint32_t n) {          \
+        mox__wstep_shuffle_u(out, in, arg, n, kind);                                                  \
+    }                                                                                                 \
+    static inline void mox__wstep_shuffle##suffix##_i32(int32_t *out, const int32_t *in,             \
+                                                         const uint32_t *arg, uint32_t n) {          \
+        uint32_t u[MOX_WARP_SIZE], r[MOX_WARP_SIZE];                                                  \
+        for (uint32_t k = 0; k < n; k++) u[k] = mox__i2u(in[k]);                                      \
+        mox__wstep_shuffle_u(r, u, arg, n, kind);                                                     \
+        for (uint32_t k = 0; k < n; k++) out[k] = mox__u2i(r[k]);                                     \
+    }                                                                                                 \
+    static inline void mox__wstep_shuffle##suffix##_f32(float *out, const float *in,                 \
+                                                         const uint32_t *arg, uint32_t n) {          \
+        uint32_t u[MOX_WARP_SIZE], r[MOX_WARP_SIZE];                                                  \
+        for (uint32_t k = 0; k < n; k++) u[k] = mox_f32_to_bits(in[k]);                               \
+        mox__wstep_shuffle_u(r, u, arg, n, kind);                                                     \
+        for (uint32_t k = 0; k < n; k++) out[k] = mox_f32_from_bits(r[k]);                            \
+    }
+MOX__WSTEP_SHUFFLE(, MOX__S_IDX)
+MOX__WSTEP_SHUFFLE(_up, MOX__S_UP)
+MOX__WSTEP_SHUFFLE(_down, MOX__S_DOWN)
+MOX__WSTEP_SHUFFLE(_xor, MOX__S_XOR)
+#undef MOX__WSTEP_SHUFFLE
+
+static inline void mox__wstep_ballot(uint64_t *out, const bool *in, uint32_t n) {
+    uint64_t r = 0;
+    for (uint32_t k = 0; k < n; k++)
+        if (in[k]) r |= (uint64_t)1 << k;
+    for (uint32_t k = 0; k < n; k++) out[k] = r;
+}
+static inline void mox__wstep_any(bool *out, const bool *in, uint32_t n) {
+    bool r = false;
+    for (uint32_t k = 0; k < n; k++) r = r || in[k];
+    for (uint32_t k = 0; k < n; k++) out[k] = r;
+}
+static inline void mox__wstep_all(bool *out, const bool *in, uint32_t n) {
+    bool r = true;
+    for (uint32_t k = 0; k < n; k++) r = r && in[k];
+    for (uint32_t k = 0; k < n; k++) out[k] = r;
 }
 
 /* ---- atomics (relaxed; shared-memory atomics are plain TLS words touched
@@ -282,6 +447,43 @@ MOX__ATOMICS(u32, uint32_t, mox_atomic_u32)
 MOX__ATOMICS(i32, int32_t, mox_atomic_i32)
 #undef MOX__ATOMICS
 
+/* Shared-memory atomics inside a work-group function: the block's threads
+ * run one after another on one worker, so plain loads and stores are
+ * atomic with respect to every thread that can see the word. moxc calls
+ * these instead of mox_atomic_* where the pointer is into a MOX_SHARED
+ * array; results are the same. */
+#define MOX__LOCAL_RMW(sfx, T, A, name, expr)                                                        \
+    static inline T mox__local_atomic_##name##_##sfx(A *p, T v) {                                    \
+        T o = p->value;                                                                              \
+        p->value = (expr);                                                                           \
+        return o;                                                                                    \
+    }
+#define MOX__LOCAL_ATOMICS(sfx, T, A, TO_U, FROM_U)                                                  \
+    static inline T mox__local_atomic_load_##sfx(const A *p) { return p->value; }                    \
+    static inline void mox__local_atomic_store_##sfx(A *p, T v) { p->value = v; }                    \
+    MOX__LOCAL_RMW(sfx, T, A, exchange, v)                                                           \
+    MOX__LOCAL_RMW(sfx, T, A, add, FROM_U(TO_U(o) + TO_U(v)))                                        \
+    MOX__LOCAL_RMW(sfx, T, A, sub, FROM_U(TO_U(o) - TO_U(v)))                                        \
+    MOX__LOCAL_RMW(sfx, T, A, min, v < o ? v : o)                                                    \
+    MOX__LOCAL_RMW(sfx, T, A, max, v > o ? v : o)                                                    \
+    MOX__LOCAL_RMW(sfx, T, A, and, FROM_U(TO_U(o) & TO_U(v)))                                        \
+    MOX__LOCAL_RMW(sfx, T, A, or, FROM_U(TO_U(o) | TO_U(v)))                                         \
+    MOX__LOCAL_RMW(sfx, T, A, xor, FROM_U(TO_U(o) ^ TO_U(v)))                                        \
+    static inline bool mox__local_atomic_cas_##sfx(A *p, T *expected, T desired) {                   \
+        if (p->value == *expected) {                                                                 \
+            p->value = desired;                                                                      \
+            return true;                                                                             \
+        }                                                                                            \
+        *expected = p->value;                                                                        \
+        return false;                                                                                \
+    }
+#define MOX__SAME(x) (x)
+MOX__LOCAL_ATOMICS(u32, uint32_t, mox_atomic_u32, MOX__SAME, MOX__SAME)
+MOX__LOCAL_ATOMICS(i32, int32_t, mox_atomic_i32, mox__i2u, mox__u2i)
+#undef MOX__SAME
+#undef MOX__LOCAL_ATOMICS
+#undef MOX__LOCAL_RMW
+
 /* ---- f16: software conversions that match CUDA's cvt.rn.f16.f32 and
  * cvt.f32.f16 bit for bit (tests/dialect checks all 65536 halves) ---- */
 
@@ -317,23 +519,17 @@ static inline mox_f16 mox_f16_from_f32(float f) {
     return mox_f16_from_bits((uint16_t)(sign | h));
 }
 
+/* Without a branch or a loop, so a loop converting halves vectorizes: a
+ * subnormal half m * 2^-24 is (float)m (exact, m < 1024) times 2^-24
+ * (exact: a power of two, the product a normal float). */
 static inline float mox_f16_to_f32(mox_f16 h) {
     uint32_t sign = (uint32_t)(h.bits & 0x8000u) << 16;
     uint32_t e = (h.bits >> 10) & 0x1fu;
     uint32_t m = h.bits & 0x3ffu;
-    if (e == 0x1fu) return mox_f32_from_bits(m ? 0x7fffffffu : (sign | 0x7f800000u));
-    if (e == 0) {
-        if (m == 0) return mox_f32_from_bits(sign);
-        e = 1;
-        while (!(m & 0x400u)) { /* normalise the subnormal */
-            m <<= 1;
-            e--;
-        }
-        m &= 0x3ffu;
-        /* e is now 1 - shifts, possibly "negative" in uint32 arithmetic. */
-        return mox_f32_from_bits(sign | ((e + 112u) << 23) | (m << 13));
-    }
-    return mox_f32_from_bits(sign | ((e + 112u) << 23) | (m << 13));
+    uint32_t normal = sign | ((e + 112u) << 23) | (m << 13);
+    uint32_t special = m ? 0x7fffffffu : (sign | 0x7f800000u);
+    uint32_t small = sign | mox_f32_to_bits((float)m * 5.9604644775390625e-8f); /* 2^-24 */
+    return mox_f32_from_bits(e == 0x1fu ? special : e == 0u ? small : normal);
 }
 
 /* ---- dynamic shared memory ---- */

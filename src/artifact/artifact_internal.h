@@ -79,4 +79,12 @@ bool mox__json_string(const json_t *obj, const char *key, const char *what, cons
 bool mox__json_strdup(const json_t *obj, const char *key, const char *what, char **out,
                       mox_artifact_error *err);
 
+/* The manifest's "cpu" section (manifest_cpu.c). */
+struct mox_manifest;
+bool mox__manifest_read_cpu(const json_t *cpu, struct mox_manifest *m, mox_artifact_error *err);
+/* Rules relating the section to the ABI; after the ABI was read. */
+bool mox__manifest_check_cpu(const struct mox_manifest *m, mox_artifact_error *err);
+json_t *mox__manifest_cpu_to_value(const struct mox_manifest *m);
+void mox__manifest_free_cpu(struct mox_manifest *m);
+
 #endif

@@ -40,6 +40,7 @@ void mox_manifest_free(mox_manifest *m)
     mox__free(m->cc_version);
     free_strings(m->nvcc_flags, m->nvcc_flag_count);
     free_strings(m->cc_flags, m->cc_flag_count);
+    mox__manifest_free_cpu(m);
     mox__free(m);
 }
 
@@ -196,11 +197,11 @@ static bool check_consistency(const mox_manifest *m, mox_artifact_error *err)
         return mox__fail(err, "manifest build: cc_version is empty");
     if (fatbin && !*m->nvcc_version)
         return mox__fail(err, "manifest build: nvcc_version is empty but the artifact has a fatbin");
-    return true;
+    return mox__manifest_check_cpu(m, err);
 }
 
 static const char *const manifest_keys[] = {"format", "format_version", "module", "abi",
-                                            "abi_sha256", "target", "files", "build"};
+                                            "abi_sha256", "target", "files", "build", "cpu"};
 
 static bool read_manifest(const json_t *root, mox_manifest *m, mox_artifact_error *err)
 {
@@ -225,7 +226,7 @@ static bool read_manifest(const json_t *root, mox_manifest *m, mox_artifact_erro
         return mox__fail(err, "unsupported kernel ABI version %" JSON_INTEGER_FORMAT
                          " (this mox reads versions %d to %d)", json_integer_value(abi_version),
                          MOX_ABI_VERSION_MIN, MOX_ABI_VERSION);
-    if (!mox__json_object(root, what, manifest_keys, 8, err) ||
+    if (!mox__json_object(root, what, manifest_keys, 9, err) ||
         !mox__json_strdup(root, "module", what, &m->module, err))
         return false;
     if (!mox__is_identifier(m->module))
@@ -234,7 +235,8 @@ static bool read_manifest(const json_t *root, mox_manifest *m, mox_artifact_erro
            read_hash(root, "abi_sha256", what, m->abi_sha256, err) &&
            read_target(json_object_get(root, "target"), m, err) &&
            read_files(json_object_get(root, "files"), m, err) &&
-           read_build(json_object_get(root, "build"), m, err) && check_consistency(m, err);
+           read_build(json_object_get(root, "build"), m, err) &&
+           mox__manifest_read_cpu(json_object_get(root, "cpu"), m, err) && check_consistency(m, err);
 }
 
 bool mox_manifest_parse(const char *text, size_t length, mox_manifest **out, mox_artifact_error *err)
@@ -294,8 +296,11 @@ char *mox_manifest_to_json(const mox_manifest *m)
         m->nvcc_version, "cc_version", m->cc_version, "nvcc_flags",
         string_array(m->nvcc_flags, m->nvcc_flag_count), "cc_flags",
         string_array(m->cc_flags, m->cc_flag_count));
-    if (!root)
+    json_t *cpu = root ? mox__manifest_cpu_to_value(m) : NULL;
+    if (!cpu || json_object_set_new(root, "cpu", cpu) != 0) {
+        json_decref(root);
         return NULL;
+    }
     char *text = mox__json_dump(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(root);
     if (!text)

@@ -8,7 +8,8 @@
 #define MOX_MANIFEST_FORMAT "mox-artifact"
 /* Size limit of manifest.json (and abi.json), checked before reading. */
 #define MOX_MANIFEST_MAX_SIZE ((size_t)16 << 20)
-#define MOX_MANIFEST_VERSION 1
+/* 2: the "cpu" section (each kernel's CPU executor). */
+#define MOX_MANIFEST_VERSION 2
 
 /* Files an artifact can hold, by role. */
 typedef enum mox_artifact_file {
@@ -28,6 +29,13 @@ typedef struct mox_manifest_file {
     char sha256[65];
 } mox_manifest_file;
 
+/* How the CPU backend runs one kernel (kernel_abi.h's MOX_CPU_EXEC_*). */
+typedef struct mox_manifest_cpu_kernel {
+    char *name;                 /* the ABI kernel's name, in ABI order */
+    char *executor;             /* "loops", "thread-calls" or "fibers" */
+    char *note;                 /* why not "loops" (moxc's build note), or NULL */
+} mox_manifest_cpu_kernel;
+
 typedef struct mox_manifest {
     char *module;               /* identifier */
     mox_abi *abi;
@@ -43,6 +51,8 @@ typedef struct mox_manifest {
     char *cc_version;
     char **nvcc_flags; size_t nvcc_flag_count;
     char **cc_flags;   size_t cc_flag_count;
+    mox_manifest_cpu_kernel *cpu_kernels; /* one per ABI kernel */
+    size_t cpu_kernel_count;
 } mox_manifest;
 
 const char *mox_artifact_file_key(mox_artifact_file f); /* "fatbin" ... */

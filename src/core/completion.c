@@ -7,6 +7,24 @@
 #include "op.h"
 #include "submission.h"
 
+mox__waker_cell *mox__sub_publish(mox__sub *s, const mox_result *r)
+{
+    mox__lock(&s->lock);
+    atomic_store_explicit(&s->done, true, memory_order_release);
+    mox__waker_cell *w = s->waiter;
+    s->waiter = NULL;
+    if (w)
+        mox__cell_pin(w);
+    if (!s->detached) {
+        s->result = r;
+        r = NULL;
+    }
+    mox__unlock(&s->lock);
+    if (r)
+        mox_result_release(r);
+    return w;
+}
+
 const mox_result *mox__sub_take_result(mox__sub *s, mox__waker_cell *cell)
 {
     mox__lock(&s->lock);
@@ -92,6 +110,20 @@ static const mox_error *cause_of(mox__sub *s, mox__dispatch *d, const mox_error 
     return made;
 }
 
+/* A copy names no kernel: "the copy did not run ...". */
+static void gated_error(mox__dispatch *d, const mox_error *cause)
+{
+    bool lost = mox_error_code(cause) == MOX_ERR_DEVICE_LOST;
+    mox_status code = lost ? MOX_ERR_DEVICE_LOST : MOX_ERR_GATED;
+    unsigned fail_code = lost ? 0 : mox_error_fail_code(cause);
+    const char *why = lost ? "" : " because work it depends on failed";
+    if (d->kind == MOX__CMD_COPY)
+        d->error = mox__error_create(code, NULL, fail_code, cause, "the copy did not run%s", why);
+    else
+        d->error = mox__error_create(code, d->kernel_name, fail_code, cause,
+                                     "kernel '%s' did not run%s", d->kernel_name, why);
+}
+
 static void attribute_failures(mox__sub *s, const mox_error *device_error)
 {
     for (uint32_t i = 0; i < s->count; i++) {
@@ -101,14 +133,8 @@ static void attribute_failures(mox__sub *s, const mox_error *device_error)
         const mox_error *cause = cause_of(s, d, device_error);
         if (d->state == MOX_DISPATCH_FAILED)
             d->error = mox__error_ref(cause);
-        else if (mox_error_code(cause) == MOX_ERR_DEVICE_LOST)
-            d->error = mox__error_create(MOX_ERR_DEVICE_LOST, d->kernel_name, 0, cause,
-                                         "kernel '%s' did not run", d->kernel_name);
         else
-            d->error = mox__error_create(MOX_ERR_GATED, d->kernel_name, mox_error_fail_code(cause),
-                                         cause,
-                                         "kernel '%s' did not run because work it depends on failed",
-                                         d->kernel_name);
+            gated_error(d, cause);
     }
 }
 
@@ -119,6 +145,11 @@ static const mox_result *build_result(mox__sub *s, mox_error *device_error)
             return mox__result_error(mox__error_ref(s->d[i]->error));
     if (device_error)
         return mox__result_error(mox__error_ref(device_error));
+    if (s->yields_copy) {
+        mox_buffer *bufs[2] = {s->copy_bufs[0], s->copy_bufs[1]};
+        s->copy_bufs[0] = s->copy_bufs[1] = NULL;
+        return mox__result_args(bufs, 2);
+    }
     if (s->yields_bytes) {
         void *bytes = s->owned_host;
         s->owned_host = NULL;
@@ -152,15 +183,31 @@ static void device_lost(mox_device *dev, mox_error *error)
         mox__semaphore_fail(&dev->sems[q], mox__error_ref(error));
 }
 
+/* Whether `error` is the failure of another device's semaphore this
+ * execution waited on (that device was lost, not this one: HAL). */
+static bool foreign_failure(const mox_device *dev, const mox__submission *pub,
+                            const mox_error *error)
+{
+    for (uint32_t i = 0; i < pub->wait_count; i++)
+        if (pub->waits[i].sem->owner != dev->backend &&
+            mox__semaphore_failure(pub->waits[i].sem) == error)
+            return true;
+    return false;
+}
+
 void mox__execution_complete(mox__submission *pub, mox_error *error)
 {
     mox__sub *s = mox__sub_of(pub);
     mox_device *dev = s->device;
-    if (error && mox_error_code(error) == MOX_ERR_DEVICE_LOST)
+    /* Causes first: what waits for this execution may complete as soon as
+     * the semaphore moves or fails, and walks into these causes (a copy on
+     * another device gated on them could otherwise install one without
+     * this execution's device error). */
+    attribute_failures(s, error);
+    if (error && mox_error_code(error) == MOX_ERR_DEVICE_LOST && !foreign_failure(dev, pub, error))
         device_lost(dev, error);
     /* The states are final: executions waiting for this one may start. */
     mox__semaphore_signal(pub->signal.sem, pub->signal.value);
-    attribute_failures(s, error);
     const mox_result *r = build_result(s, error);
     mox_error_release(error);
 
@@ -173,33 +220,32 @@ void mox__execution_complete(mox__submission *pub, mox_error *error)
             d->args[a].buffer = NULL;
         }
     }
+    for (int i = 0; i < 2; i++) {
+        mox_buffer_release(s->copy_bufs[i]); /* still here when the copy failed */
+        s->copy_bufs[i] = NULL;
+    }
     for (uint32_t i = 0; i < s->nwaits; i++)
         mox__sub_unref(s->waits[i]);
     s->nwaits = 0;
     s->pub.wait_count = 0;
 
+    /* A copy's source device was needed only to prepare it; its buffer
+     * (released above) kept it alive until now. */
+    mox__device_unref(s->other);
+    s->other = NULL;
+
     mox__lock(&dev->lock);
     dev->in_flight--;
-    bool drain = false;
-    mox__sub *failed = mox__admit_queued_locked(dev, &drain);
+    bool drain = false, cross = false;
+    mox__sub *failed = mox__admit_queued_locked(dev, &drain, &cross);
     mox__unlock(&dev->lock);
-    mox__resolve_failed_admissions(dev, failed);
+    mox__resolve_failed_admissions(failed);
     if (drain)
         mox__issue_drain(dev);
+    if (cross)
+        mox__admit_cross(dev);
 
-    mox__lock(&s->lock);
-    atomic_store_explicit(&s->done, true, memory_order_release);
-    mox__waker_cell *w = s->waiter;
-    s->waiter = NULL;
-    if (w)
-        mox__cell_pin(w);
-    if (!s->detached) {
-        s->result = r;
-        r = NULL;
-    }
-    mox__unlock(&s->lock);
-    if (r)
-        mox_result_release(r);
+    mox__waker_cell *w = mox__sub_publish(s, r);
     /* Signal the event fd only now that `done` is visible: an event loop
      * that wakes on it must find the op READY when it polls. */
     mox__device_notify(dev);

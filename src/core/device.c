@@ -14,30 +14,13 @@
 #include "alloc.h"
 #include "artifact/sha256.h"
 #include "debug_check.h"
+#include "enumerate.h"
 #include "error.h"
 
 static _Atomic uint64_t next_context_id = 1;
 static _Thread_local bool on_runtime_thread;
 
 void mox__thread_mark_runtime(void) { on_runtime_thread = true; }
-
-static mox_status parse_backend_env(mox_backend *out)
-{
-    const char *v = getenv("MOX_BACKEND");
-    if (!v || !*v) {
-        *out = MOX_BACKEND_AUTO;
-        return MOX_OK;
-    }
-    if (strcmp(v, "cpu") == 0) {
-        *out = MOX_BACKEND_CPU;
-        return MOX_OK;
-    }
-    if (strcmp(v, "cuda") == 0) {
-        *out = MOX_BACKEND_CUDA;
-        return MOX_OK;
-    }
-    return mox__raise(MOX_ERR_CONFIG, "MOX_BACKEND must be 'cuda' or 'cpu' (or unset), not '%s'", v);
-}
 
 static mox_status parse_delay_env(uint32_t *out)
 {
@@ -127,7 +110,7 @@ mox_status mox_device_open_with(const mox_device_options *options, mox_device **
     if (!out)
         return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_device_open: out is NULL");
     *out = NULL;
-    mox_device_options opts = {MOX_BACKEND_AUTO, 0, 0};
+    mox_device_options opts = {.backend = MOX_BACKEND_AUTO};
     if (options)
         opts = *options;
     if ((unsigned)opts.backend > MOX_BACKEND_CUDA)
@@ -135,7 +118,11 @@ mox_status mox_device_open_with(const mox_device_options *options, mox_device **
                          (int)opts.backend);
     mox_backend which = opts.backend;
     mox_status st;
-    if (which == MOX_BACKEND_AUTO && (st = parse_backend_env(&which)) != MOX_OK)
+    if (which == MOX_BACKEND_AUTO && (st = mox__backend_from_env(&which)) != MOX_OK)
+        return st;
+    mox__backend_config cfg = {.cpu_threads = opts.cpu_threads};
+    char uuid[37];
+    if ((st = mox__selection_config(&opts, &cfg, uuid)) != MOX_OK)
         return st;
     uint32_t delay;
     if ((st = parse_delay_env(&delay)) != MOX_OK)
@@ -159,7 +146,7 @@ mox_status mox_device_open_with(const mox_device_options *options, mox_device **
     mox__mutex_init(&dev->worker_lock);
     pthread_cond_init(&dev->worker_cond, NULL);
 
-    mox__backend_config cfg = {opts.cpu_threads, dev->id};
+    cfg.context_id = dev->id;
     if ((st = open_backend(which, &cfg, dev)) != MOX_OK)
         goto fail;
     if ((st = queues_create(dev)) != MOX_OK) {

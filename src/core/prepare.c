@@ -44,6 +44,12 @@ static void add_wait(void *p, mox__sub *earlier)
     s->waits[s->nwaits++] = mox__sub_ref(earlier);
 }
 
+/* Device work is gated (A9); host transfers never are. */
+static bool gated_kind(const mox__dispatch *d)
+{
+    return d->kind == MOX__CMD_KERNEL || d->kind == MOX__CMD_COPY;
+}
+
 /* Per dispatch: the unfinished earlier writers of buffers it touches before
  * the batch itself writes them (later accesses depend on that in-batch
  * writer, which inherits the gate). */
@@ -52,7 +58,7 @@ static bool build_gates(mox__sub *s)
     uint32_t total = 0;
     for (uint32_t i = 0; i < s->count; i++) {
         mox__dispatch *d = s->d[i];
-        if (d->kind != MOX__CMD_KERNEL)
+        if (!gated_kind(d))
             continue;
         for (uint32_t a = 0; a < d->arg_count; a++) {
             const mox__karg *k = &d->args[a];
@@ -72,7 +78,7 @@ static bool build_gates(mox__sub *s)
     for (uint32_t i = 0; i < s->count; i++) {
         mox__dispatch *d = s->d[i];
         d->gate_first = n;
-        if (d->kind == MOX__CMD_KERNEL) {
+        if (gated_kind(d)) {
             for (uint32_t a = 0; a < d->arg_count; a++) {
                 const mox__karg *k = &d->args[a];
                 if (!k->buffer)
@@ -147,7 +153,7 @@ static uint32_t choose_queue(mox_device *dev, const mox__sub *s)
     uint64_t latest = 0;
     uint32_t q = UINT32_MAX;
     for (uint32_t i = 0; i < s->nwaits; i++)
-        if (s->waits[i]->pub.serial > latest) {
+        if (s->waits[i]->pub.signal.sem->owner == dev->backend && s->waits[i]->pub.serial > latest) {
             latest = s->waits[i]->pub.serial;
             q = s->waits[i]->pub.queue;
         }
@@ -158,14 +164,15 @@ static uint32_t choose_queue(mox_device *dev, const mox__sub *s)
     return q;
 }
 
-/* One point per other queue: the highest value this batch waits for there
- * (a timeline reaching it has passed every lower one). */
-static bool build_points(mox__sub *s, uint32_t queue)
+/* One point per other queue, of this device or another: the highest value
+ * this batch waits for there (a timeline reaching it has passed every lower
+ * one). */
+static bool build_points(mox__sub *s, const mox__semaphore *own)
 {
     s->npoints = 0;
     for (uint32_t i = 0; i < s->nwaits; i++) {
         const mox__submission *w = &s->waits[i]->pub;
-        if (w->queue == queue)
+        if (w->signal.sem == own)
             continue;
         uint32_t k = 0;
         while (k < s->npoints && s->points[k].sem != w->signal.sem)
@@ -191,12 +198,43 @@ static bool build_points(mox__sub *s, uint32_t queue)
     return true;
 }
 
+/* A copy between backends: its download (s->staged, on s->other, whose
+ * lock is held) is prepared first, into a stage it owns, and this upload
+ * waits for it. If this one then fails to prepare, the download still runs
+ * alone: harmless, into its own stage. */
+static mox_error *prepare_staged(mox__sub *s, wait_ctx *wc)
+{
+    mox__sub *down = s->staged;
+    down->owned_host = mox__malloc(down->owned_size);
+    if (!down->owned_host)
+        return mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory staging %zu bytes of a copy",
+                              down->owned_size);
+    down->d[0]->host = down->owned_host;
+    s->d[0]->host = down->owned_host;
+    mox_error *err = mox__sub_prepare_locked(s->other, down);
+    if (err)
+        return err;
+    add_wait(wc, down);
+    return wc->oom ? mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory submitting a batch")
+                   : NULL;
+}
+
 mox_error *mox__sub_prepare_locked(mox_device *dev, mox__sub *s)
 {
     if (atomic_load(&dev->health) != MOX_OK)
         return mox__error_create(MOX_ERR_DEVICE_LOST, NULL, 0, dev->lost_error,
                                  "the device was lost; reopen it");
+    if (s->other && atomic_load(&s->other->health) != MOX_OK)
+        return mox__error_create(MOX_ERR_DEVICE_LOST, NULL, 0, s->other->lost_error,
+                                 "the source device of the copy was lost; reopen it");
     wait_ctx wc = {s, false};
+    if (s->staged && !s->staged->submitted) {
+        mox_error *err = prepare_staged(s, &wc);
+        if (err) {
+            undo_prepare(s);
+            return err;
+        }
+    }
     for (uint32_t u = 0; u < s->nubs && !wc.oom; u++) {
         mox__ub *ub = &s->ubs[u];
         mox__tracker *t = &ub->buffer->tracker;
@@ -208,7 +246,7 @@ mox_error *mox__sub_prepare_locked(mox_device *dev, mox__sub *s)
             wc.oom = true;
     }
     uint32_t queue = wc.oom ? 0 : choose_queue(dev, s);
-    if (wc.oom || !build_gates(s) || !build_succs(s) || !build_points(s, queue)) {
+    if (wc.oom || !build_gates(s) || !build_succs(s) || !build_points(s, &dev->sems[queue])) {
         undo_prepare(s);
         return mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory submitting a batch");
     }

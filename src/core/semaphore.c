@@ -9,6 +9,7 @@
 void mox__semaphore_init(mox__semaphore *sem, mox__backend *owner, uint32_t queue)
 {
     atomic_init(&sem->value, 0);
+    atomic_init(&sem->issued, 0);
     atomic_init(&sem->failure, NULL);
     sem->owner = owner;
     sem->queue = queue;

@@ -76,6 +76,30 @@ mox__dispatch *mox__transfer_alloc(mox_device *device, mox__cmd_kind kind, mox_b
     return d;
 }
 
+mox__dispatch *mox__copy_alloc(mox_device *device, mox_buffer *src, uint64_t src_offset,
+                               mox_buffer *dst, uint64_t dst_offset, uint64_t bytes)
+{
+    void **params, **addr;
+    mox__dispatch *d = dispatch_alloc_raw(device, 2, 0, &params, &addr, NULL);
+    if (!d)
+        return NULL;
+    d->kind = MOX__CMD_COPY;
+    d->kernel_name = "(copy)";
+    d->buffer = dst->handle;
+    d->address = dst->address;
+    d->offset = dst_offset;
+    d->bytes = bytes;
+    d->src_device = src->device->backend;
+    d->src_buffer = src->handle;
+    d->src_address = src->address;
+    d->src_offset = src_offset;
+    d->args[0].buffer = mox_buffer_retain(src);
+    d->args[0].access = MOX_ACCESS_READ;
+    d->args[1].buffer = mox_buffer_retain(dst);
+    d->args[1].access = MOX_ACCESS_WRITE;
+    return d;
+}
+
 void mox__dispatch_free(mox__dispatch *d)
 {
     if (!d)
@@ -134,6 +158,13 @@ void mox__sub_unref(mox__sub *sub)
         mox__dispatch_free(sub->d[i]);
     for (uint32_t i = 0; i < sub->nwaits; i++)
         mox__sub_unref(sub->waits[i]);
+    /* Left only by a batch that never completed (never submitted): no lock
+     * is held then. */
+    mox_buffer_release(sub->copy_bufs[0]);
+    mox_buffer_release(sub->copy_bufs[1]);
+    mox__device_unref(sub->other);
+    if (sub->staged)
+        mox__sub_unref(sub->staged);
     if (sub->result)
         mox_result_release(sub->result);
     mox__free(sub->owned_host);

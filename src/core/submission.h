@@ -27,6 +27,10 @@ mox__dispatch *mox__dispatch_alloc(mox_device *device, uint32_t arg_count, size_
 /* A transfer dispatch on `buffer` (retained). */
 mox__dispatch *mox__transfer_alloc(mox_device *device, mox__cmd_kind kind, mox_buffer *buffer,
                                    uint64_t offset, uint64_t bytes, void *host);
+/* A copy dispatch (MOX__CMD_COPY): `bytes` from src at src_offset into dst
+ * at dst_offset; both buffers retained. */
+mox__dispatch *mox__copy_alloc(mox_device *device, mox_buffer *src, uint64_t src_offset,
+                               mox_buffer *dst, uint64_t dst_offset, uint64_t bytes);
 /* Frees an unsubmitted dispatch, releasing its buffers. */
 void mox__dispatch_free(mox__dispatch *d);
 
@@ -88,6 +92,17 @@ struct mox__sub {
     uint32_t npoints, cap_points;
     mox__sem_point *points;
     struct mox__sub *issue_next; /* the device's issue list */
+    /* copies between devices (copy.c) */
+    mox_device *other;         /* a copy's source device when it is another context:
+                                  its lock is taken with the device's (by id) to
+                                  prepare; retained until completion */
+    struct mox__sub *staged;   /* a copy between backends: the download on `other`
+                                  this upload waits for (retained), prepared and
+                                  issued with it; it owns the host stage */
+    mox_device *home;          /* the device whose admission queue holds it (queued) */
+    struct mox__sub *admit_next_other; /* its link in other's admission queue */
+    bool yields_copy;          /* the result yields copy_bufs: {src, dst} */
+    mox_buffer *copy_bufs[2];  /* retained until the result takes them */
 
     /* small inline storage for the common one- or two-dispatch batch */
     mox__dispatch *d_inline[2];
@@ -131,9 +146,33 @@ mox_error *mox__sub_prepare_locked(mox_device *device, mox__sub *sub);
 /* Hands the device's issue list to the backend, in order, with no lock
  * held (the caller was told to drain it). */
 void mox__issue_drain(mox_device *device);
-/* Prepares queued batches while slots are free; see scheduler.c. */
-mox__sub *mox__admit_queued_locked(mox_device *device, bool *drain);
-void mox__resolve_failed_admissions(mox_device *device, mox__sub *failed);
+/* Appends a prepared batch to the issue list. Device lock held. Returns
+ * true when the caller must drain it (nobody is draining). */
+bool mox__issue_locked(mox_device *device, mox__sub *sub);
+/* After preparing `sub`: a staged copy's download goes onto its device's
+ * issue list (also when `sub` itself then failed: it is in flight).
+ * Returns the device whose list the caller must drain first, or NULL.
+ * Both locks held. */
+mox_device *mox__issue_staged_locked(mox__sub *sub);
+
+/* The admission queue (admission.c). A copy between devices waits in the
+ * queues of both (its place in both orders) and is admitted at the head
+ * of both. Locks: the device's, and for such a copy its source's too. */
+bool mox__admit_needed_locked(mox_device *device, const mox__sub *sub);
+void mox__admit_enqueue_locked(mox_device *device, mox__sub *sub);
+/* Prepares queued batches while slots are free, stopping at a copy
+ * between devices (*cross set: call mox__admit_cross once the lock is
+ * released). Device lock held. */
+mox__sub *mox__admit_queued_locked(mox_device *device, bool *drain, bool *cross);
+/* Resolves batches that failed admission, each on its own device. */
+void mox__resolve_failed_admissions(mox__sub *failed);
+/* Admits the copies between devices at the heads of their queues, and
+ * what follows them. No lock held. */
+void mox__admit_cross(mox_device *device);
+/* Locks `a` and, when not NULL and another context, `b`: lower id first
+ * (the lock order of several devices). */
+void mox__lock_pair(mox_device *a, mox_device *b);
+void mox__unlock_pair(mox_device *a, mox_device *b);
 /* Takes a queued batch out of the admission queue (its op is dropped).
  * Returns false when it is no longer queued (it was submitted, or resolved
  * with an error): then it is in flight or done like any submitted batch. */
@@ -142,6 +181,10 @@ bool mox__sub_dequeue(mox_device *device, mox__sub *sub);
  * reference and the op is detached), else NULL with `cell` registered as
  * the waiter. */
 const mox_result *mox__sub_take_result(mox__sub *sub, mox__waker_cell *cell);
+/* Marks `sub` done with result `r` (taken over; kept unless the op is
+ * detached) and returns its waiter, pinned: wake and unpin it once the
+ * device is notified. completion.c. */
+mox__waker_cell *mox__sub_publish(mox__sub *sub, const mox_result *r);
 /* Detaches the op (dropped): no waiter, no result wanted. The caller then
  * quiesces its cell. */
 void mox__sub_detach(mox__sub *sub);

@@ -19,6 +19,7 @@
 #include "core/alloc.h"
 #include "hal/hal.h"
 #include "cpu_backend_module.h"
+#include "cpu_device.h"
 #include "thread_pool.h"
 
 #define TRANSFER_CHUNK (1u << 20)
@@ -59,6 +60,7 @@ struct cpu_backend {
     pthread_mutex_t lock;      /* the held list */
     cpu_sub *held_head, *held_tail;
     bool hold;
+    uint32_t ordinal;          /* which virtual device (cpu_device.c) */
 };
 
 static inline cpu_sub *sub_state(const mox__submission *s) { return s->be; }
@@ -70,7 +72,7 @@ static void finish_dispatch(cpu_disp *cd);
 
 static bool must_gate(const mox__submission *s, const mox__dispatch *d)
 {
-    if (d->kind != MOX__CMD_KERNEL)
+    if (d->kind != MOX__CMD_KERNEL && d->kind != MOX__CMD_COPY)
         return false; /* host access ignores earlier failures */
     for (uint32_t k = d->pred_first; k < d->pred_first + d->pred_count; k++)
         if (s->dispatches[s->preds[k]]->state != MOX_DISPATCH_OK)
@@ -169,8 +171,10 @@ static void run_chunk(mox__pool_job *job, uint64_t first, uint64_t count)
     unsigned char *host = d->host;
     if (d->kind == MOX__CMD_DOWNLOAD)
         memcpy(host + off, dev + off, end - off);
-    else
+    else if (d->kind == MOX__CMD_UPLOAD)
         memcpy(dev + off, host + off, end - off);
+    else /* a copy, from this or another CPU device: one host memory */
+        memcpy(dev + off, (const unsigned char *)d->src_address + d->src_offset + off, end - off);
 }
 
 static void job_finished(mox__pool_job *job)
@@ -249,9 +253,11 @@ static void prepare_sub(cpu_backend *be, mox__submission *s)
             if (d->kernel_features & MOX_KFEAT_DYNAMIC_SHARED)
                 cd->exec.dynamic_shared_bytes = d->config.shared_bytes;
             cd->job.total = mox__cpu_dispatch_block_count(&cd->exec);
+            cd->job.unit_work = mox__cpu_dispatch_block_threads(&cd->exec); /* chunk sizing */
         } else {
             uint64_t chunks = (d->bytes + TRANSFER_CHUNK - 1) / TRANSFER_CHUNK;
             cd->job.total = chunks ? chunks : 1;
+            cd->job.unit_work = 0;
         }
     }
 }
@@ -414,6 +420,13 @@ static void cpu_destroy(mox__backend *base)
     mox__free(be);
 }
 
+static mox_error *cpu_peer(mox__backend *base, mox__backend *other, uint32_t *link)
+{
+    *link = ((cpu_backend *)base)->ordinal == ((cpu_backend *)other)->ordinal ? MOX__PEER_SAME
+                                                                              : MOX__PEER_HOST;
+    return NULL;
+}
+
 static const mox__backend_vtable cpu_vtable = {
     .destroy = cpu_destroy,
     .buffer_alloc = cpu_buffer_alloc,
@@ -427,6 +440,7 @@ static const mox__backend_vtable cpu_vtable = {
     .flush = NULL,          /* nothing is held back */
     .complete_inline = NULL, /* completion is already on the worker that finished */
     .set_hold = cpu_set_hold,
+    .peer = cpu_peer,
 };
 
 /* Queues: enough that independent executions rarely share one (a queue
@@ -445,9 +459,17 @@ static uint64_t physical_memory(void)
 mox_error *mox__cpu_backend_open(const mox__backend_config *config, mox__backend **out,
                                  mox__backend_info *info)
 {
+    char why[160];
+    if (!mox__cpu_executor_setting_valid(why, sizeof why)) /* block_exec.h */
+        return mox__error_new(MOX_ERR_CONFIG, "%s", why);
+    uint32_t ordinal = 0;
+    mox_error *err = mox__cpu_device_select(config, &ordinal);
+    if (err)
+        return err;
     cpu_backend *be = mox__calloc(1, sizeof *be);
     if (!be)
         return mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory opening the CPU backend");
+    be->ordinal = ordinal;
     int rc;
     be->pool = mox__pool_create(config->cpu_threads, &rc);
     if (!be->pool) {
@@ -461,7 +483,9 @@ mox_error *mox__cpu_backend_open(const mox__backend_config *config, mox__backend
     pthread_mutex_init(&be->lock, NULL);
     be->base.vt = &cpu_vtable;
     memset(info, 0, sizeof *info);
-    snprintf(info->name, sizeof info->name, "CPU (%u threads)", mox__pool_threads(be->pool));
+    mox__cpu_device_name(ordinal, mox__pool_threads(be->pool), info->name, sizeof info->name);
+    info->ordinal = ordinal;
+    mox__cpu_device_uuid(ordinal, info->uuid);
     /* CUDA's limits, so that a launch valid here is valid on a GPU. */
     info->max_block = mox_dim3_make(1024, 1024, 64);
     info->max_threads_per_block = MOX__CPU_MAX_BLOCK_THREADS;

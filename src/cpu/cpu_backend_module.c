@@ -26,6 +26,23 @@ static mox_status fail(mox_error **error, mox_status code, mox_error *e)
     return code;
 }
 
+/* A thread function always (the fiber executor can run any kernel); a
+ * work-group function exactly when the executor is not fibers. */
+static bool entry_points_valid(const mox_cpu_kernel_entry *k)
+{
+    if (!k->thread_fn)
+        return false;
+    switch (k->executor) {
+    case MOX_CPU_EXEC_LOOPS:
+    case MOX_CPU_EXEC_THREAD_CALLS:
+        return k->group_fn != NULL;
+    case MOX_CPU_EXEC_FIBERS:
+        return k->group_fn == NULL;
+    default:
+        return false;
+    }
+}
+
 static bool write_all(int fd, const unsigned char *p, size_t n)
 {
     while (n) {
@@ -114,11 +131,12 @@ mox_status mox__cpu_module_load(const mox__module_image *img, mox__cpu_module **
                 st = MOX_ERR_KERNEL_NOT_FOUND;
                 e = mox__error_new(st, "module '%s': kernel '%s' is not in the CPU code at index %zu",
                                    img->name, want, k);
-            } else if (!entry->kernels[k].block_fn || !entry->kernels[k].thread_fn ||
-                       !entry->lane_slot) {
+            } else if (!entry_points_valid(&entry->kernels[k]) || !entry->lane_slot) {
                 st = MOX_ERR_MODULE_LOAD;
-                e = mox__error_new(st, "module '%s': kernel '%s' has no CPU entry points",
-                                   img->name, want);
+                e = mox__error_new(st,
+                                   "module '%s': kernel '%s' has no valid CPU entry points "
+                                   "(executor %u)",
+                                   img->name, want, entry->kernels[k].executor);
             }
         }
         if (!e && entry->kernel_count != img->abi->kernel_count) {

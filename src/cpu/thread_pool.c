@@ -140,13 +140,21 @@ void mox__pool_destroy(mox__pool *pool)
 
 uint32_t mox__pool_threads(const mox__pool *pool) { return pool->nthreads; }
 
+uint64_t mox__pool_chunk(const mox__pool *pool, uint64_t total, uint64_t unit_work)
+{
+    uint64_t c = total / ((uint64_t)pool->nthreads * 4u);
+    if (unit_work) {
+        uint64_t least = (MOX__POOL_MIN_WORK + unit_work - 1) / unit_work;
+        c = c > least ? c : least;
+    }
+    c = c < total ? c : total;
+    return c ? c : 1;
+}
+
 void mox__pool_push(mox__pool *pool, mox__pool_job *job)
 {
-    if (job->chunk == 0) {
-        /* About four chunks per worker. */
-        uint64_t c = job->total / ((uint64_t)pool->nthreads * 4u);
-        job->chunk = c ? c : 1;
-    }
+    if (job->chunk == 0)
+        job->chunk = mox__pool_chunk(pool, job->total, job->unit_work);
     job->next = 0;
     atomic_store_explicit(&job->done, 0, memory_order_relaxed);
     job->next_ready = NULL;

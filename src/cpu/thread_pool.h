@@ -17,7 +17,8 @@ typedef struct mox__pool_job mox__pool_job;
 struct mox__pool_job {
     /* set by the owner before push */
     uint64_t total;            /* units of work (>= 1) */
-    uint64_t chunk;            /* units per claim (>= 1); 0 = pick from total and threads */
+    uint64_t chunk;            /* units per claim (>= 1); 0 = pick (see mox__pool_chunk) */
+    uint64_t unit_work;        /* how much one unit does (a block: its threads); 0 = unknown */
     void (*run)(mox__pool_job *job, uint64_t first, uint64_t count);
     /* Once, after every unit ran. May be NULL only for a one-unit job; the
      * pool then never touches the job after run() returns. */
@@ -34,6 +35,12 @@ mox__pool *mox__pool_create(uint32_t threads, int *error);
 /* Stops and joins the workers; no job may be pending. */
 void mox__pool_destroy(mox__pool *pool);
 uint32_t mox__pool_threads(const mox__pool *pool);
+/* The chunk a job gets when it leaves it 0: about four claims per worker
+ * (load balance without per-unit locking), but never less work per claim
+ * than MOX__POOL_MIN_WORK units of unit_work (a dispatch of tiny blocks
+ * wakes no more workers than it can keep busy). */
+#define MOX__POOL_MIN_WORK 8192u
+uint64_t mox__pool_chunk(const mox__pool *pool, uint64_t total, uint64_t unit_work);
 /* Queues a job. Thread-safe; callable from finish functions. */
 void mox__pool_push(mox__pool *pool, mox__pool_job *job);
 

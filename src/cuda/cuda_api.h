@@ -26,6 +26,9 @@ typedef struct CUevent_st *CUevent;
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphNode_st *CUgraphNode;
 typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUuuid_st {
+    char bytes[16];
+} CUuuid;
 
 enum {
     CUDA_SUCCESS = 0,
@@ -41,6 +44,7 @@ enum {
     CUDA_ERROR_INVALID_IMAGE = 200,
     CUDA_ERROR_INVALID_CONTEXT = 201,
     CUDA_ERROR_NO_BINARY_FOR_GPU = 209,
+    CUDA_ERROR_PEER_ACCESS_UNSUPPORTED = 217,
     CUDA_ERROR_ECC_UNCORRECTABLE = 214,
     CUDA_ERROR_INVALID_PTX = 218,
     CUDA_ERROR_NVLINK_UNCORRECTABLE = 220,
@@ -54,6 +58,7 @@ enum {
     CUDA_ERROR_ILLEGAL_ADDRESS = 700,
     CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
     CUDA_ERROR_LAUNCH_TIMEOUT = 702,
+    CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
     CUDA_ERROR_CONTEXT_IS_DESTROYED = 709,
     CUDA_ERROR_ASSERT = 710,
     CUDA_ERROR_HARDWARE_STACK_ERROR = 714,
@@ -84,6 +89,13 @@ enum {
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
     CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
+};
+
+/* CUdevice_P2PAttribute values used. */
+enum {
+    CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK = 1,
+    CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED = 2,
+    CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED = 3
 };
 
 /* CUfunction_attribute values used. */
@@ -129,13 +141,21 @@ typedef struct CUDA_KERNEL_NODE_PARAMS_v1 {
     X(cuDeviceGetName, cuDeviceGetName, CUresult, (char *name, int len, CUdevice dev))             \
     X(cuDeviceGetAttribute, cuDeviceGetAttribute, CUresult, (int *pi, int attrib, CUdevice dev))   \
     X(cuDeviceTotalMem, cuDeviceTotalMem_v2, CUresult, (size_t * bytes, CUdevice dev))             \
+    X(cuDeviceGetUuid, cuDeviceGetUuid_v2, CUresult, (CUuuid * uuid, CUdevice dev))               \
+    X(cuDeviceCanAccessPeer, cuDeviceCanAccessPeer, CUresult,                                      \
+      (int *can_access, CUdevice dev, CUdevice peer))                                              \
+    X(cuDeviceGetP2PAttribute, cuDeviceGetP2PAttribute, CUresult,                                  \
+      (int *value, int attrib, CUdevice src, CUdevice dst))                                        \
     X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, CUresult, (CUcontext * ctx, CUdevice dev)) \
     X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, CUresult, (CUdevice dev))           \
     X(cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset_v2, CUresult, (CUdevice dev))               \
     X(cuCtxSetCurrent, cuCtxSetCurrent, CUresult, (CUcontext ctx))                                 \
+    X(cuCtxGetCurrent, cuCtxGetCurrent, CUresult, (CUcontext * ctx))                               \
     X(cuCtxSynchronize, cuCtxSynchronize, CUresult, (void))                                        \
+    X(cuCtxEnablePeerAccess, cuCtxEnablePeerAccess, CUresult, (CUcontext peer, unsigned int flags)) \
     X(cuMemAlloc, cuMemAlloc_v2, CUresult, (CUdeviceptr * dptr, size_t bytes))                     \
     X(cuMemFree, cuMemFree_v2, CUresult, (CUdeviceptr dptr))                                       \
+    X(cuMemFreeAsync, cuMemFreeAsync, CUresult, (CUdeviceptr dptr, CUstream stream))               \
     X(cuMemAllocAsync, cuMemAllocAsync, CUresult,                                                  \
       (CUdeviceptr * dptr, size_t bytes, CUstream stream))                                         \
     X(cuMemHostAlloc, cuMemHostAlloc, CUresult, (void **pp, size_t bytes, unsigned int flags))     \
@@ -150,6 +170,9 @@ typedef struct CUDA_KERNEL_NODE_PARAMS_v1 {
       (void *dst, CUdeviceptr src, size_t n, CUstream stream))                                     \
     X(cuMemcpyDtoDAsync, cuMemcpyDtoDAsync_v2, CUresult,                                           \
       (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream))                               \
+    X(cuMemcpyPeerAsync, cuMemcpyPeerAsync, CUresult,                                              \
+      (CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx, size_t n,          \
+       CUstream stream))                                                                           \
     X(cuMemsetD8Async, cuMemsetD8Async, CUresult,                                                  \
       (CUdeviceptr dst, unsigned char value, size_t n, CUstream stream))                           \
     X(cuMemsetD32Async, cuMemsetD32Async, CUresult,                                                \

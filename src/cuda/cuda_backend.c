@@ -81,8 +81,25 @@ static void be_set_hold(mox__backend *b, bool hold)
     mox__cuda_set_hold(dev_of(b), hold);
 }
 
-/* A queue's semaphore needs no device state: the launch that signals a
- * value carries the event a wait on it uses (cuda_submit.c). */
+static mox_error *be_semaphore_init(mox__backend *b, mox__semaphore *sem)
+{
+    return mox__cuda_sem_init(dev_of(b), sem);
+}
+
+static void be_semaphore_fini(mox__backend *b, mox__semaphore *sem)
+{
+    mox__cuda_sem_fini(dev_of(b), sem);
+}
+
+static mox_error *be_peer(mox__backend *b, mox__backend *other, uint32_t *link)
+{
+    mox_status st = mox__cuda_peer_link(dev_of(b), dev_of(other), link);
+    return st == MOX_OK ? NULL : mox__cuda_last_error(st);
+}
+
+/* A queue's semaphore state lists that stream's launches in flight, for
+ * other CUDA devices waiting on its values (cuda_foreign.c); the device's
+ * own waits find the launch in its in-flight list (cuda_submit.c). */
 static const mox__backend_vtable cuda_vtable = {
     .destroy = be_destroy,
     .buffer_alloc = be_buffer_alloc,
@@ -90,26 +107,41 @@ static const mox__backend_vtable cuda_vtable = {
     .buffer_upload = be_buffer_upload,
     .module_load = be_module_load,
     .module_unload = be_module_unload,
-    .semaphore_init = NULL,
-    .semaphore_fini = NULL,
+    .semaphore_init = be_semaphore_init,
+    .semaphore_fini = be_semaphore_fini,
     .execute = be_execute,
     .flush = be_flush,
     .complete_inline = be_complete_inline,
     .set_hold = be_set_hold,
+    .peer = be_peer,
 };
 
-static int ordinal_from_env(void)
+bool mox__cuda_is_cuda(const mox__backend *b) { return b && b->vt == &cuda_vtable; }
+
+mox_error *mox__cuda_device_count(uint32_t *count)
 {
-    const char *v = getenv("MOX_CUDA_DEVICE");
-    return v && v[0] ? atoi(v) : 0;
+    *count = 0;
+    const mox__cuda_api *api = mox__cuda_api_get(NULL);
+    if (!api)
+        return NULL; /* no driver: no device */
+    int n = 0;
+    CUresult r = api->cuDeviceGetCount(&n);
+    if (r == CUDA_ERROR_NO_DEVICE)
+        return NULL;
+    if (r != CUDA_SUCCESS)
+        return mox__cuda_last_error(mox__cuda_fail(api, r, "cuDeviceGetCount", NULL));
+    *count = n > 0 ? (uint32_t)n : 0u;
+    return NULL;
 }
 
 mox_error *mox__cuda_backend_open(const mox__backend_config *config, mox__backend **out,
                                   mox__backend_info *info)
 {
-    (void)config;
+    int ordinal = 0;
     mox__cuda_dev *dev = NULL;
-    mox_status st = mox__cuda_dev_open(ordinal_from_env(), &dev);
+    mox_status st = mox__cuda_select(config, &ordinal);
+    if (st == MOX_OK)
+        st = mox__cuda_dev_open(ordinal, &dev);
     if (st != MOX_OK)
         return mox__cuda_last_error(st);
     dev->base.vt = &cuda_vtable;
@@ -126,6 +158,8 @@ mox_error *mox__cuda_backend_open(const mox__backend_config *config, mox__backen
     info->queue_count = MOX__CUDA_STREAMS;
     info->submission_state_size = sizeof(mox__cuda_sub);
     info->dispatch_state_size = sizeof(mox__cuda_dstate);
+    info->ordinal = dev->ordinal;
+    memcpy(info->uuid, dev->uuid, sizeof info->uuid);
     *out = &dev->base;
     return NULL;
 }

@@ -45,6 +45,7 @@ static void cpu_relax(void)
 
 void mox__cuda_completion_push(mox__cuda_dev *dev, mox__cuda_group *g)
 {
+    mox__cuda_sem_register(dev, g); /* other devices may wait for it from now */
     g->linked = true;
     g->prev = dev->inflight_tail;
     g->next = NULL;
@@ -80,7 +81,8 @@ bool mox__cuda_complete_inline(mox__cuda_dev *dev, mox__submission *pub)
     mox__cuda_group *g = mox__cuda_sub_of(pub)->group;
     /* Only a launch of this execution alone: completing it calls no other
      * op's waker on the waiting thread. */
-    bool mine = g && g->linked && g->launched && !g->claimed && g->nsubs == 1 && g->npred == 0;
+    bool mine = g && g->linked && g->launched && !g->claimed && g->nsubs == 1 && g->npred == 0 &&
+                mox__cuda_foreign_ready(g);
     if (mine)
         g->claimed = true; /* the completion thread leaves it alone now */
     pthread_mutex_unlock(&dev->lock);
@@ -153,7 +155,8 @@ static void *completion_main(void *arg)
         uint32_t n = 0;
         bool one_stream = true;
         for (mox__cuda_group *g = dev->inflight_head; g && n < SNAPSHOT; g = g->next) {
-            npreds[n] = g->npred;
+            /* Waiting for another device's point counts as a predecessor. */
+            npreds[n] = g->npred + !mox__cuda_foreign_ready(g);
             snap[n++] = g;
             if (g->stream != dev->inflight_head->stream)
                 one_stream = false;
@@ -171,7 +174,7 @@ static void *completion_main(void *arg)
             uint32_t npred = npreds[i];
             if (npred && finished) {
                 pthread_mutex_lock(&dev->lock);
-                npred = snap[i]->npred;
+                npred = snap[i]->npred + !mox__cuda_foreign_ready(snap[i]);
                 pthread_mutex_unlock(&dev->lock);
             }
             if (npred)
@@ -200,7 +203,7 @@ static void *completion_main(void *arg)
             uint64_t until = now_ns() + dev->poll_ns;
             while (now_ns() < until)
                 cpu_relax();
-        } else if (one_stream && snap[0]->launched) {
+        } else if (one_stream && snap[0]->launched && npreds[0] == 0) {
             /* Errors come back from the query that follows. */
             api->cuEventSynchronize(snap[0]->event);
             spin_start = now_ns();

@@ -116,6 +116,9 @@ mox_status mox__cuda_dev_open(int ordinal, mox__cuda_dev **out)
     TRY(r, "cuDevicePrimaryCtxRetain");
     TRY(api->cuCtxSetCurrent(dev->ctx), "cuCtxSetCurrent");
     TRY(api->cuDeviceGetName(dev->name, (int)sizeof dev->name - 1, dev->device), "cuDeviceGetName");
+    dev->ordinal = (uint32_t)ordinal;
+    if ((st = mox__cuda_uuid_of(api, dev->device, dev->uuid)) != MOX_OK)
+        goto fail;
 
     mox__cuda_limits *l = &dev->limits;
     l->max_block[0] = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
@@ -205,6 +208,7 @@ void mox__cuda_dev_close(mox__cuda_dev *dev)
     if (dev->ctx)
         api->cuCtxSetCurrent(dev->ctx);
     mox__cuda_completion_stop(dev);
+    mox__cuda_copy_unload(dev);
     mox__cuda_plans_destroy(dev);
     mox__cuda_stages_destroy(dev);
     for (uint32_t i = 0; i < dev->free_event_count; i++)

@@ -12,9 +12,21 @@
 void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, bool defer_free)
 {
     const mox__cuda_api *api = dev->api;
+    /* The status words are read in this device's context: a completion of
+     * another device may have left the thread in its own (it executed or
+     * freed something of that device). */
+    api->cuCtxSetCurrent(dev->ctx);
     mox_status status = g->status;
     mox_error *error = g->error;
     g->error = NULL;
+    /* Another device it waited for was lost: whatever ran, it completes
+     * with that failure (the same error object: the core then knows this
+     * device is not the lost one). */
+    mox_error *foreign = status == MOX_OK ? mox__cuda_foreign_failure(g) : NULL;
+    if (foreign) {
+        status = mox_error_code(foreign);
+        error = mox_error_retain(foreign);
+    }
     if (status == MOX_OK && r != CUDA_SUCCESS) {
         status = mox__cuda_fail(api, r, "cuEventQuery", "(waiting for a launch)");
         if (status == MOX_ERR_DEVICE_LOST) {
@@ -68,6 +80,11 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, 
                     mox__dispatch *d = pub->dispatches[i];
                     d->state = words ? words[2u * at] : MOX_DISPATCH_OK;
                     d->fail_code = words ? words[2u * at + 1u] : 0;
+                    if (d->kind == MOX__CMD_COPY && d->state != MOX_DISPATCH_OK) {
+                        /* a copy cannot fail itself: its slot held a mirrored failure */
+                        d->state = MOX_DISPATCH_GATED;
+                        d->fail_code = 0;
+                    }
                     failed_any |= d->state != MOX_DISPATCH_OK;
                 }
             }
@@ -89,6 +106,10 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, 
     }
 
     pthread_mutex_lock(&dev->lock);
+    /* States are final: other devices need neither its event nor its
+     * status words any more (one that still waits to call
+     * cuStreamWaitEvent on the event gives it back itself). */
+    bool event_back = mox__cuda_sem_unregister(dev, g);
     for (uint32_t s = 0; s < g->nsubs; s++) {
         mox__cuda_sub *me = mox__cuda_sub_of(g->subs[s]);
         me->done = true;
@@ -108,14 +129,15 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, 
         /* The stream's held-back executions go out now that it drains
          * (lost: they fail at once): asked of the launcher. */
         bool lost = atomic_load(&dev->lost);
-        if (ss->pending_head && (lost || (!dev->hold && ss->depth < dev->defer_depth)))
+        if (ss->pending_head && (lost || (!mox__cuda_held(dev) && ss->depth < dev->defer_depth)))
             dev->flush_mask |= 1u << g->stream;
     }
     mox__cuda_drop_readers(dev, g);
     mox__cuda_launcher_enter(dev); /* if a flush was asked and nobody launches */
     pthread_mutex_unlock(&dev->lock);
-    if (g->launched)
+    if (g->launched && event_back)
         mox__cuda_event_put(dev, g->event);
+    mox__cuda_foreign_release(g); /* other devices' instances it read */
     for (uint32_t i = 0; i < g->stage_count; i++)
         mox__cuda_stage_put(dev, g->stages[i]);
     g->stage_count = 0;

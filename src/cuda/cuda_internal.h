@@ -113,6 +113,14 @@ typedef struct mox__cuda_sub {
     bool pending;             /* waiting in its stream's pending list */
     bool done;                /* completed (dispatch states are final) */
     struct mox__cuda_sub *next_pending;
+    /* A point of another device that cannot be waited for on the device
+     * yet (another backend's, or not launched): held, with the device's
+     * later work, until host waiters see it reached (cuda_foreign.c). */
+    bool blocked;
+    uint32_t fwaits_left;
+    mox__cuda_dev *dev;
+    mox__sem_waiter *fwaiters;
+    mox__sem_waiter fwaiters_inline[2];
 } mox__cuda_sub;
 
 static inline mox__cuda_sub *mox__cuda_sub_of(const mox__submission *pub)
@@ -176,6 +184,16 @@ struct mox__cuda_group {
     uint32_t copyback_count;
     void **stages;                  /* pinned staging to give back */
     uint32_t stage_count;
+    /* several devices (cuda_foreign.c) */
+    struct mox__cuda_sem *sem;      /* its stream's semaphore state, while registered there */
+    mox__cuda_group *sem_next, *sem_prev;
+    mox__sem_point *foreign;        /* other devices' points it waits for: it completes after */
+    uint32_t foreign_count;
+    struct mox__cuda_fwait *foreign_waiters; /* they wake the completion thread */
+    struct mox__cuda_pin *pins;     /* other devices' instances whose status words it reads */
+    uint32_t pin_count;
+    struct mox__cuda_mirror *mirrors; /* status words copied into its copies' own slots */
+    uint32_t mirror_count;
     mox__submission *subs_inline[1];
 };
 
@@ -240,6 +258,15 @@ mox__cuda_group *mox__cuda_group_of_point(mox__cuda_dev *dev, const mox__sem_poi
  * stream's pending executions go out now. */
 void mox__cuda_flush(mox__cuda_dev *dev, mox__submission *pub);
 void mox__cuda_set_hold(mox__cuda_dev *dev, bool hold);
+/* Whether the device holds back what is executed (the testing hold, or an
+ * execution blocked on another device's point). Caller holds dev->lock. */
+bool mox__cuda_held(const mox__cuda_dev *dev);
+/* Whether stream q holds back (pending) an execution at or below `value`.
+ * Caller holds dev->lock. */
+bool mox__cuda_pending_covers(const mox__cuda_dev *dev, uint32_t q, uint64_t value);
+/* Asks the launcher to launch what is held, in submission order, once
+ * nothing holds it any more. Caller holds dev->lock. */
+void mox__cuda_release_held(mox__cuda_dev *dev);
 /* Launches the pending executions of `stream`. The launcher, dev->lock held. */
 void mox__cuda_flush_stream(mox__cuda_dev *dev, uint32_t stream);
 /* Completes a finished (or failed) group: states, copybacks, releases,
@@ -254,6 +281,114 @@ bool mox__cuda_complete_inline(mox__cuda_dev *dev, mox__submission *pub);
 /* Frees the groups waiting threads completed. Caller holds dev->lock and
  * holds no snapshot of the in-flight list. */
 void mox__cuda_groups_reap(mox__cuda_dev *dev);
+
+/* ---- several devices (cuda_foreign.c) ---- */
+
+/* A point of another device: another CUDA device's semaphore state tells
+ * where its launch is, under that state's lock (a leaf, taken under any
+ * device's dev->lock, never held over a driver call). */
+typedef struct mox__cuda_sem mox__cuda_sem;
+
+/* Another device's instance whose status words a launch reads. */
+typedef struct mox__cuda_pin {
+    mox__cuda_dev *owner;
+    mox__cuda_inst *inst;
+} mox__cuda_pin;
+
+/* A status word of another device copied into node `node`'s own slot
+ * before the node runs (its gate then reads it there). */
+typedef struct mox__cuda_mirror {
+    uint32_t node;
+    CUdeviceptr word;
+    CUcontext ctx;
+} mox__cuda_mirror;
+
+/* Whether `b` is a device of this backend. */
+bool mox__cuda_is_cuda(const mox__backend *b);
+/* realloc that aborts on failure (a few bytes of bookkeeping). */
+void *mox__cuda_xrealloc(void *p, size_t n);
+
+/* What a semaphore state tells about a point (cuda_sem.c). */
+typedef enum mox__cuda_pt {
+    MOX__CUDA_PT_SETTLED, /* finished on the device: its states are final */
+    MOX__CUDA_PT_LIVE,    /* launched: it has an event and status words */
+    MOX__CUDA_PT_FAILED,  /* its launch failed: it completes with an error */
+    MOX__CUDA_PT_UNKNOWN  /* no launch yet (held back, or not executed) */
+} mox__cuda_pt;
+mox__cuda_dev *mox__cuda_sem_owner(const mox__cuda_sem *st);
+/* The state of (st's semaphore, value); with `event` and a live launch,
+ * its event, pinned until mox__cuda_sem_unpin_event. */
+mox__cuda_pt mox__cuda_sem_point(mox__cuda_sem *st, uint64_t value, CUevent *event);
+void mox__cuda_sem_unpin_event(mox__cuda_sem *st, CUevent event);
+/* A gate on dispatch j of `sub` (its signal on st's semaphore): its state;
+ * *may_fail when live and able to fail - then *word is its status word and
+ * *inst the owner's instance holding it, held (foreign_readers) until
+ * mox__cuda_foreign_release. */
+mox__cuda_pt mox__cuda_sem_gate(mox__cuda_sem *st, const mox__submission *sub, uint32_t j,
+                                bool *may_fail, CUdeviceptr *word, mox__cuda_inst **inst);
+/* The backend state of a queue's semaphore (sem->be): that stream's
+ * launches in flight, with their events and status words. */
+mox_error *mox__cuda_sem_init(mox__cuda_dev *dev, mox__semaphore *sem);
+void mox__cuda_sem_fini(mox__cuda_dev *dev, mox__semaphore *sem);
+/* A group enters its stream's state when pushed to completion and leaves
+ * it when finished (states final). Caller holds dev->lock. Unregistering
+ * returns whether its event goes back to the pool now (false: another
+ * device's launcher still has to wait on it, and gives it back). */
+void mox__cuda_sem_register(mox__cuda_dev *dev, mox__cuda_group *g);
+bool mox__cuda_sem_unregister(mox__cuda_dev *dev, mox__cuda_group *g);
+/* No lock held: points of other CUDA devices still in their owners'
+ * pending lists go out, so that they have events. */
+void mox__cuda_foreign_flush(mox__cuda_dev *dev, const mox__submission *pub);
+/* dev->lock held: true when a point of another device cannot be waited
+ * for on the device now; `me` is then blocked until host waiters see its
+ * points reached (dev->blocked counts it; everything later waits). */
+bool mox__cuda_foreign_block(mox__cuda_dev *dev, mox__cuda_sub *me);
+/* The events of other devices' launches a launch waits for on the device
+ * (cuStreamWaitEvent across contexts), each pinned to its owner's state. */
+typedef struct mox__cuda_fevent {
+    mox__cuda_sem *st;
+    CUevent event;
+} mox__cuda_fevent;
+typedef struct mox__cuda_fevents {
+    mox__cuda_fevent *v;
+    uint32_t n, cap;
+} mox__cuda_fevents;
+/* Building a launch (dev->lock held): the events of `pub`'s points of other
+ * devices, pinned. */
+mox_status mox__cuda_foreign_events(mox__cuda_dev *dev, const mox__submission *pub,
+                                    mox__cuda_fevents *out);
+/* Launching it (no lock held): `stream` waits for them on the device. */
+mox_status mox__cuda_foreign_wait_events(mox__cuda_dev *dev, CUstream stream,
+                                         const mox__cuda_fevents *ev);
+/* After that (no lock held), launched or not: the pins go. */
+void mox__cuda_foreign_unpin_events(mox__cuda_fevents *ev);
+/* dev->lock held: a gate of node `node` on another device's dispatch.
+ * *skip: it can never close; else *slot is what the gate reads: settled
+ * (sentinel or OK slot, *intra false), or the node's own slot (*intra true,
+ * slot = node), into which the remote status word is mirrored first. */
+mox_status mox__cuda_foreign_gate(mox__cuda_dev *dev, mox__cuda_group *g, const mox__gate *gate,
+                                  uint32_t node, bool *skip, bool *intra, uint32_t *slot);
+/* dev->lock held, before `g` is built: its points of other devices not
+ * reached yet, each with a host waiter that wakes the completion thread. */
+void mox__cuda_foreign_collect(mox__cuda_dev *dev, mox__cuda_group *g);
+/* Whether `g` may complete: its points of other devices are reached (or
+ * failed). Caller holds dev->lock. */
+bool mox__cuda_foreign_ready(const mox__cuda_group *g);
+/* The failure of another device's semaphore `g` waited on (borrowed). */
+mox_error *mox__cuda_foreign_failure(const mox__cuda_group *g);
+/* At finish, no lock held: gives other devices' instances back. */
+void mox__cuda_foreign_release(mox__cuda_group *g);
+/* Frees what the foreign bookkeeping of `g` allocated. */
+void mox__cuda_foreign_free(mox__cuda_group *g);
+
+/* ---- copies (cuda_copy.c): the launcher's, no lock held ---- */
+
+/* Enqueues COPY node `node` of `g` on `stream`: mirrors first, then a
+ * plain copy (cuMemcpyDtoDAsync on one context, cuMemcpyPeerAsync across)
+ * or, when `gate` has dependencies, the gated copy kernel. */
+mox_status mox__cuda_copy(mox__cuda_dev *dev, mox__cuda_group *g, uint32_t node,
+                          const mox__dispatch *d, const mox_gate *gate, CUstream stream);
+void mox__cuda_copy_unload(mox__cuda_dev *dev);
 
 /* ---- plans and instances (cuda_plan.c): the launcher's, called with no
  * lock held (they lock dev->lock briefly for what completions share: idle
@@ -284,6 +419,8 @@ struct mox__cuda_inst {
     bool dirty;               /* status words may be nonzero: reset before reuse */
     bool busy;                /* launched, not completed */
     uint32_t readers;         /* later launches gating on these slots */
+    _Atomic uint32_t foreign_readers; /* other devices' launches reading them (cuda_foreign.c);
+                                 raised under the semaphore lock, lowered under dev->lock */
 };
 
 /* An idle instance of the launch's plan (plan and instance created on first
@@ -371,12 +508,21 @@ typedef struct mox__cuda_stage_pool {
     uint64_t cached_bytes;
 } mox__cuda_stage_pool;
 
+typedef struct mox__cuda_peer {
+    CUcontext ctx;                   /* a source context copies read from */
+    bool access;                     /* cuCtxEnablePeerAccess to it succeeded */
+} mox__cuda_peer;
+
+#define MOX__CUDA_MAX_PEERS 16u
+
 struct mox__cuda_dev {
     mox__backend base;               /* first: the core's handle */
     const mox__cuda_api *api;
     CUdevice device;
     CUcontext ctx;
     char name[128];
+    uint32_t ordinal;
+    char uuid[37];
     mox__cuda_limits limits;
     mox__cuda_launch_mode mode;
     bool coalesce;                   /* MOX_CUDA_COALESCE=0 turns it off */
@@ -412,6 +558,15 @@ struct mox__cuda_dev {
     uint32_t scratch_nodes_cap;
     u32vec scratch_u32[3];           /* edges, gate deps, external gate slots */
 
+    /* several devices (cuda_foreign.c, cuda_copy.c) */
+    uint32_t blocked;                /* executions held for another device's point (dev->lock) */
+    bool release_asked;              /* the last one was released: the launcher flushes */
+    struct mox__cuda_sem *sems[MOX__CUDA_STREAMS]; /* its queues' semaphore states */
+    CUmodule copy_module;            /* the gated copy kernel, loaded on first use (launcher) */
+    CUfunction copy_fn;
+    mox__cuda_peer peers[MOX__CUDA_MAX_PEERS]; /* the launcher's */
+    uint32_t peer_count;
+
     pthread_mutex_t pool_lock;       /* events and staging pools; a leaf, never held over a driver call */
 
 
@@ -437,6 +592,14 @@ struct mox__cuda_dev {
 /* Opens device `ordinal`: primary context, streams, pools, completion
  * thread. MOX_ERR_DEVICE_UNAVAILABLE without a driver or device. */
 mox_status mox__cuda_dev_open(int ordinal, mox__cuda_dev **out);
+/* The ordinal `config` selects: its ordinal, the device with its UUID, or
+ * MOX_CUDA_DEVICE (0 when unset). Codes: MOX_ERR_DEVICE_UNAVAILABLE,
+ * MOX_ERR_CONFIG (a bad MOX_CUDA_DEVICE), MOX_ERR_BACKEND. */
+mox_status mox__cuda_select(const mox__backend_config *config, int *ordinal);
+/* Writes device `d`'s UUID in mox_device_uuid's form. */
+mox_status mox__cuda_uuid_of(const mox__cuda_api *api, CUdevice d, char out[37]);
+/* How `dev` reaches `peer`'s memory (MOX__PEER_*). */
+mox_status mox__cuda_peer_link(mox__cuda_dev *dev, mox__cuda_dev *peer, uint32_t *link);
 /* Stops the completion thread (after in-flight work drained) and frees. */
 void mox__cuda_dev_close(mox__cuda_dev *dev);
 /* Makes the device's context current on the calling thread. */

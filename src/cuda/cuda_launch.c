@@ -52,6 +52,7 @@ void mox__cuda_group_free(mox__cuda_group *g)
     mox__free(g->live_gates);
     mox__free(g->copybacks);
     mox__free(g->stages);
+    mox__cuda_foreign_free(g);
     mox__free(g);
 }
 
@@ -134,6 +135,7 @@ typedef struct build {
     u32vec edges, gdeps, ext;
     CUevent *waits;          /* events of other streams' launches to wait for */
     uint32_t nwaits, cap_waits;
+    mox__cuda_fevents foreign; /* events of other devices' launches, pinned */
 } build;
 
 static bool add_wait_event(build *b, CUevent ev)
@@ -222,8 +224,23 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b)
                     if (wp->dispatches[j]->succ_count == 0 && !mox__cuda_u32_push(&b->edges, ws->offset + j))
                         goto oom;
             }
-            for (uint32_t k = 0; d->kind == MOX__CMD_KERNEL && k < d->gate_count; k++) {
+            bool gated_kind = d->kind == MOX__CMD_KERNEL || d->kind == MOX__CMD_COPY;
+            for (uint32_t k = 0; gated_kind && k < d->gate_count; k++) {
                 const mox__gate *gate = &pub->gates[d->gate_first + k];
+                if (gate->sub->signal.sem->owner != &dev->base) {
+                    /* A copy's gate on another device's dispatch. */
+                    bool skip, intra;
+                    uint32_t slot;
+                    mox_status st = mox__cuda_foreign_gate(dev, g, gate, at, &skip, &intra, &slot);
+                    if (st != MOX_OK)
+                        return st;
+                    if (skip)
+                        continue;
+                    if (!mox__cuda_u32_push(intra ? &b->gdeps : &b->ext, slot))
+                        goto oom;
+                    may_fail = true;
+                    continue;
+                }
                 const mox__cuda_sub *gs = mox__cuda_sub_of(gate->sub);
                 /* A gate on a dispatch that cannot fail, still in flight or
                  * finished OK, can never close. */
@@ -248,6 +265,8 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b)
         /* Points of other queues: completion order, and the stream waits
          * for the event of the launch that signals the point. */
         for (uint32_t w = 0; w < pub->wait_count; w++) {
+            if (pub->waits[w].sem->owner != &dev->base)
+                continue; /* another device's: below */
             mox__cuda_group *wg = mox__cuda_group_of_point(dev, &pub->waits[w]);
             if (!wg || wg == g)
                 continue;
@@ -258,6 +277,9 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b)
             if (!add_wait_event(b, wg->event))
                 goto oom;
         }
+        mox_status st = mox__cuda_foreign_events(dev, pub, &b->foreign);
+        if (st != MOX_OK)
+            return st;
     }
     b->desc.edges = b->edges.v;
     b->desc.gdeps = b->gdeps.v;
@@ -279,6 +301,8 @@ static mox_status launch_unlocked(mox__cuda_dev *dev, mox__cuda_group *g, build 
         if (r != CUDA_SUCCESS)
             st = mox__cuda_fail(dev->api, r, "cuStreamWaitEvent", NULL);
     }
+    if (st == MOX_OK)
+        st = mox__cuda_foreign_wait_events(dev, cs, &b->foreign);
     if (st == MOX_OK)
         st = mox__cuda_event_get(dev, &g->event);
     if (st == MOX_OK)
@@ -312,6 +336,7 @@ void mox__cuda_launch_group(mox__cuda_dev *dev, mox__submission *const *subs, ui
             one->count = subs[i]->count;
             one->stream = stream;
             one->first_value = one->last_value = subs[i]->signal.value;
+            mox__cuda_foreign_collect(dev, one);
             one->status = MOX_ERR_OUT_OF_MEMORY;
             /* Made here: the completion thread has no message of this. */
             one->error = mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory launching a batch");
@@ -336,6 +361,8 @@ void mox__cuda_launch_group(mox__cuda_dev *dev, mox__submission *const *subs, ui
     }
     if (n > 1)
         atomic_fetch_add(&dev->stats.coalesced, n);
+    /* It completes after the points of other devices it waits for. */
+    mox__cuda_foreign_collect(dev, g);
     mox__cuda_stream_state *ss = &dev->stream_state[stream];
     if (ss->last && !mox__cuda_add_succ(ss->last, g)) {
         g->status = mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory launching a batch");
@@ -360,6 +387,7 @@ void mox__cuda_launch_group(mox__cuda_dev *dev, mox__submission *const *subs, ui
     pthread_mutex_unlock(&dev->lock);
     if (st == MOX_OK)
         st = launch_unlocked(dev, g, &b, cs);
+    mox__cuda_foreign_unpin_events(&b.foreign); /* waited for (or not, on failure) */
     if (st != MOX_OK && g->event) {
         mox__cuda_event_put(dev, g->event);
         g->event = NULL;

@@ -50,9 +50,16 @@ mox_status mox__cuda_buffer_alloc(mox__cuda_dev *dev, uint64_t bytes, CUdevicept
 
 void mox__cuda_buffer_free(mox__cuda_dev *dev, CUdeviceptr p)
 {
-    /* Fails only on a lost device, where nothing more can be done. */
+    /* Called on any thread - also another device's completion thread, when
+     * a copy releases the last reference to its source: the thread's own
+     * context is current again afterwards. Fails only on a lost device,
+     * where nothing more can be done. */
+    CUcontext prev = NULL;
+    dev->api->cuCtxGetCurrent(&prev);
     if (dev->api->cuCtxSetCurrent(dev->ctx) == CUDA_SUCCESS)
         dev->api->cuMemFree(p);
+    if (prev != dev->ctx)
+        dev->api->cuCtxSetCurrent(prev);
 }
 
 /* Double-buffered through two pinned chunks of the staging pool and two

@@ -162,7 +162,7 @@ void mox__cuda_plans_destroy(mox__cuda_dev *dev)
 static bool plan_evictable(const mox__cuda_plan *p)
 {
     for (uint32_t i = 0; i < p->inst_count; i++)
-        if (p->insts[i]->busy || p->insts[i]->readers)
+        if (p->insts[i]->busy || p->insts[i]->readers || atomic_load(&p->insts[i]->foreign_readers))
             return false;
     return true;
 }
@@ -455,7 +455,7 @@ mox_status mox__cuda_plan_acquire(mox__cuda_dev *dev, const mox__cuda_ldesc *b,
 void mox__cuda_inst_release(mox__cuda_dev *dev, mox__cuda_inst *inst)
 {
     (void)dev;
-    if (inst->busy || inst->readers)
+    if (inst->busy || inst->readers || atomic_load(&inst->foreign_readers))
         return;
     inst->next_idle = inst->plan->idle;
     inst->plan->idle = inst;
@@ -512,6 +512,21 @@ static mox_status upload_deps(mox__cuda_dev *dev, mox__cuda_inst *inst, const ui
     return MOX_OK;
 }
 
+/* The gate of node i: its status slot and dependencies. */
+static void make_gate(const mox__cuda_dev *dev, const mox__cuda_inst *inst, uint32_t i,
+                      const uint32_t *want, mox_gate *gate)
+{
+    memset(gate, 0, sizeof *gate);
+    gate->status = (uint32_t *)(uintptr_t)dev->pool;
+    gate->host_flag = (uint32_t *)(uintptr_t)inst->host_flag_dev;
+    gate->self = inst->slot_base + i;
+    gate->dep_count = inst->dep_count[i];
+    if (gate->dep_count <= MOX_GATE_INLINE_DEPS)
+        memcpy(gate->inline_deps, want + inst->dep_offset[i], 4u * gate->dep_count);
+    else
+        gate->deps = (const uint32_t *)(uintptr_t)(inst->deps_dev + 4ull * inst->dep_offset[i]);
+}
+
 /* Enqueues (stream plans) or updates and launches (graphs) the nodes of
  * `b` on `inst`; `want` holds every node's gate dependencies. */
 static mox_status launch_nodes(mox__cuda_dev *dev, mox__cuda_inst *inst, const mox__cuda_ldesc *b,
@@ -525,22 +540,15 @@ static mox_status launch_nodes(mox__cuda_dev *dev, mox__cuda_inst *inst, const m
         const mox__cuda_lnode *ln = &b->nodes[i];
         const mox__dispatch *d = ln->d;
         const plan_node *n = &p->nodes[i];
+        mox_gate gate;
+        make_gate(dev, inst, i, want, &gate);
         if (!ln->k) {
-            st = mox__cuda_transfer(dev, group, d, stream);
+            st = d->kind == MOX__CMD_COPY ? mox__cuda_copy(dev, group, i, d, &gate, stream)
+                                          : mox__cuda_transfer(dev, group, d, stream);
             if (st != MOX_OK)
                 return st;
             continue;
         }
-        mox_gate gate;
-        memset(&gate, 0, sizeof gate);
-        gate.status = (uint32_t *)(uintptr_t)dev->pool;
-        gate.host_flag = (uint32_t *)(uintptr_t)inst->host_flag_dev;
-        gate.self = inst->slot_base + i;
-        gate.dep_count = inst->dep_count[i];
-        if (gate.dep_count <= MOX_GATE_INLINE_DEPS)
-            memcpy(gate.inline_deps, want + inst->dep_offset[i], 4u * gate.dep_count);
-        else
-            gate.deps = (const uint32_t *)(uintptr_t)(inst->deps_dev + 4ull * inst->dep_offset[i]);
         void *params[MOX_MAX_PARAMS + 1];
         params[0] = &gate;
         for (uint32_t a = 0; a < d->param_count; a++)

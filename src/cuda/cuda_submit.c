@@ -33,26 +33,56 @@ static bool has_transfer(const mox__submission *pub)
     return false;
 }
 
-void mox__cuda_flush_stream(mox__cuda_dev *dev, uint32_t stream)
+static void fail_waiter(mox__cuda_dev *dev, mox__submission *pub, uint32_t stream, mox_error *why);
+
+/* A semaphore `pub` waits on failed (borrowed), or NULL. */
+static mox_error *failed_wait(const mox__submission *pub)
+{
+    for (uint32_t i = 0; i < pub->wait_count; i++) {
+        mox_error *why = mox__semaphore_failure(pub->waits[i].sem);
+        if (why)
+            return why;
+    }
+    return NULL;
+}
+
+/* Launches the pending executions of `stream` older than serial `limit`,
+ * up to one blocked on another device's point, in launches of at most
+ * MERGE_SUBS / MERGE_NODES; one whose wait failed meanwhile completes
+ * alone with that failure. The launcher, dev->lock held. */
+static void launch_run(mox__cuda_dev *dev, uint32_t stream, uint64_t limit)
 {
     mox__cuda_stream_state *ss = &dev->stream_state[stream];
     mox__submission *chunk[MOX__CUDA_MERGE_SUBS];
-    while (ss->pending_head) {
-        uint32_t n = 0, nodes = 0;
-        while (ss->pending_head && n < MOX__CUDA_MERGE_SUBS) {
-            mox__cuda_sub *s = ss->pending_head;
-            if (n > 0 && nodes + s->pub->count > MOX__CUDA_MERGE_NODES)
-                break;
-            ss->pending_head = s->next_pending;
-            s->next_pending = NULL;
-            ss->pending_count--;
-            nodes += s->pub->count;
-            chunk[n++] = s->pub;
+    uint32_t n = 0, nodes = 0;
+    while (ss->pending_head && !ss->pending_head->blocked && ss->pending_head->pub->serial < limit) {
+        mox__cuda_sub *s = ss->pending_head;
+        mox_error *why = failed_wait(s->pub);
+        if (n > 0 &&
+            (why || n == MOX__CUDA_MERGE_SUBS || nodes + s->pub->count > MOX__CUDA_MERGE_NODES)) {
+            mox__cuda_launch_group(dev, chunk, n, stream);
+            n = nodes = 0;
         }
+        ss->pending_head = s->next_pending;
         if (!ss->pending_head)
             ss->pending_tail = NULL;
-        mox__cuda_launch_group(dev, chunk, n, stream);
+        s->next_pending = NULL;
+        ss->pending_count--;
+        if (why) {
+            s->pending = false;
+            fail_waiter(dev, s->pub, stream, why);
+            continue;
+        }
+        nodes += s->pub->count;
+        chunk[n++] = s->pub;
     }
+    if (n > 0)
+        mox__cuda_launch_group(dev, chunk, n, stream);
+}
+
+void mox__cuda_flush_stream(mox__cuda_dev *dev, uint32_t stream)
+{
+    launch_run(dev, stream, UINT64_MAX);
 }
 
 mox__cuda_group *mox__cuda_group_of_point(mox__cuda_dev *dev, const mox__sem_point *pt)
@@ -66,13 +96,14 @@ mox__cuda_group *mox__cuda_group_of_point(mox__cuda_dev *dev, const mox__sem_poi
     return NULL; /* finished on the device; the core has yet to signal it */
 }
 
+bool mox__cuda_held(const mox__cuda_dev *dev) { return dev->hold || dev->blocked > 0; }
+
 static bool ss_flush_needed(mox__cuda_dev *dev, uint32_t q)
 {
-    return dev->stream_state[q].pending_head != NULL && !dev->hold;
+    return dev->stream_state[q].pending_head != NULL && !mox__cuda_held(dev);
 }
 
-/* Whether stream q holds back (pending) an execution at or below `value`. */
-static bool pending_covers(mox__cuda_dev *dev, uint32_t q, uint64_t value)
+bool mox__cuda_pending_covers(const mox__cuda_dev *dev, uint32_t q, uint64_t value)
 {
     const mox__cuda_sub *h = dev->stream_state[q].pending_head;
     return h && h->pub->signal.value <= value;
@@ -91,6 +122,7 @@ static void fail_waiter(mox__cuda_dev *dev, mox__submission *pub, uint32_t strea
     g->count = pub->count;
     g->stream = stream;
     g->first_value = g->last_value = pub->signal.value;
+    mox__cuda_foreign_collect(dev, g);
     g->status = mox_error_code(why);
     g->error = mox_error_retain(why);
     me->group = g;
@@ -108,10 +140,9 @@ static void fail_waiter(mox__cuda_dev *dev, mox__submission *pub, uint32_t strea
  * step takes, from the stream whose oldest pending submission is the
  * oldest overall, the run of submissions older than every other stream's
  * oldest, so whatever a launch waits for on another stream already has its
- * event. */
+ * event. It stops at an execution still blocked on another device. */
 static void flush_all_ordered(mox__cuda_dev *dev)
 {
-    mox__submission *chunk[MOX__CUDA_MERGE_SUBS];
     for (;;) {
         uint32_t best = MOX__CUDA_STREAMS;
         uint64_t best_serial = UINT64_MAX, next_serial = UINT64_MAX;
@@ -127,24 +158,9 @@ static void flush_all_ordered(mox__cuda_dev *dev)
                 next_serial = h->pub->serial;
             }
         }
-        if (best == MOX__CUDA_STREAMS)
+        if (best == MOX__CUDA_STREAMS || dev->stream_state[best].pending_head->blocked)
             return;
-        mox__cuda_stream_state *ss = &dev->stream_state[best];
-        uint32_t n = 0, nodes = 0;
-        while (ss->pending_head && n < MOX__CUDA_MERGE_SUBS &&
-               ss->pending_head->pub->serial < next_serial) {
-            mox__cuda_sub *h = ss->pending_head;
-            if (n > 0 && nodes + h->pub->count > MOX__CUDA_MERGE_NODES)
-                break;
-            ss->pending_head = h->next_pending;
-            h->next_pending = NULL;
-            ss->pending_count--;
-            nodes += h->pub->count;
-            chunk[n++] = h->pub;
-        }
-        if (!ss->pending_head)
-            ss->pending_tail = NULL;
-        mox__cuda_launch_group(dev, chunk, n, best);
+        launch_run(dev, best, next_serial);
     }
 }
 
@@ -164,17 +180,21 @@ static void process_execute(mox__cuda_dev *dev, mox__submission *pub)
     }
     /* A point held back on another stream must be launched to have an
      * event: that stream goes out now. */
-    for (uint32_t i = 0; !dev->hold && i < pub->wait_count; i++) {
+    for (uint32_t i = 0; !mox__cuda_held(dev) && i < pub->wait_count; i++) {
         uint32_t q = pub->waits[i].sem->queue;
-        if (q != stream && pending_covers(dev, q, pub->waits[i].value))
+        if (pub->waits[i].sem->owner == &dev->base && q != stream &&
+            mox__cuda_pending_covers(dev, q, pub->waits[i].value))
             mox__cuda_flush_stream(dev, q);
     }
+    /* A point of another device that no device can wait for yet holds this
+     * execution, and what follows it (cuda_foreign.c). */
+    bool blocked = mox__cuda_foreign_block(dev, me);
     mox__cuda_stream_state *ss = &dev->stream_state[stream];
     bool transfer = has_transfer(pub);
     /* Someone already blocks on it (the core's flush came first): it is not
      * held back. */
     bool awaited = atomic_load_explicit(&pub->awaited, memory_order_acquire);
-    bool defer = dev->hold || (dev->coalesce && !transfer && !awaited &&
+    bool defer = mox__cuda_held(dev) || blocked || (dev->coalesce && !transfer && !awaited &&
                                (ss->pending_count > 0 || ss->depth >= dev->defer_depth));
     if (defer) {
         me->pending = true;
@@ -184,7 +204,7 @@ static void process_execute(mox__cuda_dev *dev, mox__submission *pub)
             ss->pending_head = me;
         ss->pending_tail = me;
         ss->pending_count++;
-        if (!dev->hold && ss->pending_count >= MOX__CUDA_MERGE_SUBS)
+        if (!mox__cuda_held(dev) && ss->pending_count >= MOX__CUDA_MERGE_SUBS)
             mox__cuda_flush_stream(dev, stream);
     } else {
         if (ss->pending_head)
@@ -210,10 +230,10 @@ void mox__cuda_launcher_enter(mox__cuda_dev *dev)
         return;
     dev->launching = true;
     for (;;) {
-        if (dev->hold_asked) {
-            dev->hold_asked = false;
+        if (dev->hold_asked || dev->release_asked) {
+            dev->hold_asked = dev->release_asked = false;
             dev->hold = dev->hold_wanted;
-            if (!dev->hold)
+            if (!mox__cuda_held(dev))
                 flush_all_ordered(dev);
             continue;
         }
@@ -226,7 +246,7 @@ void mox__cuda_launcher_enter(mox__cuda_dev *dev)
             process_execute(dev, me->pub);
             continue;
         }
-        if (dev->flush_mask && !dev->hold) {
+        if (dev->flush_mask && !mox__cuda_held(dev)) {
             uint32_t q = (uint32_t)__builtin_ctz(dev->flush_mask);
             dev->flush_mask &= ~(1u << q);
             mox__cuda_flush_stream(dev, q);
@@ -238,9 +258,18 @@ void mox__cuda_launcher_enter(mox__cuda_dev *dev)
     dev->launching = false;
 }
 
+void mox__cuda_release_held(mox__cuda_dev *dev)
+{
+    dev->release_asked = true;
+    mox__cuda_launcher_enter(dev);
+}
+
 void mox__cuda_submit(mox__cuda_dev *dev, mox__submission *pub)
 {
     mox__cuda_sub *me = mox__cuda_sub_of(pub);
+    /* Points of other CUDA devices that their owners hold back go out
+     * first, so that they have events (their launchers, not this one). */
+    mox__cuda_foreign_flush(dev, pub);
     pthread_mutex_lock(&dev->lock); /* a flush of it may read `me` concurrently */
     memset(me, 0, sizeof *me);
     me->pub = pub;

@@ -30,11 +30,12 @@
  *   Every entry point may be called from any thread, never with a core lock
  *   held. `execute` is called by one thread at a time per device, in the
  *   order of the executions' serial numbers (the order the core's trackers
- *   saw), so every point in a wait list was signalled by an execute call
- *   made before. It must not block on device work. Lock order in the
- *   runtime: core device lock -> a submission's lock -> a waker cell's lock;
- *   a semaphore's lock is a leaf; backend locks are never held while calling
- *   into the core, and core locks never while calling a backend.
+ *   saw), so every point in a wait list - of this device or another - was
+ *   handed to its device's execute before. It must not block on device
+ *   work. Lock order in the runtime: core device locks (two at most, by
+ *   device id) -> a submission's lock -> a waker cell's lock; a semaphore's
+ *   lock is a leaf; backend locks are never held while calling into the
+ *   core, and core locks never while calling a backend.
  *
  * Execution (`execute(device, sub)`)
  *   sub->queue      the queue (< info.queue_count) the core chose;
@@ -62,7 +63,9 @@
  *   one place a backend reads another command buffer: the named dispatch's
  *   state once it completed, or the status storage its own execute made for
  *   it while it runs (CUDA: the device reads the status word, no host
- *   decision). Transfers are never gated: host access ignores failures.
+ *   decision). Host transfers (DOWNLOAD, UPLOAD) are never gated: host
+ *   access ignores failures. A COPY is device work: it is gated like a
+ *   kernel (a GATED copy copies nothing).
  *   Independent dispatches of a batch in which something failed still run.
  *   The core works out which failure caused a GATED state, builds the errors
  *   and picks the batch's result; the backend only reports states.
@@ -91,7 +94,21 @@
  *   that waits on the host (the CPU) registers a mox__sem_waiter; one that
  *   waits on the device (CUDA) uses its own state for the value. A failed
  *   semaphore satisfies every wait; an execution that waited on it completes
- *   with its failure and runs nothing.
+ *   with its failure - that very error object, retained - and runs nothing.
+ *
+ * Several devices
+ *   A wait point may name a semaphore of another device (sem->owner is not
+ *   the executing device): of the same backend (CUDA: the device waits, on
+ *   the event the owner's semaphore state gives for the value) or of another
+ *   backend (the executing backend waits on the host). Only COPY commands
+ *   reach into another device's memory (src_device, of the same backend;
+ *   copies between backends are staged by the core: a download on one, an
+ *   upload on the other). A COPY's gates may name a dispatch of another
+ *   device's execution (the source's unfinished writer): the CPU reads its
+ *   final state, CUDA its status word through the owner's semaphore state.
+ *   An execution that completes with the failure of another device's
+ *   semaphore does not make its own device lost (the core compares the
+ *   error with the waited semaphores' failures).
  *
  * Memory shape of kernel arguments
  *   d->params[i] points to the i-th argument: for a buffer, to a `void *`
@@ -127,7 +144,9 @@ typedef struct mox__devmod mox__devmod;
 typedef enum mox__cmd_kind {
     MOX__CMD_KERNEL = 0,   /* run a kernel over a non-empty grid */
     MOX__CMD_DOWNLOAD = 1, /* copy buffer bytes [offset, offset+bytes) to host */
-    MOX__CMD_UPLOAD = 2    /* copy host bytes into buffer [offset, offset+bytes) */
+    MOX__CMD_UPLOAD = 2,   /* copy host bytes into buffer [offset, offset+bytes) */
+    MOX__CMD_COPY = 3      /* copy device bytes from a source buffer of this device or of
+                              another device of the same backend into [offset, offset+bytes) */
 } mox__cmd_kind;
 
 /* ---------------- semaphores ---------------- */
@@ -144,6 +163,7 @@ typedef struct mox__sem_waiter {
 
 struct mox__semaphore {
     _Atomic uint64_t value;           /* highest completed value (host view) */
+    _Atomic uint64_t issued;          /* highest value handed to the owner's execute (core) */
     _Atomic(mox_error *) failure;     /* set once; then every wait is satisfied */
     mox__backend *owner;              /* the device whose queue signals it */
     uint32_t queue;
@@ -203,11 +223,17 @@ struct mox__dispatch {
     mox_launch_config config; /* validated, non-empty grid; shared_bytes: dynamic shared memory per block */
     uint32_t param_count;
     void *const *params;     /* see "Memory shape" above */
-    /* MOX__CMD_DOWNLOAD / MOX__CMD_UPLOAD */
+    /* MOX__CMD_DOWNLOAD / MOX__CMD_UPLOAD / MOX__CMD_COPY (the destination) */
     void *buffer;            /* backend buffer handle */
     void *address;           /* its address */
     uint64_t offset, bytes;
     void *host;              /* destination (download) or source (upload) */
+    /* MOX__CMD_COPY: the source, on `src_device` (this device, or another
+     * device of the same backend: see "Several devices") */
+    mox__backend *src_device;
+    void *src_buffer;
+    void *src_address;
+    uint64_t src_offset;
     /* barriers, indices into the command buffer's arrays */
     uint32_t pred_first, pred_count;
     uint32_t succ_first, succ_count; /* the inverse of preds, for convenience */
@@ -278,12 +304,26 @@ typedef struct mox__backend_info {
     uint32_t queue_count;        /* queues (>= 1), one semaphore each */
     size_t submission_state_size; /* bytes of sub->be the backend wants */
     size_t dispatch_state_size;   /* bytes of d->be the backend wants */
+    uint32_t ordinal;            /* which device of the backend (mox_device_ordinal) */
+    char uuid[37];               /* mox_device_uuid: 8-4-4-4-12 lower-case hex */
 } mox__backend_info;
 
 typedef struct mox__backend_config {
     uint32_t cpu_threads;        /* 0 = number of cores */
     uint64_t context_id;         /* the device's process-unique id */
+    int32_t ordinal;             /* the device to open; -1: the backend's default */
+    const char *uuid;            /* or the device with this UUID (then ordinal is -1) */
 } mox__backend_config;
+
+/* How two devices of one backend reach each other's memory
+ * (mox_peer_link's values). */
+enum {
+    MOX__PEER_NONE = 0,
+    MOX__PEER_SAME = 1,
+    MOX__PEER_HOST = 2,
+    MOX__PEER_PCIE = 3,
+    MOX__PEER_NVLINK = 4
+};
 
 /* Every function returning mox_error * returns NULL on success, else the
  * error (code + message + cause), which the caller takes over. */
@@ -331,6 +371,9 @@ typedef struct mox__backend_vtable {
     /* Testing hook (src/core/testing.h): while held, executed work does not
      * start; releasing starts it. NULL if unsupported. */
     void (*set_hold)(mox__backend *backend, bool hold);
+    /* How `backend` reaches the memory of `other` (another device of the
+     * same backend): a MOX__PEER_* value. Codes: MOX_ERR_BACKEND. */
+    mox_error *(*peer)(mox__backend *backend, mox__backend *other, uint32_t *link);
 } mox__backend_vtable;
 
 struct mox__backend {
@@ -346,6 +389,11 @@ mox_error *mox__cpu_backend_open(const mox__backend_config *config, mox__backend
                                  mox__backend_info *info) __attribute__((weak));
 mox_error *mox__cuda_backend_open(const mox__backend_config *config, mox__backend **out,
                                   mox__backend_info *info) __attribute__((weak));
+/* How many devices a backend has (0 when its driver or device is missing).
+ * Codes: MOX_ERR_CONFIG (a bad setting, e.g. MOX_CPU_DEVICES),
+ * MOX_ERR_BACKEND (the driver failed to answer). */
+mox_error *mox__cpu_device_count(uint32_t *count) __attribute__((weak));
+mox_error *mox__cuda_device_count(uint32_t *count) __attribute__((weak));
 
 /* Implemented by the core; see "Completion". `error` (may be NULL) is taken
  * over. */

@@ -193,6 +193,16 @@ mox_manifest *fx_manifest(bool with_fatbin)
     m->cc_flag_count = 1;
     m->cc_flags = calloc(1, sizeof(char *));
     m->cc_flags[0] = fx_dup("-O2");
+    /* loops, the plain fallback and fibers, one each */
+    static const char *const executors[] = {"loops", "thread-calls", "fibers"};
+    m->cpu_kernel_count = m->abi->kernel_count;
+    m->cpu_kernels = calloc(m->cpu_kernel_count, sizeof *m->cpu_kernels);
+    assert_non_null(m->cpu_kernels);
+    for (size_t k = 0; k < m->cpu_kernel_count; k++) {
+        m->cpu_kernels[k].name = fx_dup(m->abi->kernels[k].name);
+        m->cpu_kernels[k].executor = fx_dup(executors[k % 3]);
+        m->cpu_kernels[k].note = k ? fx_dup("a barrier or warp operation inside a switch statement at k.c:9") : NULL;
+    }
     return m;
 }
 

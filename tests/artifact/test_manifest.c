@@ -38,6 +38,12 @@ static void round_trip(void **state)
         assert_int_equal(back->cc_flag_count, 1);
         assert_string_equal(back->cc_flags[0], "-O2");
         assert_int_equal(back->abi->kernel_count, 3);
+        assert_int_equal(back->cpu_kernel_count, 3);
+        assert_string_equal(back->cpu_kernels[0].executor, "loops");
+        assert_null(back->cpu_kernels[0].note);
+        assert_string_equal(back->cpu_kernels[2].name, "warp_total");
+        assert_string_equal(back->cpu_kernels[2].executor, "fibers");
+        assert_non_null(strstr(back->cpu_kernels[2].note, "switch"));
         char *again = mox_manifest_to_json(back);
         assert_string_equal(again, text);
         free(text);
@@ -80,11 +86,20 @@ static void text_mutations(void **state)
         const char *from, *to, *message;
     } cases[] = {
         {"\"mox-artifact\"", "\"mox-other\"", "not a mox artifact manifest"},
-        {"\"format_version\": 1", "\"format_version\": 2", "unsupported manifest format version 2"},
+        {"\"format_version\": 2", "\"format_version\": 1", "unsupported manifest format version 1"},
+        {"\"executor\": \"loops\"", "\"executor\": \"simd\"", "manifest cpu.kernels[0]: unknown executor \"simd\""},
+        {"\"executor\": \"fibers\"", "\"executor\": \"thread-calls\"",
+         "manifest cpu.kernels[2]: kernel warp_total has barriers or warp operations, so it cannot run as thread-calls"},
+        {"\"executor\": \"thread-calls\"", "\"executor\": \"fibers\"",
+         "manifest cpu.kernels[1]: kernel update_particles has no barrier or warp operation"},
+        {"\"name\": \"warp_total\",\n        \"executor\"", "\"name\": \"warp\",\n        \"executor\"",
+         "manifest cpu.kernels[2]: \"warp\" is not the ABI's kernel 2 (\"warp_total\")"},
+        {"\"note\": null", "\"note\": 3", "manifest cpu.kernels[0]: field \"note\" must be a string or null"},
+        {"\"cpu\": {\n    \"kernels\"", "\"cpu\": {\n    \"cores\": 1, \"kernels\"", "manifest cpu: unknown field \"cores\""},
         {"\"abi\": {\n    \"version\": 1", "\"abi\": {\n    \"version\": 3", "unsupported kernel ABI version 3"},
         {"\"module\": \"stages\"", "\"module\": \"sta ges\"", "module name \"sta ges\" is not a valid identifier"},
         {"\"module\": \"stages\"", "\"module\": 7", "manifest: field \"module\" must be a string"},
-        {"\"format_version\": 1,", "\"format_version\": 1, \"ignored\": 0,", "manifest: unknown field \"ignored\""},
+        {"\"format_version\": 2,", "\"format_version\": 2, \"ignored\": 0,", "manifest: unknown field \"ignored\""},
         {"\"cuda_tu\": ", "\"cuda_tx\": ", "manifest files: unknown field \"cuda_tx\""},
         {"\"moxc_version\"", "\"rustc\": \"1\", \"moxc_version\"", "manifest build: unknown field \"rustc\""},
         {"\"ptx\": true", "\"ptx\": \"yes\"", "manifest target: field \"ptx\" must be true or false"},
@@ -127,6 +142,13 @@ static void expect_edit(bool fatbin, manifest_edit edit, const char *message)
 }
 
 static void drop_cpu_so(mox_manifest *m) { m->files[MOX_FILE_CPU_SO].present = false; }
+static void drop_cpu_kernel(mox_manifest *m)
+{
+    mox_manifest_cpu_kernel *last = &m->cpu_kernels[--m->cpu_kernel_count];
+    free(last->name);
+    free(last->executor);
+    free(last->note);
+}
 static void drop_abi_json(mox_manifest *m) { m->files[MOX_FILE_ABI_JSON].present = false; }
 static void empty_fingerprint(mox_manifest *m) { m->fingerprint[0] = '\0'; }
 static void upper_hash(mox_manifest *m) { m->files[MOX_FILE_FATBIN].sha256[0] = 'A'; }
@@ -156,6 +178,7 @@ static void atomic_f32(mox_manifest *m)
 static void model_edits(void **state)
 {
     expect_edit(true, drop_cpu_so, "manifest files: cpu_so is required");
+    expect_edit(true, drop_cpu_kernel, "manifest cpu: 2 kernels, the ABI has 3");
     expect_edit(true, drop_abi_json, "manifest files: abi_json is required");
     expect_edit(true, empty_fingerprint, "manifest build: fingerprint \"\" is not 64 lowercase hex characters");
     expect_edit(true, upper_hash, "manifest files.fatbin: sha256 \"A");

@@ -69,7 +69,7 @@ static void explicit_option_overrides_environment(void **state)
     const char *old = getenv("MOX_BACKEND");
     char *saved = old ? strdup(old) : NULL;
     setenv("MOX_BACKEND", "bogus", 1);
-    mox_device_options o = {MOX_BACKEND_CPU, 0, 3};
+    mox_device_options o = {.backend = MOX_BACKEND_CPU, .command_capacity = 0, .cpu_threads = 3};
     mox_device *d = NULL;
     mox_status st = mox_device_open_with(&o, &d);
     if (saved) {
@@ -83,7 +83,7 @@ static void explicit_option_overrides_environment(void **state)
     assert_string_equal(mox_device_name(d), "CPU (3 threads)");
     mox_device_release(d);
 
-    mox_device_options bad = {(mox_backend)7, 0, 0};
+    mox_device_options bad = {.backend = (mox_backend)7, .command_capacity = 0, .cpu_threads = 0};
     assert_int_equal(mox_device_open_with(&bad, &d), MOX_ERR_INVALID_ARGUMENT);
     assert_int_equal(mox_device_open(NULL), MOX_ERR_INVALID_ARGUMENT);
 }

@@ -56,7 +56,7 @@ static void dropped_while_preparing_submits_nothing(void **state)
 static void dropped_while_waiting_for_capacity(void **state)
 {
     (void)state;
-    mox_device_options o = {MOX_BACKEND_AUTO, 1, 0};
+    mox_device_options o = {.backend = MOX_BACKEND_AUTO, .command_capacity = 1, .cpu_threads = 0};
     mox_device *dev = conf_open_with(&o);
     assert_int_equal(mox_module_prepare(dev, &conf_module), MOX_OK);
     mox_buffer *a = conf_zeros(dev, 8), *b = conf_zeros(dev, 8);

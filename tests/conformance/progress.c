@@ -206,7 +206,7 @@ static run *run_new(drive_mode mode, uint32_t capacity, uint32_t count)
 {
     run *r = calloc(1, sizeof *r);
     assert_non_null(r);
-    mox_device_options o = {MOX_BACKEND_AUTO, capacity, 0};
+    mox_device_options o = {.backend = MOX_BACKEND_AUTO, .command_capacity = capacity, .cpu_threads = 0};
     r->dev = conf_open_with(&o);
     r->mode = mode;
     r->count = count;

@@ -105,7 +105,7 @@ static void *small_capacity_work(void *p)
 static void threads_share_a_small_capacity(void **state)
 {
     (void)state;
-    mox_device_options o = {MOX_BACKEND_AUTO, 2, 0};
+    mox_device_options o = {.backend = MOX_BACKEND_AUTO, .command_capacity = 2, .cpu_threads = 0};
     mox_device *d = conf_open_with(&o);
     pthread_t th[THREADS];
     mox_buffer *bufs[THREADS];

@@ -68,7 +68,7 @@ void fx_open(fx *f)
 {
     memset(f, 0, sizeof *f);
     mox__test_complete_hook = on_complete;
-    mox__backend_config cfg = {0, 1};
+    mox__backend_config cfg = {.context_id = 1, .ordinal = -1};
     mox_error *err = mox__cuda_backend_open(&cfg, &f->backend, &f->info);
     if (err && mox_error_code(err) == MOX_ERR_DEVICE_UNAVAILABLE) {
         printf("skipped: %s\n", mox_error_message(err));

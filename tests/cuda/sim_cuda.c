@@ -4,7 +4,13 @@
  * driver's semantics that the backend relies on: one worker thread per
  * stream executing operations in order (so work is really asynchronous),
  * events with record generations, cross-stream waits, graphs executed in
- * node order, host-mapped memory, sticky faults that fail every later call.
+ * node order, host-mapped memory, sticky faults that fail every later call
+ * of the faulting context. MOX_SIM_DEVICES (default 1) devices, one primary
+ * context each, reach each other as MOX_SIM_PEER says (nvlink, the
+ * default, pcie or none): peer access, peer copies, waits on another
+ * context's events (a fault of that context releases them: what a real
+ * driver does there is unmeasured, docs/multi-device.md), and kernels that
+ * touch another context's memory without peer access fault.
  * Kernels are the ones of tests/cuda/kernels.cu (and, for running the core
  * end to end here, those of the conformance suite and the benchmark),
  * written again in C with the same gate logic as mox/kernel_cuda.h. Device
@@ -22,21 +28,52 @@
 
 #include "sim_driver.h"
 
-/* ---- global state: one device, one context; one lock for everything ---- */
+/* ---- global state ---- */
 
 pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
-CUresult g_sticky; /* set by a faulting kernel: every call fails */
+struct CUctx_st g_ctx[SIM_MAX_DEVICES] = {
+    {.ordinal = 0}, {.ordinal = 1}, {.ordinal = 2}, {.ordinal = 3},
+    {.ordinal = 4}, {.ordinal = 5}, {.ordinal = 6}, {.ordinal = 7}};
 /* Like the driver: most calls need a current context on the calling thread
  * (or its stream's worker); CUDA_ERROR_INVALID_CONTEXT otherwise. */
 _Thread_local CUcontext t_current;
+static _Thread_local CUcontext t_kernel_ctx; /* the stream a worker runs */
+
+int sim_device_count(void)
+{
+    const char *v = getenv("MOX_SIM_DEVICES");
+    int n = v && v[0] ? atoi(v) : 1;
+    return n < 1 ? 1 : n > SIM_MAX_DEVICES ? SIM_MAX_DEVICES : n;
+}
+
+int sim_peer_kind(void)
+{
+    const char *v = getenv("MOX_SIM_PEER");
+    if (v && strcmp(v, "none") == 0)
+        return 0;
+    return v && strcmp(v, "pcie") == 0 ? 1 : 2;
+}
+
+CUcontext sim_kernel_ctx(void) { return t_kernel_ctx; }
 
 void sim_set_sticky(CUresult r)
 {
     pthread_mutex_lock(&g_lock);
-    g_sticky = r;
+    CUcontext c = t_kernel_ctx ? t_kernel_ctx : t_current;
+    if (c)
+        c->sticky = r;
     pthread_cond_broadcast(&g_cv);
     pthread_mutex_unlock(&g_lock);
+}
+
+bool sim_can_touch(CUcontext ctx, const void *p)
+{
+    pthread_mutex_lock(&g_lock);
+    CUcontext owner = sim_mem_ctx(p);
+    bool ok = !owner || owner == ctx || (ctx && ctx->peer[owner->ordinal]);
+    pthread_mutex_unlock(&g_lock);
+    return ok;
 }
 
 bool sim_valid_func(CUfunction f)
@@ -101,10 +138,13 @@ static void run_op(op *o)
         for (size_t i = 0; i < o->n; i++)
             ((uint32_t *)o->dst)[i] = o->value;
         break;
+    case OP_FREE:
+        free(o->dst);
+        break;
     case OP_GRAPH:
         for (size_t i = 0; i < o->node_count; i++) {
             pthread_mutex_lock(&g_lock);
-            bool dead = g_sticky != CUDA_SUCCESS;
+            bool dead = t_kernel_ctx->sticky != CUDA_SUCCESS;
             pthread_mutex_unlock(&g_lock);
             if (dead)
                 break;
@@ -120,17 +160,21 @@ static void run_op(op *o)
 void *sim_stream_main(void *arg)
 {
     CUstream s = arg;
+    t_kernel_ctx = s->ctx;
     pthread_mutex_lock(&g_lock);
     for (;;) {
-        while (!s->stop && (!s->head || g_sticky))
+        while (!s->stop && (!s->head || s->ctx->sticky))
             pthread_cond_wait(&g_cv, &g_lock);
         if (s->stop)
             break;
         op *o = s->head;
         if (o->kind == OP_WAIT) {
-            while (o->event->completed < o->gen && !g_sticky && !s->stop)
+            /* An event of a faulted context never completes: its waiters are
+             * released (the simulator's choice; see the header). */
+            while (o->event->completed < o->gen && !o->event->ctx->sticky && !s->ctx->sticky &&
+                   !s->stop)
                 pthread_cond_wait(&g_cv, &g_lock);
-            if (g_sticky || s->stop)
+            if (s->ctx->sticky || s->stop)
                 continue;
         }
         s->head = o->next;
@@ -140,7 +184,7 @@ void *sim_stream_main(void *arg)
         pthread_mutex_unlock(&g_lock);
         run_op(o);
         pthread_mutex_lock(&g_lock);
-        if (o->kind == OP_RECORD && !g_sticky && o->event->completed < o->gen)
+        if (o->kind == OP_RECORD && !s->ctx->sticky && o->event->completed < o->gen)
             o->event->completed = o->gen;
         if (o->kind == OP_GRAPH)
             sim_exec_done(o->exec);
@@ -172,8 +216,8 @@ CUresult sim_submit(CUstream s, op *o)
         return CUDA_ERROR_INVALID_CONTEXT;
     }
     pthread_mutex_lock(&g_lock);
-    if (g_sticky) {
-        CUresult r = g_sticky;
+    if (s->ctx->sticky || t_current->sticky) {
+        CUresult r = s->ctx->sticky ? s->ctx->sticky : t_current->sticky;
         pthread_mutex_unlock(&g_lock);
         free(o->nodes);
         free(o);

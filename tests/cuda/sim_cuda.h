@@ -4,6 +4,7 @@
 #ifndef MOX_TESTS_SIM_CUDA_H
 #define MOX_TESTS_SIM_CUDA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,7 +29,13 @@ struct CUfunc_st {
 extern struct CUfunc_st sim_funcs[];
 extern const size_t sim_func_count;
 
-/* Makes every later driver call fail with `r` (a sticky fault). */
+/* Makes every later driver call of the running kernel's context fail with
+ * `r` (a sticky fault). */
 void sim_set_sticky(CUresult r);
+/* The context of the stream whose worker runs the calling kernel. */
+CUcontext sim_kernel_ctx(void);
+/* Whether a kernel of context `ctx` may touch `p` (its own memory, a peer's
+ * with peer access enabled, or host memory). */
+bool sim_can_touch(CUcontext ctx, const void *p);
 
 #endif

@@ -1,6 +1,6 @@
-/* tests/cuda/sim_device.c - the simulated driver's device, context, memory
- * (allocations, synchronous and stream-ordered copies and sets) and module
- * entry points, and its error names. */
+/* tests/cuda/sim_device.c - the simulated driver's devices, contexts,
+ * memory (allocations, synchronous and stream-ordered copies and sets) and
+ * module entry points, and its error names. Peers are sim_peer.c. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdbool.h>
@@ -11,8 +11,55 @@
 
 #include "sim_driver.h"
 
-static int g_ctx_refs;
-static struct CUctx_st { int dummy; } g_ctx;
+/* Device allocations and the context that made them (g_lock). */
+typedef struct sim_alloc {
+    struct sim_alloc *next;
+    const unsigned char *base;
+    size_t size;
+    CUcontext ctx;
+} sim_alloc;
+static sim_alloc *g_allocs;
+
+CUcontext sim_mem_ctx(const void *p)
+{
+    const unsigned char *c = p;
+    for (sim_alloc *a = g_allocs; a; a = a->next)
+        if (c >= a->base && c < a->base + a->size)
+            return a->ctx;
+    return NULL;
+}
+
+static void track_alloc(void *m, size_t bytes)
+{
+    sim_alloc *a = calloc(1, sizeof *a);
+    if (!a)
+        abort();
+    a->base = m;
+    a->size = bytes ? bytes : 1;
+    a->ctx = t_current;
+    pthread_mutex_lock(&g_lock);
+    a->next = g_allocs;
+    g_allocs = a;
+    pthread_mutex_unlock(&g_lock);
+}
+
+static void untrack_alloc(const void *m)
+{
+    pthread_mutex_lock(&g_lock);
+    for (sim_alloc **p = &g_allocs; *p; p = &(*p)->next)
+        if ((*p)->base == m) {
+            sim_alloc *a = *p;
+            *p = a->next;
+            free(a);
+            break;
+        }
+    pthread_mutex_unlock(&g_lock);
+}
+
+bool sim_valid_ctx(CUcontext c)
+{
+    return c >= &g_ctx[0] && c < &g_ctx[sim_device_count()];
+}
 
 /* ---- the API ---- */
 
@@ -46,22 +93,24 @@ EXPORT CUresult cuDriverGetVersion(int *v);
 CUresult cuDriverGetVersion(int *v) { *v = 13000; return CUDA_SUCCESS; }
 
 EXPORT CUresult cuDeviceGetCount(int *count);
-CUresult cuDeviceGetCount(int *count) { *count = 1; return CUDA_SUCCESS; }
+CUresult cuDeviceGetCount(int *count) { *count = sim_device_count(); return CUDA_SUCCESS; }
 
 EXPORT CUresult cuDeviceGet(CUdevice *d, int ordinal);
 CUresult cuDeviceGet(CUdevice *d, int ordinal)
 {
-    if (ordinal != 0)
+    if (ordinal < 0 || ordinal >= sim_device_count())
         return CUDA_ERROR_INVALID_DEVICE;
-    *d = 0;
+    *d = ordinal;
     return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev);
 CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 {
-    (void)dev;
-    snprintf(name, (size_t)len, "Simulated CUDA device");
+    if (dev == 0)
+        snprintf(name, (size_t)len, "Simulated CUDA device");
+    else
+        snprintf(name, (size_t)len, "Simulated CUDA device %d", dev);
     return CUDA_SUCCESS;
 }
 
@@ -98,24 +147,24 @@ CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev);
 CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
 {
-    (void)dev;
+    if (dev < 0 || dev >= sim_device_count())
+        return CUDA_ERROR_INVALID_DEVICE;
     pthread_mutex_lock(&g_lock);
     /* As seen on an H200 (driver 580): a faulted primary context survives
      * its last release and retain fails until cuDevicePrimaryCtxReset. */
-    CUresult r = g_sticky;
+    CUresult r = g_ctx[dev].sticky;
     if (r == CUDA_SUCCESS)
-        g_ctx_refs++;
+        g_ctx[dev].refs++;
     pthread_mutex_unlock(&g_lock);
-    *ctx = r == CUDA_SUCCESS ? &g_ctx : NULL;
+    *ctx = r == CUDA_SUCCESS ? &g_ctx[dev] : NULL;
     return r;
 }
 
 EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev);
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
-    (void)dev;
     pthread_mutex_lock(&g_lock);
-    g_ctx_refs--;
+    g_ctx[dev].refs--;
     pthread_mutex_unlock(&g_lock);
     return CUDA_SUCCESS;
 }
@@ -123,9 +172,9 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev);
 CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
-    (void)dev;
     pthread_mutex_lock(&g_lock);
-    g_sticky = CUDA_SUCCESS;
+    g_ctx[dev].sticky = CUDA_SUCCESS;
+    memset(g_ctx[dev].peer, 0, sizeof g_ctx[dev].peer);
     pthread_mutex_unlock(&g_lock);
     return CUDA_SUCCESS;
 }
@@ -133,9 +182,16 @@ CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 EXPORT CUresult cuCtxSetCurrent(CUcontext ctx);
 CUresult cuCtxSetCurrent(CUcontext ctx)
 {
-    if (ctx != &g_ctx && ctx != NULL)
+    if (ctx != NULL && !sim_valid_ctx(ctx))
         return CUDA_ERROR_INVALID_CONTEXT;
     t_current = ctx;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxGetCurrent(CUcontext *ctx);
+CUresult cuCtxGetCurrent(CUcontext *ctx)
+{
+    *ctx = t_current;
     return CUDA_SUCCESS;
 }
 
@@ -147,6 +203,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)
     if (!m)
         return CUDA_ERROR_OUT_OF_MEMORY;
     memset(m, 0xa5, bytes); /* device memory is not zeroed */
+    track_alloc(m, bytes);
     *p = (CUdeviceptr)(uintptr_t)m;
     return CUDA_SUCCESS;
 }
@@ -162,9 +219,19 @@ EXPORT CUresult cuMemFree_v2(CUdeviceptr p);
 CUresult cuMemFree_v2(CUdeviceptr p)
 {
     /* After a fault the call fails, but the memory goes with the context. */
+    untrack_alloc((void *)(uintptr_t)p);
     free((void *)(uintptr_t)p);
     STICKY();
     return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s);
+CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s)
+{
+    untrack_alloc((void *)(uintptr_t)p);
+    op *o = sim_op_new(OP_FREE);
+    o->dst = (void *)(uintptr_t)p; /* freed when the stream gets there */
+    return sim_submit(s, o);
 }
 
 EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags);
@@ -211,7 +278,7 @@ CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
     return CUDA_SUCCESS;
 }
 
-static CUresult copy_async(void *dst, const void *src, size_t n, CUstream s)
+CUresult sim_copy_async(void *dst, const void *src, size_t n, CUstream s)
 {
     op *o = sim_op_new(OP_COPY);
     o->dst = dst;
@@ -223,19 +290,19 @@ static CUresult copy_async(void *dst, const void *src, size_t n, CUstream s)
 EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s);
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s)
 {
-    return copy_async((void *)(uintptr_t)dst, src, n, s);
+    return sim_copy_async((void *)(uintptr_t)dst, src, n, s);
 }
 
 EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s);
 CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
 {
-    return copy_async(dst, (const void *)(uintptr_t)src, n, s);
+    return sim_copy_async(dst, (const void *)(uintptr_t)src, n, s);
 }
 
 EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s);
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
 {
-    return copy_async((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n, s);
+    return sim_copy_async((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n, s);
 }
 
 EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, CUstream s);

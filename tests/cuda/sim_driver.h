@@ -15,22 +15,45 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* ---- global state: one device, one context; one lock for everything ---- */
+/* ---- global state: MOX_SIM_DEVICES devices (default 1, at most
+ * SIM_MAX_DEVICES), one primary context each; one lock for everything ---- */
+
+#define SIM_MAX_DEVICES 8
+
+struct CUctx_st {
+    int ordinal;
+    int refs;
+    CUresult sticky;               /* set by a faulting kernel: every call fails */
+    bool peer[SIM_MAX_DEVICES];    /* cuCtxEnablePeerAccess towards each context */
+};
 
 extern pthread_mutex_t g_lock;
 extern pthread_cond_t g_cv;
-extern CUresult g_sticky; /* set by a faulting kernel: every call fails */
+extern struct CUctx_st g_ctx[SIM_MAX_DEVICES];
 /* Like the driver: most calls need a current context on the calling thread
  * (or its stream's worker); CUDA_ERROR_INVALID_CONTEXT otherwise. */
 extern _Thread_local CUcontext t_current;
+/* Devices simulated (MOX_SIM_DEVICES) and how they reach each other
+ * (MOX_SIM_PEER=nvlink, the default, pcie or none). */
+int sim_device_count(void);
+int sim_peer_kind(void); /* 0 none, 1 pcie, 2 nvlink */
+/* The context that allocated `p` (cuMemAlloc*), or NULL. Caller holds g_lock. */
+CUcontext sim_mem_ctx(const void *p);
+/* A context of a simulated device. */
+bool sim_valid_ctx(CUcontext c);
+/* Queues a copy of n bytes on `s`. */
+CUresult sim_copy_async(void *dst, const void *src, size_t n, CUstream s);
 
 /* ---- streams, events, operations ---- */
 
 struct CUevent_st {
+    CUcontext ctx;                /* its context: a fault there releases its waiters */
     uint64_t recorded, completed; /* generations */
 };
 
-typedef enum op_kind { OP_KERNEL, OP_COPY, OP_SET8, OP_SET32, OP_RECORD, OP_WAIT, OP_GRAPH } op_kind;
+typedef enum op_kind {
+    OP_KERNEL, OP_COPY, OP_SET8, OP_SET32, OP_RECORD, OP_WAIT, OP_GRAPH, OP_FREE
+} op_kind;
 
 struct CUgraphExec_st;
 
@@ -51,6 +74,7 @@ typedef struct op {
 } op;
 
 struct CUstream_st {
+    CUcontext ctx;
     pthread_t thread;
     op *head, *tail;
     bool busy, stop;
@@ -76,16 +100,17 @@ CUresult sim_submit(CUstream s, op *o);
 /* Caller holds g_lock. */
 void sim_exec_done(struct CUgraphExec_st *e);
 
-/* Every entry point starts here: a sticky fault fails everything. */
+/* Every entry point starts here: a sticky fault of the current context
+ * fails everything in it. */
 #define STICKY()                                                                \
     do {                                                                        \
+        if (!t_current)                                                         \
+            return CUDA_ERROR_INVALID_CONTEXT;                                  \
         pthread_mutex_lock(&g_lock);                                            \
-        CUresult st_ = g_sticky;                                                \
+        CUresult st_ = t_current->sticky;                                       \
         pthread_mutex_unlock(&g_lock);                                          \
         if (st_)                                                                \
             return st_;                                                         \
-        if (!t_current)                                                         \
-            return CUDA_ERROR_INVALID_CONTEXT;                                  \
     } while (0)
 
 #endif

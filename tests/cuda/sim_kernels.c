@@ -1,7 +1,9 @@
 /* tests/cuda/sim_kernels.c - the kernels the simulated driver runs: those
- * of tests/cuda/kernels.cu, the conformance suite's modules "conf" and
- * "conf2", the HAL suite's "halk" and the benchmark's "cudabench", written again in C over a 1-D grid (thread i is
- * block * dim + t), with the same gate logic as mox/kernel_cuda.h. */
+ * of tests/cuda/kernels.cu, the conformance suite's modules "conf",
+ * "conf2" and "mdk", the HAL suite's "halk", the benchmarks' "cudabench"
+ * and "mgpu", the pipeline examples' "stages" and the backend's own gated copy (src/cuda/cuda_copy_kernel.cu), written
+ * again in C over a 1-D grid (thread i is block * dim + t), with the same
+ * gate logic as mox/kernel_cuda.h. */
 #define _GNU_SOURCE
 #include <stdbool.h>
 #include <string.h>
@@ -300,6 +302,87 @@ static void b_finish_256(const sim_launch *l)
     GRID_LOOP(l, i) if (i < n) out[i] = in[i] + 1.0f;
 }
 
+/* examples/pipeline/kernels/stages.c (scale_256 is the benchmark's below:
+ * the same affine map) */
+static void e_scale_128(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    const float *in = arg_ptr(l, 1);
+    float *out = arg_ptr(l, 2);
+    uint32_t n = arg_u32(l, 3);
+    GRID_LOOP(l, i) if (i < n) out[i] = in[i] * 2.0f + 3.0f;
+}
+
+static void e_finish(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    const float *in = arg_ptr(l, 1);
+    float *out = arg_ptr(l, 2);
+    uint32_t n = arg_u32(l, 3);
+    GRID_LOOP(l, i) if (i < n) out[i] = in[i] * 5.0f + 7.0f;
+}
+
+/* bench/kernels/multi_gpu.c */
+static void g_stage(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    const float *in = arg_ptr(l, 1);
+    float *out = arg_ptr(l, 2);
+    uint32_t n = arg_u32(l, 3), iters = arg_u32(l, 4);
+    GRID_LOOP(l, i)
+    {
+        if (i >= n)
+            continue;
+        float x = in[i];
+        for (uint32_t k = 0; k < iters; k++)
+            x = x * 0.999f + 0.5f;
+        out[i] = x;
+    }
+}
+
+static void g_maybe_fail(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    float *out = arg_ptr(l, 1);
+    uint32_t n = arg_u32(l, 2);
+    if (arg_u32(l, 3))
+        gate_fail(g, 1);
+    GRID_LOOP(l, i) if (i < n) out[i] = (float)i;
+}
+
+static void g_fill(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    float *out = arg_ptr(l, 1);
+    uint32_t n = arg_u32(l, 2);
+    GRID_LOOP(l, i) if (i < n) out[i] = (float)i;
+}
+
+/* tests/conformance/kernels/mdk.c: a wild write faults the device. */
+static void c_wild_write(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    sim_set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
+}
+
+/* src/cuda/cuda_copy_kernel.cu: the whole range, whatever the grid (the
+ * real kernel strides over it). Memory of another context without peer
+ * access faults, as on a GPU. */
+static void x_copy_gated(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    const unsigned char *src = arg_ptr(l, 1);
+    unsigned char *dst = arg_ptr(l, 2);
+    uint64_t bytes;
+    memcpy(&bytes, l->args[3], sizeof bytes);
+    CUcontext c = sim_kernel_ctx();
+    if (!sim_can_touch(c, src) || !sim_can_touch(c, dst)) {
+        sim_set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
+        return;
+    }
+    memcpy(dst, src, bytes);
+}
+
 static void b_busy(const sim_launch *l)
 {
     GATE_OR_RETURN(l);
@@ -328,6 +411,17 @@ struct CUfunc_st sim_funcs[] = {
     {"mox_entry_iota", 3, {GATE_SIZE, 8, 4}, c_iota},
     {"mox_entry_fixed64", 3, {GATE_SIZE, 8, 4}, c_fixed64},
     {"mox_entry_tenfold", 4, {GATE_SIZE, 8, 8, 4}, c_tenfold},
+    /* tests/conformance/kernels/mdk.c */
+    {"mox_entry_wild_write", 3, {GATE_SIZE, 8, 4}, c_wild_write},
+    /* examples/pipeline/kernels/stages.c */
+    {"mox_entry_scale_128", 4, {GATE_SIZE, 8, 8, 4}, e_scale_128},
+    {"mox_entry_finish", 4, {GATE_SIZE, 8, 8, 4}, e_finish},
+    /* bench/kernels/multi_gpu.c */
+    {"mox_entry_mg_stage", 5, {GATE_SIZE, 8, 8, 4, 4}, g_stage},
+    {"mox_entry_mg_maybe_fail", 4, {GATE_SIZE, 8, 4, 4}, g_maybe_fail},
+    {"mox_entry_mg_fill", 3, {GATE_SIZE, 8, 4}, g_fill},
+    /* src/cuda/cuda_copy_kernel.cu */
+    {"mox__copy_gated", 4, {GATE_SIZE, 8, 8, 8}, x_copy_gated},
     /* tests/hal/kernels/halk.c */
     {"mox_entry_hal_fill", 4, {GATE_SIZE, 8, 4, 4}, h_fill},
     {"mox_entry_hal_add", 5, {GATE_SIZE, 8, 8, 4, 4}, h_add},

@@ -16,6 +16,7 @@ CUresult cuStreamCreate(CUstream *s, unsigned int flags)
     CUstream st = calloc(1, sizeof *st);
     if (!st)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    st->ctx = t_current;
     if (pthread_create(&st->thread, NULL, sim_stream_main, st) != 0) {
         free(st);
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -29,7 +30,7 @@ CUresult cuStreamDestroy_v2(CUstream s)
 {
     pthread_mutex_lock(&g_lock);
     /* CUDA lets queued work finish; so do we (unless the context died). */
-    while ((s->head || s->busy) && !g_sticky)
+    while ((s->head || s->busy) && !s->ctx->sticky)
         pthread_cond_wait(&g_cv, &g_lock);
     s->stop = true;
     pthread_cond_broadcast(&g_cv);
@@ -64,9 +65,9 @@ EXPORT CUresult cuStreamSynchronize(CUstream s);
 CUresult cuStreamSynchronize(CUstream s)
 {
     pthread_mutex_lock(&g_lock);
-    while ((s->head || s->busy) && !g_sticky)
+    while ((s->head || s->busy) && !s->ctx->sticky)
         pthread_cond_wait(&g_cv, &g_lock);
-    CUresult r = g_sticky;
+    CUresult r = s->ctx->sticky;
     pthread_mutex_unlock(&g_lock);
     return r;
 }
@@ -84,6 +85,8 @@ CUresult cuEventCreate(CUevent *e, unsigned int flags)
     (void)flags;
     STICKY();
     *e = calloc(1, sizeof **e);
+    if (*e)
+        (*e)->ctx = t_current;
     return *e ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
@@ -100,8 +103,8 @@ CUresult cuEventRecord(CUevent e, CUstream s)
     op *o = sim_op_new(OP_RECORD);
     o->event = e;
     pthread_mutex_lock(&g_lock);
-    if (g_sticky) {
-        CUresult r = g_sticky;
+    if (s->ctx->sticky || e->ctx != s->ctx) {
+        CUresult r = s->ctx->sticky ? s->ctx->sticky : CUDA_ERROR_INVALID_HANDLE;
         pthread_mutex_unlock(&g_lock);
         free(o);
         return r;
@@ -116,8 +119,8 @@ EXPORT CUresult cuEventQuery(CUevent e);
 CUresult cuEventQuery(CUevent e)
 {
     pthread_mutex_lock(&g_lock);
-    CUresult r = g_sticky ? g_sticky
-                          : (e->completed >= e->recorded ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY);
+    CUresult r = e->ctx->sticky ? e->ctx->sticky
+                                : (e->completed >= e->recorded ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY);
     pthread_mutex_unlock(&g_lock);
     return r;
 }
@@ -126,9 +129,9 @@ EXPORT CUresult cuEventSynchronize(CUevent e);
 CUresult cuEventSynchronize(CUevent e)
 {
     pthread_mutex_lock(&g_lock);
-    while (e->completed < e->recorded && !g_sticky)
+    while (e->completed < e->recorded && !e->ctx->sticky)
         pthread_cond_wait(&g_cv, &g_lock);
-    CUresult r = g_sticky;
+    CUresult r = e->ctx->sticky;
     pthread_mutex_unlock(&g_lock);
     return r;
 }

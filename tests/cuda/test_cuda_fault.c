@@ -68,7 +68,7 @@ static void sticky_fault_loses_the_device(void **state)
      * must say so (DEVICE_LOST), never hand out a dead device. */
     mox__backend *probe = NULL;
     mox__backend_info info;
-    mox__backend_config cfg = {0, 2};
+    mox__backend_config cfg = {.context_id = 2, .ordinal = -1};
     mox_error *err = mox__cuda_backend_open(&cfg, &probe, &info);
     if (err) {
         assert_int_equal(mox_error_code(err), MOX_ERR_DEVICE_LOST);

@@ -1,12 +1,12 @@
 /* harness.c - runs a test dispatch through mox__cpu_run_blocks on several
  * pthreads, as the CPU backend's pool would: workers claim chunks of
- * blocks from a shared counter. */
+ * blocks from a shared counter (harness.h). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "test_module.h"
+#include "harness.h"
 
 typedef struct job {
     mox__cpu_dispatch *d;
@@ -30,10 +30,9 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
-int harness_run(enum test_kernel k, mox_kdim3 grid, mox_kdim3 block, void *const *args, unsigned threads,
-                uint64_t chunk, mox__cpu_dispatch *d) {
-    const mox_cpu_module_entry *m = test_dialect_module();
-    mox__cpu_dispatch_init(d, &m->kernels[k], m->lane_slot, grid, block, args);
+int harness_run_entry(const mox_cpu_kernel_entry *kernel, mox_cpu_lane **(*lane_slot)(void), mox_kdim3 grid,
+                      mox_kdim3 block, void *const *args, unsigned threads, uint64_t chunk, mox__cpu_dispatch *d) {
+    mox__cpu_dispatch_init(d, kernel, lane_slot, grid, block, args);
     job j;
     j.d = d;
     j.total = mox__cpu_dispatch_block_count(d);

@@ -211,6 +211,7 @@ static void test_fail_first_code_wins(void **state) {
 /* ---------------- cooperation bugs ---------------- */
 
 static void test_early_return_does_not_hang(void **state) {
+    if (!test_kernel_available(TK_EARLY_RETURN)) skip();
     (void)state;
     const uint32_t sizes[] = {1, 2, 31, 64, 95, 256};
     const uint32_t moduli[] = {1, 2, 3, 32};
@@ -234,6 +235,7 @@ static void test_early_return_does_not_hang(void **state) {
 }
 
 static void test_divergent_faults_and_recovers(void **state) {
+    if (!test_kernel_available(TK_DIVERGENT)) skip();
     (void)state;
     uint32_t *out = calloc(4 * 64, sizeof *out);
     assert_non_null(out);

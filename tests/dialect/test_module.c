@@ -9,7 +9,8 @@
 #define ARG_BUF(T, i) (*(T *const *)args[i])
 #define ARG_VAL(T, i) (*(const T *)args[i])
 
-/* The block function: every thread of the block in order, x fastest. */
+/* The thread-calls work-group function: every thread of the block in
+ * order, x fastest, each a call of the kernel with the lane updated. */
 #define BLOCK_LOOP(lane, call)                                                  \
     do {                                                                        \
         for (uint32_t z_ = 0; z_ < (lane)->block_dim.z; z_++)                   \
@@ -23,43 +24,51 @@
                 }                                                               \
     } while (0)
 
+#define THREAD_ENTRY(name, call) static void mox_thread_##name(void *const *args) { call; }
 #define ENTRY(name, call)                                                       \
-    static void mox_thread_##name(void *const *args) { call; }                  \
-    static void mox_block_##name(void *const *args, mox_cpu_lane *lane) { BLOCK_LOOP(lane, call); }
+    THREAD_ENTRY(name, call)                                                    \
+    static void mox_group_##name(void *const *args, const mox_cpu_group *g) {   \
+        mox_cpu_lane *lane = g->lane;                                           \
+        BLOCK_LOOP(lane, call);                                                 \
+    }
 
 ENTRY(geom, geom(ARG_BUF(uint32_t, 0)))
-ENTRY(block_reduce, block_reduce(ARG_BUF(const float, 0), ARG_BUF(float, 1), ARG_VAL(uint32_t, 2)))
-ENTRY(warp_reduce, warp_reduce(ARG_BUF(const float, 0), ARG_BUF(float, 1), ARG_VAL(uint32_t, 2)))
-ENTRY(warp_ops, warp_ops(ARG_BUF(const uint32_t, 0), ARG_BUF(const float, 1), ARG_BUF(uint32_t, 2),
+THREAD_ENTRY(block_reduce, block_reduce(ARG_BUF(const float, 0), ARG_BUF(float, 1), ARG_VAL(uint32_t, 2)))
+THREAD_ENTRY(warp_reduce, warp_reduce(ARG_BUF(const float, 0), ARG_BUF(float, 1), ARG_VAL(uint32_t, 2)))
+THREAD_ENTRY(warp_ops, warp_ops(ARG_BUF(const uint32_t, 0), ARG_BUF(const float, 1), ARG_BUF(uint32_t, 2),
                          ARG_VAL(uint32_t, 3), ARG_VAL(uint32_t, 4), ARG_VAL(uint32_t, 5)))
 ENTRY(atomics_global, atomics_global(ARG_BUF(mox_atomic_u32, 0), ARG_BUF(mox_atomic_i32, 1),
                                      ARG_BUF(mox_atomic_u32, 2), ARG_BUF(mox_atomic_i32, 3),
                                      ARG_BUF(const uint32_t, 4), ARG_BUF(uint32_t, 5)))
 ENTRY(atomics_script, atomics_script(ARG_BUF(mox_atomic_u32, 0), ARG_BUF(mox_atomic_i32, 1), ARG_BUF(uint32_t, 2)))
-ENTRY(shared_hist, shared_hist(ARG_BUF(const uint32_t, 0), ARG_BUF(mox_atomic_u32, 1)))
+THREAD_ENTRY(shared_hist, shared_hist(ARG_BUF(const uint32_t, 0), ARG_BUF(mox_atomic_u32, 1)))
 ENTRY(fail_some, fail_some(ARG_BUF(const uint32_t, 0), ARG_BUF(uint32_t, 1)))
-ENTRY(early_return, early_return(ARG_BUF(uint32_t, 0), ARG_VAL(uint32_t, 1)))
-ENTRY(divergent, divergent(ARG_BUF(uint32_t, 0)))
+THREAD_ENTRY(early_return, early_return(ARG_BUF(uint32_t, 0), ARG_VAL(uint32_t, 1)))
+THREAD_ENTRY(divergent, divergent(ARG_BUF(uint32_t, 0)))
 ENTRY(f16_convert, f16_convert(ARG_BUF(const uint32_t, 0), ARG_BUF(uint16_t, 1), ARG_BUF(const uint16_t, 2),
                                ARG_BUF(uint32_t, 3), ARG_VAL(uint32_t, 4)))
 
-#define K(name, features) {#name, mox_thread_##name, mox_block_##name, features}
+/* Kernels with barriers or warp operations run on fibers (no group
+ * function), the others through the thread-calls group function. */
+#define K(name, features) {#name, mox_thread_##name, mox_group_##name, features, MOX_CPU_EXEC_THREAD_CALLS}
+#define COOP(name, features) {#name, mox_thread_##name, NULL, features, MOX_CPU_EXEC_FIBERS}
 
 /* Index order = enum test_kernel. geom appears twice: once as a plain
- * kernel (block_fn path) and once flagged cooperative (fiber path). */
+ * kernel (work-group function path) and once flagged cooperative (fiber
+ * path). */
 static const mox_cpu_kernel_entry kernels[TK_COUNT] = {
     K(geom, 0),
-    {"geom", mox_thread_geom, mox_block_geom, MOX_KFEAT_BARRIER},
-    K(block_reduce, MOX_KFEAT_BARRIER | MOX_KFEAT_SHARED),
-    K(warp_reduce, MOX_KFEAT_BARRIER | MOX_KFEAT_WARP | MOX_KFEAT_SHARED),
-    K(warp_ops, MOX_KFEAT_WARP),
+    COOP(geom, MOX_KFEAT_BARRIER),
+    COOP(block_reduce, MOX_KFEAT_BARRIER | MOX_KFEAT_SHARED),
+    COOP(warp_reduce, MOX_KFEAT_BARRIER | MOX_KFEAT_WARP | MOX_KFEAT_SHARED),
+    COOP(warp_ops, MOX_KFEAT_WARP),
     K(atomics_global, MOX_KFEAT_ATOMICS),
     K(atomics_script, MOX_KFEAT_ATOMICS),
-    K(shared_hist, MOX_KFEAT_BARRIER | MOX_KFEAT_ATOMICS | MOX_KFEAT_SHARED),
+    COOP(shared_hist, MOX_KFEAT_BARRIER | MOX_KFEAT_ATOMICS | MOX_KFEAT_SHARED),
     K(fail_some, MOX_KFEAT_FAIL),
-    {"fail_some", mox_thread_fail_some, mox_block_fail_some, MOX_KFEAT_FAIL | MOX_KFEAT_BARRIER},
-    K(early_return, MOX_KFEAT_BARRIER | MOX_KFEAT_WARP),
-    K(divergent, MOX_KFEAT_BARRIER | MOX_KFEAT_WARP),
+    COOP(fail_some, MOX_KFEAT_FAIL | MOX_KFEAT_BARRIER),
+    COOP(early_return, MOX_KFEAT_BARRIER | MOX_KFEAT_WARP),
+    COOP(divergent, MOX_KFEAT_BARRIER | MOX_KFEAT_WARP),
     K(f16_convert, MOX_KFEAT_F16),
 };
 
@@ -71,3 +80,5 @@ static const mox_cpu_module_entry module = {
 };
 
 const mox_cpu_module_entry *test_dialect_module(void) { return &module; }
+
+bool test_kernel_available(enum test_kernel k) { return module.kernels[k].name != NULL; }

@@ -4,11 +4,13 @@
 #ifndef MOX_TEST_DIALECT_MODULE_H
 #define MOX_TEST_DIALECT_MODULE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <mox/kernel_abi.h>
 
 #include "cpu/block_exec.h"
+#include "harness.h"
 
 enum test_kernel {
     TK_GEOM,
@@ -28,17 +30,16 @@ enum test_kernel {
 };
 
 const mox_cpu_module_entry *test_dialect_module(void);
+/* Whether the module has kernel k (the work-group variant lacks the two
+ * kernels that break moxc's rules on purpose). */
+bool test_kernel_available(enum test_kernel k);
 
-static inline mox_kdim3 kdim3(uint32_t x, uint32_t y, uint32_t z) {
-    mox_kdim3 d = {x, y, z};
-    return d;
+
+/* harness_run_entry (harness.h) for kernel k of the test module. */
+static inline int harness_run(enum test_kernel k, mox_kdim3 grid, mox_kdim3 block, void *const *args,
+                              unsigned threads, uint64_t chunk, mox__cpu_dispatch *d) {
+    const mox_cpu_module_entry *m = test_dialect_module();
+    return harness_run_entry(&m->kernels[k], m->lane_slot, grid, block, args, threads, chunk, d);
 }
-
-/* Runs every block of kernel k over grid x block with `threads` pthreads
- * (1 = on the caller), each taking chunks of `chunk` blocks in turn. Fills
- * *d (its fail/fault state is the result). Returns the first nonzero
- * mox__cpu_run_blocks result, else 0. */
-int harness_run(enum test_kernel k, mox_kdim3 grid, mox_kdim3 block, void *const *args, unsigned threads,
-                uint64_t chunk, mox__cpu_dispatch *d);
 
 #endif

@@ -190,7 +190,7 @@ static outcome scenario(const mox_module_desc *m)
     float ramp[N];
     for (int i = 0; i < N; i++)
         ramp[i] = (float)i;
-    mox_device_options opts = {MOX_BACKEND_AUTO, 0, 2};
+    mox_device_options opts = {.backend = MOX_BACKEND_AUTO, .cpu_threads = 2};
     mox_status st = mox_device_open_with(&opts, &dev);
     if (st != MOX_OK) {
         failed(&o, st, NULL);
@@ -288,7 +288,7 @@ static void failed_first_use_is_not_kept(void **state)
         const mox_module_desc *m = fresh_module();
         mox_device *dev = NULL, *other = NULL;
         mox_buffer *out = NULL, *out2 = NULL;
-        mox_device_options opts = {MOX_BACKEND_AUTO, 0, 2};
+        mox_device_options opts = {.backend = MOX_BACKEND_AUTO, .cpu_threads = 2};
         assert_int_equal(mox_device_open_with(&opts, &dev), MOX_OK);
         assert_int_equal(mox_device_open_with(&opts, &other), MOX_OK);
         assert_int_equal(mox_buffer_create(dev, &mox_type_f32, N, &out), MOX_OK);

@@ -3,7 +3,9 @@
  * its vtable only (src/hal/hal.h): buffers, the halk module loaded from its
  * artifact, command buffers built by hand, queues with their semaphores,
  * executions and their completions. The backend comes from
- * MOX_HAL_CTS_BACKEND (cpu or cuda); cuda exits 77 without a device. */
+ * MOX_HAL_CTS_BACKEND (cpu or cuda); cuda exits 77 without a device. A
+ * second device of the same backend (ordinal 1) serves the cases across
+ * devices; they are skipped where there is none. */
 #ifndef MOX_TESTS_HAL_CTS_H
 #define MOX_TESTS_HAL_CTS_H
 
@@ -26,7 +28,6 @@ typedef struct cts {
     mox__semaphore sems[CTS_MAX_QUEUES];
     uint64_t values[CTS_MAX_QUEUES]; /* last value handed out per queue */
     uint64_t serial;
-    _Atomic uint64_t completions;    /* completion order counter */
 } cts;
 
 /* One command buffer and its completion record. */
@@ -46,12 +47,15 @@ typedef struct cts_cb {
     pthread_cond_t c;
     bool done;
     mox_status status;               /* of the error it completed with */
+    const mox_error *error;          /* which one (compared, never dereferenced) */
     char message[256];
     uint64_t order;                  /* its place among completions, from 1 */
     uint64_t sem_value_at_completion; /* its queue's semaphore then */
 } cts_cb;
 
 void cts_open(cts *t);
+/* Device `ordinal` of the backend; false (nothing opened) if it has none. */
+bool cts_open_ordinal(cts *t, int ordinal);
 void cts_close(cts *t);
 /* Device memory of n floats, filled with `value`; its address. */
 void *cts_buffer(cts *t, uint32_t n, float value);
@@ -73,6 +77,9 @@ void cts_pred(cts_cb *cb, uint32_t from);
 void cts_gate(cts_cb *cb, const cts_cb *earlier, uint32_t i);
 /* Appends a download of `bytes` from `address` to `host`. */
 uint32_t cts_download(cts_cb *cb, void *address, void *host, uint64_t bytes);
+/* Appends a copy of `bytes` from `src` (a buffer of `from`, this device or
+ * another of the backend) to `dst`. */
+uint32_t cts_copy(cts_cb *cb, const cts *from, void *src, void *dst, uint64_t bytes);
 /* Adds a wait point: `earlier`'s signal (call after executing `earlier`). */
 void cts_wait_for(cts_cb *cb, const cts_cb *earlier);
 /* Executes on `queue` (successors computed here, signal = next value). */

@@ -15,7 +15,7 @@
 #include "core/semaphore.h"
 #include "halk.h"
 
-static cts *current;
+static _Atomic uint64_t completions; /* completion order across devices */
 
 static void die(const char *what, mox_error *err)
 {
@@ -28,11 +28,15 @@ void mox__thread_mark_runtime(void) {}
 void mox__execution_complete(mox__submission *pub, mox_error *error)
 {
     cts_cb *cb = (cts_cb *)((char *)pub - offsetof(cts_cb, pub));
+    /* The order of the calls: taken before the semaphore moves, since what
+     * waits for it may complete (on another device's thread) at once. */
+    uint64_t order = atomic_fetch_add(&completions, 1) + 1;
     mox__semaphore_signal(pub->signal.sem, pub->signal.value);
     pthread_mutex_lock(&cb->m);
     cb->status = error ? mox_error_code(error) : MOX_OK;
+    cb->error = error;
     snprintf(cb->message, sizeof cb->message, "%s", error ? mox_error_message(error) : "");
-    cb->order = atomic_fetch_add(&current->completions, 1) + 1;
+    cb->order = order;
     cb->sem_value_at_completion = atomic_load(&pub->signal.sem->value);
     cb->done = true;
     pthread_cond_broadcast(&cb->c);
@@ -64,21 +68,47 @@ static void load_module(cts *t)
     mox_manifest_free(m);
 }
 
-void cts_open(cts *t)
+static mox_error *open_backend(cts *t, int ordinal)
 {
     memset(t, 0, sizeof *t);
-    current = t;
     const char *which = getenv("MOX_HAL_CTS_BACKEND");
     bool cuda = which && strcmp(which, "cuda") == 0;
-    mox__backend_config cfg = {0, 1};
-    mox_error *err = cuda ? mox__cuda_backend_open(&cfg, &t->be, &t->info)
-                          : mox__cpu_backend_open(&cfg, &t->be, &t->info);
+    mox__backend_config cfg = {.context_id = 1u + (unsigned)(ordinal + 1), .ordinal = ordinal};
+    return cuda ? mox__cuda_backend_open(&cfg, &t->be, &t->info)
+                : mox__cpu_backend_open(&cfg, &t->be, &t->info);
+}
+
+static void open_rest(cts *t);
+
+void cts_open(cts *t)
+{
+    mox_error *err = open_backend(t, -1);
     if (err && mox_error_code(err) == MOX_ERR_DEVICE_UNAVAILABLE) {
         printf("skip: %s\n", mox_error_message(err));
         exit(CTS_SKIP);
     }
     if (err)
         die("opening the backend", err);
+    open_rest(t);
+}
+
+bool cts_open_ordinal(cts *t, int ordinal)
+{
+    mox_error *err = open_backend(t, ordinal);
+    if (err && mox_error_code(err) == MOX_ERR_DEVICE_UNAVAILABLE) {
+        printf("no device %d: %s\n", ordinal, mox_error_message(err));
+        mox_error_release(err);
+        return false;
+    }
+    if (err)
+        die("opening the backend", err);
+    open_rest(t);
+    return true;
+}
+
+static void open_rest(cts *t)
+{
+    mox_error *err;
     if (t->info.queue_count == 0 || t->info.queue_count > CTS_MAX_QUEUES)
         die("queue_count out of range", NULL);
     for (uint32_t q = 0; q < t->info.queue_count; q++) {
@@ -98,7 +128,6 @@ void cts_close(cts *t)
         mox__semaphore_fini(&t->sems[q]);
     }
     t->be->vt->destroy(t->be);
-    current = NULL;
 }
 
 void *cts_buffer(cts *t, uint32_t n, float value)
@@ -226,6 +255,19 @@ uint32_t cts_download(cts_cb *cb, void *address, void *host, uint64_t bytes)
     d->address = address;
     d->bytes = bytes;
     d->host = host;
+    return d->index;
+}
+
+uint32_t cts_copy(cts_cb *cb, const cts *from, void *src, void *dst, uint64_t bytes)
+{
+    mox__dispatch *d = append(cb, MOX__CMD_COPY);
+    d->kernel_name = "(copy)";
+    d->buffer = dst;
+    d->address = dst;
+    d->bytes = bytes;
+    d->src_device = from->be;
+    d->src_buffer = src;
+    d->src_address = src;
     return d->index;
 }
 

@@ -199,10 +199,18 @@ static void test_cpu_module_table(void **state)
     assert_int_equal(entry->kernel_count, 4);
     assert_string_equal(entry->abi_sha256, f->sha);
     static const char *const names[] = {"scale", "integrate", "tile", "noop"};
+    /* The hand-built module has no CPU plans: the barrier kernel runs on
+     * fibers, the others call the kernel once per thread. */
+    static const uint32_t executors[] = {MOX_CPU_EXEC_THREAD_CALLS, MOX_CPU_EXEC_THREAD_CALLS, MOX_CPU_EXEC_FIBERS,
+                                         MOX_CPU_EXEC_THREAD_CALLS};
     for (uint32_t i = 0; i < 4; ++i) {
         assert_string_equal(entry->kernels[i].name, names[i]);
         assert_non_null(entry->kernels[i].thread_fn);
-        assert_non_null(entry->kernels[i].block_fn);
+        assert_int_equal(entry->kernels[i].executor, executors[i]);
+        if (executors[i] == MOX_CPU_EXEC_FIBERS)
+            assert_null(entry->kernels[i].group_fn);
+        else
+            assert_non_null(entry->kernels[i].group_fn);
         assert_int_equal(entry->kernels[i].features, f->module->abi->kernels[i].features);
     }
     assert_non_null(entry->lane_slot);
@@ -230,9 +238,11 @@ static void test_cpu_kernels_run(void **state)
     void *in_ptr = input, *out_ptr = output;
     _Alignas(16) uint32_t n = 300;
     void *args[] = {&in_ptr, &out_ptr, &n};
+    mox_cpu_group group = {.block_dim = lane.block_dim, .grid_dim = lane.grid_dim, .lane = &lane};
+    *entry->lane_slot() = &lane;
     for (uint32_t b = 0; b < 2; ++b) {
-        lane.block_idx = (mox_kdim3){b, 0, 0};
-        entry->kernels[0].block_fn(args, &lane);
+        group.block_idx = lane.block_idx = (mox_kdim3){b, 0, 0};
+        entry->kernels[0].group_fn(args, &group);
     }
     for (int i = 0; i < 512; ++i)
         assert_true(output[i] == (i < 300 ? (float)i * 0.5f * 2.0f + 1.0f : -1.0f));
@@ -269,7 +279,8 @@ static void test_cpu_kernels_run(void **state)
     assert_int_equal(fail_code, 7);
 
     /* noop has no arguments at all. */
-    entry->kernels[3].block_fn(NULL, &lane);
+    *entry->lane_slot() = &lane;
+    entry->kernels[3].group_fn(NULL, &group);
     entry->kernels[3].thread_fn(NULL);
     dlclose(lib);
 }

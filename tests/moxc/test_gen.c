@@ -54,7 +54,7 @@ static void test_golden(void **state)
     check_golden("demo/abi.json", o.abi);
     check_golden("demo/demo.h", o.h);
     check_golden("demo/demo.c", o.c);
-    check_golden("demo/kernels_cpu.c", o.cpu);
+    check_golden("demo/kernels_cpu_unplanned.c", o.cpu);
     check_golden("demo/kernels_cuda.cu", o.cuda);
     outputs_free(&o);
     demo_module_free(m);

@@ -8,21 +8,24 @@
 static mox_cpu_lane *slot_value;
 static mox_cpu_lane **slot(void) { return &slot_value; }
 static void thread_fn(void *const *args) { (void)args; }
-static void block_fn(void *const *args, mox_cpu_lane *lane)
+static void group_fn(void *const *args, const mox_cpu_group *group)
 {
     (void)args;
-    (void)lane;
+    (void)group;
 }
 
 #if defined(BAD_NAMES)
-static const mox_cpu_kernel_entry kernels[1] = {{"not_axpy", thread_fn, block_fn, 0}};
+static const mox_cpu_kernel_entry kernels[1] = {{"not_axpy", thread_fn, group_fn, 0, MOX_CPU_EXEC_LOOPS}};
 #elif defined(BAD_NO_FN)
-static const mox_cpu_kernel_entry kernels[1] = {{"axpy", NULL, NULL, 0}};
+static const mox_cpu_kernel_entry kernels[1] = {{"axpy", NULL, NULL, 0, MOX_CPU_EXEC_LOOPS}};
+#elif defined(BAD_EXECUTOR)
+/* fibers, yet a work-group function */
+static const mox_cpu_kernel_entry kernels[1] = {{"axpy", thread_fn, group_fn, 0, MOX_CPU_EXEC_FIBERS}};
 #elif defined(BAD_COUNT)
-static const mox_cpu_kernel_entry kernels[2] = {{"axpy", thread_fn, block_fn, 0},
-                                                {"extra", thread_fn, block_fn, 0}};
+static const mox_cpu_kernel_entry kernels[2] = {{"axpy", thread_fn, group_fn, 0, MOX_CPU_EXEC_LOOPS},
+                                                {"extra", thread_fn, group_fn, 0, MOX_CPU_EXEC_LOOPS}};
 #else
-static const mox_cpu_kernel_entry kernels[1] = {{"axpy", thread_fn, block_fn, 0}};
+static const mox_cpu_kernel_entry kernels[1] = {{"axpy", thread_fn, group_fn, 0, MOX_CPU_EXEC_LOOPS}};
 #endif
 
 static const mox_cpu_module_entry entry = {

@@ -89,10 +89,11 @@ static void bad_cpu_code_is_rejected(void **state)
         mox_status code;
         const char *text;
     } cases[] = {
-        {BAD_VERSION_LIB, "version", MOX_ERR_MODULE_LOAD, "CPU interface version 100"},
+        {BAD_VERSION_LIB, "version", MOX_ERR_MODULE_LOAD, "CPU interface version 100, this libmox supports 2"},
         {BAD_NO_ENTRY_LIB, "noentry", MOX_ERR_MODULE_LOAD, "has no mox_cpu_module() entry table"},
         {BAD_NAMES_LIB, "names", MOX_ERR_KERNEL_NOT_FOUND, "kernel 'axpy' is not in the CPU code"},
-        {BAD_NO_FN_LIB, "nofn", MOX_ERR_MODULE_LOAD, "has no CPU entry points"},
+        {BAD_NO_FN_LIB, "nofn", MOX_ERR_MODULE_LOAD, "has no valid CPU entry points (executor 1)"},
+        {BAD_EXECUTOR_LIB, "executor", MOX_ERR_MODULE_LOAD, "has no valid CPU entry points (executor 3)"},
         {BAD_COUNT_LIB, "count", MOX_ERR_MODULE_LOAD, "the CPU code has 2 kernels, the ABI 1"},
         {BAD_SHA_LIB, "sha", MOX_ERR_ABI_MISMATCH, "built for another ABI"},
     };

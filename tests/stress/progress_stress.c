@@ -215,7 +215,7 @@ static void open_devices(void)
     for (int i = 0; i < STRESS_VALUES; i++)
         neg[i] = -7.0f;
     for (int d = 0; d < DEVICES; d++) {
-        mox_device_options o = {MOX_BACKEND_AUTO, capacities[d], 0};
+        mox_device_options o = {.backend = MOX_BACKEND_AUTO, .command_capacity = capacities[d], .cpu_threads = 0};
         mox_status st = mox_device_open_with(&o, &devices[d].dev);
         if (st == MOX_ERR_DEVICE_UNAVAILABLE) {
             fprintf(stderr, "skip: %s\n", mox_error_last_message());

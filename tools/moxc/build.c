@@ -54,13 +54,15 @@ void moxc_generated_free(moxc_generated *g)
 }
 
 /* Runs a compiler; on failure prints "moxc: WHAT failed for module NAME:"
- * and its output verbatim. Warnings of a successful run are shown too. */
+ * and its output verbatim. Warnings of a successful run are shown too.
+ * diag NULL: quietly (the caller has another way). */
 static bool compile(const moxc_plan *plan, const char *what, const char *tool, const moxc_strv *flags,
                     const char *output, const char *input, const char *trailing, FILE *diag)
 {
     const char **argv = calloc(flags->count + 6, sizeof *argv);
     if (!argv) {
-        fprintf(diag, "moxc: out of memory\n");
+        if (diag)
+            fprintf(diag, "moxc: out of memory\n");
         return false;
     }
     size_t n = 0;
@@ -77,10 +79,15 @@ static bool compile(const moxc_plan *plan, const char *what, const char *tool, c
     bool ran = moxc_run(argv, &proc);
     free(argv);
     if (!ran) {
-        fprintf(diag, "moxc: out of memory running %s\n", what);
+        if (diag)
+            fprintf(diag, "moxc: out of memory running %s\n", what);
         return false;
     }
     bool ok = proc.started && proc.exit_code == 0;
+    if (!diag) {
+        moxc_proc_free(&proc);
+        return ok;
+    }
     if (!ok) {
         fprintf(diag, "moxc: %s failed for module %s:\n", what, plan->name);
         if (!proc.started)
@@ -103,6 +110,7 @@ typedef struct stage {
     mox_manifest manifest;
     char names[MOX_FILE_COUNT_][256];
     FILE *diag;
+    bool cpu_unplanned; /* the work-group functions did not compile: none are used */
 } stage;
 
 static void stage_names(stage *s)
@@ -164,7 +172,19 @@ static bool write_manifest(stage *s)
     m->nvcc_flag_count = plan->nvcc_flags.count;
     m->cc_flags = plan->cc_flags.items;
     m->cc_flag_count = plan->cc_flags.count;
-    char *json = nvcc_line && cc_line ? mox_manifest_to_json(m) : NULL;
+    const moxc_module *mod = plan->module;
+    mox_manifest_cpu_kernel *cpu = calloc(mod->abi->kernel_count + 1, sizeof *cpu);
+    for (size_t k = 0; cpu && k < mod->abi->kernel_count; ++k) {
+        moxc_cpu_executor e = moxc_cpu_executor_of(mod, k, !s->cpu_unplanned);
+        cpu[k].name = mod->abi->kernels[k].name;
+        cpu[k].executor = (char *)(uintptr_t)moxc_cpu_executor_name(e);
+        cpu[k].note = e == MOXC_CPU_LOOPS ? NULL
+                      : s->cpu_unplanned ? (char *)(uintptr_t)"its work-group function did not compile"
+                                         : mod->kernels[k].cpu.note;
+    }
+    m->cpu_kernels = cpu;
+    m->cpu_kernel_count = cpu ? mod->abi->kernel_count : 0;
+    char *json = nvcc_line && cc_line && cpu ? mox_manifest_to_json(m) : NULL;
     char *path = moxc_path_join(s->dir, "manifest.json");
     bool ok = json && path && moxc_write_file(path, json, strlen(json));
     if (!ok)
@@ -173,7 +193,33 @@ static bool write_manifest(stage *s)
     free(json);
     free(nvcc_line);
     free(cc_line);
+    free(cpu);
     return ok;
+}
+
+/* Compiles kernels_cpu.so. Should the work-group functions not compile (a
+ * construct moxc copied but the host compiler rejects in its new place),
+ * the module is built again without them (every kernel on its old
+ * executor) and a note says so: a moxc bug, never the user's. */
+static bool compile_cpu(stage *s, const char *cpu_tu, const char *cpu_so)
+{
+    const moxc_plan *plan = s->plan;
+    bool planned = false;
+    for (size_t k = 0; k < plan->module->abi->kernel_count; ++k)
+        planned = planned || moxc_cpu_executor_of(plan->module, k, true) == MOXC_CPU_LOOPS;
+    if (compile(plan, "cc", plan->tc.cc, &plan->cc_flags, cpu_so, cpu_tu, "-lm", planned ? NULL : s->diag))
+        return true;
+    if (!planned)
+        return false;
+    fprintf(s->diag, "moxc: note: module %s: the CPU work-group functions did not compile; every kernel runs on "
+                     "the fiber or thread-call executor instead (please report this as a moxc bug)\n",
+            plan->name);
+    char *text = moxc_gen_cpu_unplanned(plan->module, plan->abi_sha256);
+    s->cpu_unplanned = true;
+    bool ok = text && moxc_write_file(cpu_tu, text, strlen(text)) &&
+              compile(plan, "cc", plan->tc.cc, &plan->cc_flags, cpu_so, cpu_tu, "-lm", s->diag);
+    free(text);
+    return ok && add_file(s, MOX_FILE_CPU_TU);
 }
 
 bool moxc_build_stage(const moxc_plan *plan, const char *stage_dir, const char *artifact_dir, FILE *diag)
@@ -191,8 +237,7 @@ bool moxc_build_stage(const moxc_plan *plan, const char *stage_dir, const char *
     char *cpu_tu = stage_path(&s, MOX_FILE_CPU_TU), *cpu_so = stage_path(&s, MOX_FILE_CPU_SO);
     char *cuda_tu = stage_path(&s, MOX_FILE_CUDA_TU), *fatbin = stage_path(&s, MOX_FILE_FATBIN);
     ok = ok && cpu_tu && cpu_so && cuda_tu && fatbin;
-    ok = ok && compile(plan, "cc", plan->tc.cc, &plan->cc_flags, cpu_so, cpu_tu, "-lm", diag) &&
-         add_file(&s, MOX_FILE_CPU_SO);
+    ok = ok && compile_cpu(&s, cpu_tu, cpu_so) && add_file(&s, MOX_FILE_CPU_SO);
     if (ok && plan->tc.nvcc)
         ok = compile(plan, "nvcc", plan->tc.nvcc, &plan->nvcc_flags, fatbin, cuda_tu, NULL, diag) &&
              add_file(&s, MOX_FILE_FATBIN);

@@ -95,6 +95,14 @@ bool moxc_plan_parse(const moxc_options *o, moxc_plan *plan, FILE *diag)
     }
     if (!moxc_gen_check(plan->module, plan->name, diag))
         goto done;
+    for (size_t k = 0; k < plan->module->abi->kernel_count; ++k) {
+        const char *note = plan->module->kernels[k].cpu.note;
+        moxc_cpu_executor e = moxc_cpu_executor_of(plan->module, k, true);
+        if (note)
+            fprintf(diag, "moxc: note: kernel '%s': the CPU %s, not as region loops: %s\n",
+                    plan->module->abi->kernels[k].name,
+                    e == MOXC_CPU_FIBERS ? "runs each of its threads on a fiber" : "calls it once per thread", note);
+    }
     plan->texts = calloc(plan->module->edit_count + 1, sizeof *plan->texts);
     if (!plan->texts)
         goto done;
@@ -185,7 +193,7 @@ static bool push_includes(const moxc_plan *plan, moxc_strv *flags, bool source_d
 
 static bool make_flags(moxc_plan *plan)
 {
-    static const char *const cc_base[] = {"-std=c11", "-O2", "-fPIC", "-shared", "-ffp-contract=off",
+    static const char *const cc_base[] = {"-std=c11", "-O3", "-fPIC", "-shared", "-ffp-contract=off",
                                           "-fno-fast-math", "-fvisibility=hidden"};
     static const char *const nvcc_base[] = {"-fatbin", "-x", "cu", "-std=c++17", "-O3", "-fmad=false",
                                             "-prec-div=true", "-prec-sqrt=true", "-ftz=false"};

@@ -45,7 +45,13 @@ const char *moxc_cc_name(const moxc_options *o)
     if (o->cc)
         return o->cc;
     const char *env = getenv("CC");
-    return env && *env ? env : "cc";
+    if (env && *env)
+        return env;
+    /* clang vectorizes the work-group functions' loops over 32-bit
+     * thread indices, which GCC 12 does not (docs/moxc.md). */
+    char *clang = moxc_find_program("clang");
+    free(clang);
+    return clang ? "clang" : "cc";
 }
 
 /* `tool --version` output, or NULL (message to diag) when it cannot run. */

@@ -15,6 +15,17 @@ set(MOXC_FRONT_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/check_calls.c
   ${CMAKE_CURRENT_LIST_DIR}/check_uniform.c
   ${CMAKE_CURRENT_LIST_DIR}/check_uniform_expr.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_lower.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_ir.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_jumps.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_expr.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_vars.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_regions.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_loops.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_text.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_code.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_emit.c
+
   ${CMAKE_CURRENT_LIST_DIR}/check_uniform_why.c
   ${CMAKE_CURRENT_LIST_DIR}/check_uniform_shared.c
   ${CMAKE_CURRENT_LIST_DIR}/cuda_hints.c)

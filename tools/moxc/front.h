@@ -34,10 +34,35 @@ typedef struct moxc_param_info {
                           element type of a buffer ("float", "Particle") */
 } moxc_param_info;
 
+/* What the CPU lowering (cpu_lower.c) measured of a kernel. */
+typedef struct moxc_cpu_stats {
+    unsigned regions;        /* region loops (thread and lane loops) */
+    unsigned warp_steps;     /* warp operations computed over lane arrays */
+    unsigned locals;         /* local variables, and parameters the kernel assigns */
+    unsigned crossing;       /* of those: used outside the region that declares
+                                them (what privatizing every such variable
+                                would keep per thread) */
+    unsigned privatized;     /* of those: per-thread storage (live across a region boundary) */
+    unsigned block_level;    /* one value per block */
+    unsigned rematerialized; /* recomputed from the thread index in each region */
+    unsigned long long private_bytes; /* per-thread storage, bytes per thread */
+} moxc_cpu_stats;
+
+/* How the CPU backend will run a kernel: a work-group function of region
+ * loops (`body` set), or else the old way (a loop calling the kernel per
+ * thread; fibers for kernels with barriers or warp operations), `note`
+ * saying why. */
+typedef struct moxc_cpu_plan {
+    char *body;        /* the work-group function's statements after its prologue */
+    char *note;        /* why there is no body ("a barrier inside a switch statement at f.c:12") */
+    moxc_cpu_stats stats;
+} moxc_cpu_plan;
+
 typedef struct moxc_kernel_info {
     char *file;        /* absolute path of the defining source */
     unsigned line;
     moxc_param_info *params; /* parallel to the ABI kernel's params */
+    moxc_cpu_plan cpu;
 } moxc_kernel_info;
 
 /* Where the CUDA translation unit must insert "__device__ " into a source:

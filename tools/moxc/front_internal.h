@@ -181,6 +181,9 @@ void moxc__check_body(moxc__tu *t, size_t fn);
 void moxc__check_file_scope(moxc__tu *t);
 /* Uniform participation of barriers and warp operations. */
 void moxc__check_uniform(moxc__tu *t);
+/* Plans each kernel's CPU work-group function (cpu_lower.c): fills
+ * front->infos[k].cpu for this TU's kernels. Runs after the checks. */
+void moxc__cpu_lower(moxc__tu *t);
 /* Index of the function defined by `def` in t->fns, adding it when `add`. */
 size_t moxc__fn_index(moxc__tu *t, CXCursor def, bool add);
 /* Classification of the dialect's functions and allowed external calls. */

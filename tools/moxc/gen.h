@@ -79,9 +79,21 @@ typedef struct moxc_source_text {
  * "__device__ " inserted, then one gated __global__ entry per kernel.
  * NULL also when the texts do not match the edits (offset past the end). */
 char *moxc_gen_cuda(const moxc_module *module, const moxc_source_text *texts, size_t text_count);
-/* kernels_cpu.c: includes the sources by absolute path, then the thread and
- * block functions, the entry table and mox_cpu_module(). */
+/* How the CPU backend runs kernel `kernel` (the entry table's executor):
+ * region loops when the CPU lowering planned a work-group function (and
+ * use_plans), else a loop calling the kernel per thread, or fibers for
+ * kernels with barriers or warp operations. */
+typedef enum moxc_cpu_executor { MOXC_CPU_THREAD_CALLS, MOXC_CPU_LOOPS, MOXC_CPU_FIBERS } moxc_cpu_executor;
+moxc_cpu_executor moxc_cpu_executor_of(const moxc_module *module, size_t kernel, bool use_plans);
+/* "loops", "thread-calls", "fibers" (the manifest's names). */
+const char *moxc_cpu_executor_name(moxc_cpu_executor e);
+/* kernels_cpu.c: includes the sources by absolute path, then the thread
+ * functions, the work-group functions, the entry tables and
+ * mox_cpu_module(). */
 char *moxc_gen_cpu(const moxc_module *module, const char *abi_sha256);
+/* The same without any work-group function of region loops (moxc's
+ * fallback when those do not compile). */
+char *moxc_gen_cpu_unplanned(const moxc_module *module, const char *abi_sha256);
 
 /* The canonical ABI JSON and its SHA-256 (hex); false on out of memory. */
 bool moxc_gen_abi(const moxc_module *module, char **json, char sha256[65]);

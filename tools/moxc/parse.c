@@ -189,6 +189,8 @@ static void process_source(moxc__front *f, CXIndex index, size_t si, const char 
         moxc__check_calls(&t);
         moxc__check_uniform(&t);
         moxc__collect_edits(&t, &f->edits[si]);
+        if (f->errors == 0)
+            moxc__cpu_lower(&t);
     }
     free_tu(&t);
     clang_disposeTranslationUnit(tu);
@@ -202,6 +204,8 @@ static void free_kernel_info(moxc_kernel_info *info, size_t param_count) {
             free(info->params[p].c_spelling);
     free(info->params);
     free(info->file);
+    free(info->cpu.body);
+    free(info->cpu.note);
 }
 
 static void free_front(moxc__front *f) {

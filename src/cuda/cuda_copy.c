@@ -1,0 +1,147 @@
+/* src/cuda/cuda_copy.c - COPY commands (mox_buffer_copy): device bytes from
+ * a buffer of this device, or of another CUDA device, into one of this
+ * device, on the destination's stream.
+ *
+ *   - a copy no failure can gate is a plain copy: cuMemcpyDtoDAsync within
+ *     one context, cuMemcpyPeerAsync across contexts - over the peer link
+ *     when peer access is on (enabled on first use, this context reading
+ *     the source's), staged through host memory by the driver otherwise;
+ *   - a copy whose source's writer may still fail runs the backend's gated
+ *     copy kernel (cuda_copy_kernel.cu, PTX in cuda_copy_ptx.c, loaded on
+ *     first use): its gate reads the writer's status word, on this device
+ *     or mirrored first into the copy's own slot (cuda_foreign.c), so a
+ *     gated copy copies nothing and raises GATED for what reads after it -
+ *     on the device, no host decision. Without peer access the kernel
+ *     cannot read the source: it is peer-copied into a stream-ordered
+ *     temporary first and the kernel copies that.
+ */
+#include "cuda/cuda_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The gated copy kernel (cuda_copy_ptx.c, generated). */
+extern const char mox__cuda_copy_ptx[];
+
+#define COPY_BLOCK 256u
+
+/* Whether this context can read `src_ctx`'s memory directly. Enables peer
+ * access the first time (for this device's context, towards the source). */
+static bool peer_access(mox__cuda_dev *dev, CUcontext src_ctx)
+{
+    if (src_ctx == dev->ctx)
+        return true;
+    for (uint32_t i = 0; i < dev->peer_count; i++)
+        if (dev->peers[i].ctx == src_ctx)
+            return dev->peers[i].access;
+    CUresult r = dev->api->cuCtxEnablePeerAccess(src_ctx, 0);
+    bool ok = r == CUDA_SUCCESS || r == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+    if (dev->peer_count < MOX__CUDA_MAX_PEERS)
+        dev->peers[dev->peer_count++] = (mox__cuda_peer){src_ctx, ok};
+    return ok;
+}
+
+static mox_status load_kernel(mox__cuda_dev *dev)
+{
+    if (dev->copy_fn)
+        return MOX_OK;
+    const mox__cuda_api *api = dev->api;
+    CUresult r = api->cuModuleLoadData(&dev->copy_module, mox__cuda_copy_ptx);
+    if (r != CUDA_SUCCESS)
+        return mox__cuda_fail(api, r, "cuModuleLoadData", "(the gated copy kernel's PTX)");
+    r = api->cuModuleGetFunction(&dev->copy_fn, dev->copy_module, "mox__copy_gated");
+    if (r != CUDA_SUCCESS) {
+        api->cuModuleUnload(dev->copy_module);
+        dev->copy_module = NULL;
+        return mox__cuda_fail(api, r, "cuModuleGetFunction", "(mox__copy_gated)");
+    }
+    return MOX_OK;
+}
+
+void mox__cuda_copy_unload(mox__cuda_dev *dev)
+{
+    if (dev->copy_module)
+        dev->api->cuModuleUnload(dev->copy_module);
+    dev->copy_module = NULL;
+    dev->copy_fn = NULL;
+}
+
+static mox_status plain_copy(mox__cuda_dev *dev, CUdeviceptr dst, CUdeviceptr src,
+                             CUcontext src_ctx, size_t n, CUstream stream)
+{
+    const mox__cuda_api *api = dev->api;
+    CUresult r;
+    if (src_ctx == dev->ctx) {
+        r = api->cuMemcpyDtoDAsync(dst, src, n, stream);
+        return r == CUDA_SUCCESS ? MOX_OK : mox__cuda_fail(api, r, "cuMemcpyDtoDAsync", "(copy)");
+    }
+    (void)peer_access(dev, src_ctx); /* the driver's path: peer link or host staging */
+    r = api->cuMemcpyPeerAsync(dst, dev->ctx, src, src_ctx, n, stream);
+    return r == CUDA_SUCCESS ? MOX_OK
+                             : mox__cuda_fail(api, r, "cuMemcpyPeerAsync", "(copy between devices)");
+}
+
+static mox_status gated_kernel(mox__cuda_dev *dev, const mox_gate *gate, CUdeviceptr src,
+                               CUdeviceptr dst, unsigned long long bytes, CUstream stream)
+{
+    mox_status st = load_kernel(dev);
+    if (st != MOX_OK)
+        return st;
+    unsigned long long words = bytes / 16u + 1u;
+    unsigned long long blocks = (words + COPY_BLOCK - 1) / COPY_BLOCK;
+    unsigned long long cap = 8ull * (dev->limits.sm_count ? dev->limits.sm_count : 1u);
+    unsigned int grid = (unsigned int)(blocks < cap ? blocks : cap);
+    mox_gate g = *gate;
+    void *params[4] = {&g, &src, &dst, &bytes};
+    CUresult r = dev->api->cuLaunchKernel(dev->copy_fn, grid, 1, 1, COPY_BLOCK, 1, 1, 0, stream,
+                                          params, NULL);
+    atomic_fetch_add(&dev->stats.stream_launches, 1);
+    return r == CUDA_SUCCESS ? MOX_OK
+                             : mox__cuda_fail(dev->api, r, "cuLaunchKernel", "(mox__copy_gated)");
+}
+
+static mox_status mirrors(mox__cuda_dev *dev, const mox__cuda_group *g, uint32_t node,
+                          CUstream stream)
+{
+    for (uint32_t i = 0; i < g->mirror_count; i++) {
+        const mox__cuda_mirror *m = &g->mirrors[i];
+        if (m->node != node)
+            continue;
+        CUdeviceptr own = dev->pool + 8ull * (g->inst->slot_base + node);
+        CUresult r = dev->api->cuMemcpyPeerAsync(own, dev->ctx, m->word, m->ctx, 8, stream);
+        if (r != CUDA_SUCCESS)
+            return mox__cuda_fail(dev->api, r, "cuMemcpyPeerAsync",
+                                  "(a status word of another device)");
+    }
+    return MOX_OK;
+}
+
+mox_status mox__cuda_copy(mox__cuda_dev *dev, mox__cuda_group *g, uint32_t node,
+                          const mox__dispatch *d, const mox_gate *gate, CUstream stream)
+{
+    if (d->bytes == 0)
+        return MOX_OK;
+    const mox__cuda_dev *sdev = (const mox__cuda_dev *)d->src_device;
+    CUcontext src_ctx = sdev ? sdev->ctx : dev->ctx;
+    CUdeviceptr dst = (CUdeviceptr)(uintptr_t)d->address + d->offset;
+    CUdeviceptr src = (CUdeviceptr)(uintptr_t)d->src_address + d->src_offset;
+    size_t n = (size_t)d->bytes;
+    mox_status st = mirrors(dev, g, node, stream);
+    if (st != MOX_OK || !gate || gate->dep_count == 0)
+        return st != MOX_OK ? st : plain_copy(dev, dst, src, src_ctx, n, stream);
+    if (peer_access(dev, src_ctx))
+        return gated_kernel(dev, gate, src, dst, n, stream);
+    /* The kernel cannot read the source: copy it here first. */
+    const mox__cuda_api *api = dev->api;
+    CUdeviceptr tmp = 0;
+    CUresult r = api->cuMemAllocAsync(&tmp, n, stream);
+    if (r != CUDA_SUCCESS)
+        return mox__cuda_fail(api, r, "cuMemAllocAsync", "(staging a gated copy)");
+    st = plain_copy(dev, tmp, src, src_ctx, n, stream);
+    if (st == MOX_OK)
+        st = gated_kernel(dev, gate, tmp, dst, n, stream);
+    r = api->cuMemFreeAsync(tmp, stream);
+    if (st == MOX_OK && r != CUDA_SUCCESS)
+        st = mox__cuda_fail(api, r, "cuMemFreeAsync", "(staging a gated copy)");
+    return st;
+}

@@ -1,0 +1,44 @@
+/* multi_support.c - see multi_support.h. */
+#include "multi_support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+void md_require_two_devices(void)
+{
+    uint32_t n = 0;
+    mox_status st = mox_device_count(MOX_BACKEND_AUTO, &n);
+    if (st != MOX_OK) {
+        fprintf(stderr, "mox_device_count: %s: %s\n", mox_status_name(st), mox_error_last_message());
+        exit(1);
+    }
+    if (n < 2) {
+        fprintf(stderr, "skip: %u device(s) of this backend, the test needs 2\n", n);
+        exit(CONF_SKIP);
+    }
+}
+
+mox_device *md_open(uint32_t ordinal, uint32_t capacity)
+{
+    mox_device_options o = {.command_capacity = capacity, .use_ordinal = true, .ordinal = ordinal};
+    mox_device *dev = conf_open_with(&o);
+    assert_int_equal(mox_module_prepare(dev, &conf_module), MOX_OK);
+    return dev;
+}
+
+mox_op *md_submit(mox_op *op)
+{
+    (void)mox_op_poll(op, (mox_waker){NULL, NULL});
+    return op;
+}
+
+void md_expect_ramp(mox_buffer *b, size_t first, size_t count, float base, float step)
+{
+    float *v = conf_read(b);
+    for (size_t i = 0; i < count; i++) {
+        float want = (float)i * step + base;
+        if (v[first + i] != want)
+            fail_msg("element %zu is %g, want %g", first + i, (double)v[first + i], (double)want);
+    }
+    free(v);
+}
