@@ -90,6 +90,14 @@ static void accepted_everywhere(mox_abi *abi)
     mox_manifest *m = fx_manifest(false);
     mox_abi_free(m->abi);
     m->abi = back;
+    /* The cpu section names the ABI's kernels: now the one kernel k. */
+    for (size_t i = 0; i < m->cpu_kernel_count; i++) {
+        free(m->cpu_kernels[i].name);
+        free(m->cpu_kernels[i].executor);
+        free(m->cpu_kernels[i].note);
+    }
+    m->cpu_kernel_count = 1;
+    m->cpu_kernels[0] = (mox_manifest_cpu_kernel){strdup("k"), strdup("thread-calls"), NULL};
     assert_true(mox_sha256_hex(text, strlen(text), m->abi_sha256));
     memcpy(m->files[MOX_FILE_ABI_JSON].sha256, m->abi_sha256, sizeof m->abi_sha256);
     char *manifest = mox_manifest_to_json(m);
