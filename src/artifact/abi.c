@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "artifact_internal.h"
+#include "core/alloc.h"
 
 void mox_abi_free(mox_abi *abi)
 {
@@ -14,14 +15,14 @@ void mox_abi_free(mox_abi *abi)
     for (size_t k = 0; abi->kernels && k < abi->kernel_count; k++) {
         mox_abi_kernel *kernel = &abi->kernels[k];
         for (size_t p = 0; kernel->params && p < kernel->param_count; p++) {
-            free(kernel->params[p].name);
+            mox__free(kernel->params[p].name);
             mox_abi_layout_free(kernel->params[p].layout);
         }
-        free(kernel->params);
-        free(kernel->name);
+        mox__free(kernel->params);
+        mox__free(kernel->name);
     }
-    free(abi->kernels);
-    free(abi);
+    mox__free(abi->kernels);
+    mox__free(abi);
 }
 
 static const char *scalar_text(const mox_abi_layout *l)

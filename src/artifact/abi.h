@@ -19,12 +19,17 @@
 #define MOX_ABI_MAX_PARAMS 31
 /* Largest layout size: mox_type.size is a uint32_t. */
 #define MOX_ABI_MAX_LAYOUT_SIZE UINT64_C(0xFFFFFFFF)
-/* Deepest nesting of arrays and records (bounds recursion on hostile input). */
+/* The one nesting limit (docs/abi.md): a layout holds at most 32 levels of
+ * arrays and records (a struct with a float member is 1 level, an array of
+ * such structs 2). Every reader, writer and moxc refuse deeper layouts
+ * through mox_abi_layout_check_depth's rule and message. */
 #define MOX_ABI_MAX_LAYOUT_DEPTH 32
 
-/* Error text for the artifact layer: one message, filled on failure. */
+/* Error of the artifact layer: one message, filled on failure, and whether
+ * the failure was a host allocation (transient: a retry may succeed). */
 typedef struct mox_artifact_error {
     char message[512];
+    bool out_of_memory;
 } mox_artifact_error;
 
 typedef enum mox_scalar {
@@ -114,6 +119,12 @@ mox_abi_layout *mox_abi_layout_clone(const mox_abi_layout *layout);
 void mox_abi_layout_free(mox_abi_layout *layout);
 bool mox_abi_layout_equal(const mox_abi_layout *a, const mox_abi_layout *b);
 void mox_abi_free(mox_abi *abi); /* frees contents and abi itself */
+
+/* Checks the nesting limit (MOX_ABI_MAX_LAYOUT_DEPTH); `what` names the
+ * layout in the message ("<what> nests arrays and records more than 32
+ * levels deep (record R at level 33)"). */
+bool mox_abi_layout_check_depth(const mox_abi_layout *layout, const char *what,
+                                mox_artifact_error *err);
 
 /* The lowest ABI version that can express `abi`: 1, or 2 when a layout is
  * a vector, a record field is over-aligned, a parameter is a table or a

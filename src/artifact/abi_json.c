@@ -7,8 +7,13 @@
 #include <string.h>
 
 #include "artifact_internal.h"
+#include "core/alloc.h"
 
 /* ---------------- writing ---------------- */
+
+/* Every constructor below returns NULL on failure, and json_pack's "o"
+ * (unlike "o?") fails on a NULL value and releases the values it was given,
+ * so a failure anywhere comes out at the top as NULL with nothing leaked. */
 
 static json_t *uint_value(uint64_t value)
 {
@@ -27,98 +32,87 @@ static json_t *feature_array(uint32_t bits, const char *const *names, int count)
     return array;
 }
 
+static json_t *layout_value(const mox_abi_layout *l, unsigned depth);
+
+static json_t *fields_value(const mox_abi_layout *l, unsigned depth)
+{
+    json_t *fields = json_array();
+    for (size_t i = 0; fields && i < l->field_count; i++) {
+        const mox_abi_field *f = &l->fields[i];
+        /* "alignment" only for over-aligned fields (ABI version 2), so
+         * version-1 ABIs keep their exact text. */
+        json_t *field = !f->name ? NULL
+                        : f->align
+                            ? json_pack("{s:s,s:o,s:o,s:o}", "name", f->name, "offset",
+                                        uint_value(f->offset), "alignment", uint_value(f->align),
+                                        "layout", layout_value(f->layout, depth + 1))
+                            : json_pack("{s:s,s:o,s:o}", "name", f->name, "offset",
+                                        uint_value(f->offset), "layout",
+                                        layout_value(f->layout, depth + 1));
+        if (json_array_append_new(fields, field) != 0) {
+            json_decref(fields);
+            fields = NULL;
+        }
+    }
+    return fields;
+}
+
+/* depth: arrays and records around l. The writer keeps the ABI's nesting
+ * limit only as a recursion bound: validated ABIs never reach it. */
 static json_t *layout_value(const mox_abi_layout *l, unsigned depth)
 {
-    if (!l || depth > MOX_ABI_MAX_LAYOUT_DEPTH)
+    if (!l || (mox__layout_nests(l->kind) && depth >= MOX_ABI_MAX_LAYOUT_DEPTH))
         return NULL;
     json_t *size = uint_value(l->size), *align = uint_value(l->align);
     switch (l->kind) {
     case MOX_LAYOUT_SCALAR: {
         const char *name = mox_scalar_name(l->scalar);
-        return json_pack("{s:o?,s:o?,s:s,s:s?}", "size", size, "alignment", align, "kind", "scalar",
+        if (!name)
+            break;
+        return json_pack("{s:o,s:o,s:s,s:s}", "size", size, "alignment", align, "kind", "scalar",
                          "scalar", name);
     }
     case MOX_LAYOUT_VECTOR: {
         const char *name = mox_scalar_name(l->scalar);
-        return json_pack("{s:o?,s:o?,s:s,s:s?,s:I}", "size", size, "alignment", align, "kind", "vector",
-                         "scalar", name, "lanes", (json_int_t)l->length);
+        if (!name)
+            break;
+        return json_pack("{s:o,s:o,s:s,s:s,s:I}", "size", size, "alignment", align, "kind",
+                         "vector", "scalar", name, "lanes", (json_int_t)l->length);
     }
     case MOX_LAYOUT_ARRAY: {
         json_t *element = layout_value(l->element, depth + 1);
         json_t *stride = l->element ? uint_value(l->element->size) : NULL;
-        return json_pack("{s:o?,s:o?,s:s,s:o?,s:o?,s:o?}", "size", size, "alignment", align, "kind",
+        return json_pack("{s:o,s:o,s:s,s:o,s:o,s:o}", "size", size, "alignment", align, "kind",
                          "array", "element", element, "length", uint_value(l->length), "stride",
                          stride);
     }
-    case MOX_LAYOUT_RECORD: {
-        json_t *fields = json_array();
-        for (size_t i = 0; fields && i < l->field_count; i++) {
-            const mox_abi_field *f = &l->fields[i];
-            /* "alignment" only for over-aligned fields (ABI version 2), so
-             * version-1 ABIs keep their exact text. */
-            json_t *field = f->align
-                                ? json_pack("{s:s?,s:o?,s:o?,s:o?}", "name", f->name, "offset",
-                                            uint_value(f->offset), "alignment", uint_value(f->align),
-                                            "layout", layout_value(f->layout, depth + 1))
-                                : json_pack("{s:s?,s:o?,s:o?}", "name", f->name, "offset",
-                                            uint_value(f->offset), "layout", layout_value(f->layout, depth + 1));
-            /* json_pack's "?" turns a NULL into null; a null here means failure. */
-            if (!field || json_array_append_new(fields, field) != 0 || !f->name ||
-                json_is_null(json_object_get(field, "offset")) ||
-                json_is_null(json_object_get(field, "layout"))) {
-                json_decref(fields);
-                fields = NULL;
-            }
-        }
-        return json_pack("{s:o?,s:o?,s:s,s:s?,s:o?}", "size", size, "alignment", align, "kind",
-                         "record", "name", l->record_name, "fields", fields);
-    }
+    case MOX_LAYOUT_RECORD:
+        if (!l->record_name)
+            break;
+        return json_pack("{s:o,s:o,s:s,s:s,s:o}", "size", size, "alignment", align, "kind",
+                         "record", "name", l->record_name, "fields", fields_value(l, depth));
     }
     json_decref(size);
     json_decref(align);
     return NULL;
 }
 
-/* True when a value built with "o?" contains a null that stands for a failed
- * conversion (the ABI JSON has no nulls except required_block and files). */
-static bool has_null(const json_t *v, unsigned depth)
-{
-    if (depth > MOX_ABI_MAX_LAYOUT_DEPTH * 2 + 8)
-        return true;
-    if (json_is_null(v))
-        return true;
-    if (json_is_object(v)) {
-        const char *key;
-        json_t *child;
-        json_object_foreach((json_t *)v, key, child) {
-            if (strcmp(key, "required_block") == 0 && json_is_null(child))
-                continue;
-            if (has_null(child, depth + 1))
-                return true;
-        }
-    } else if (json_is_array(v)) {
-        size_t i;
-        json_t *child;
-        json_array_foreach(v, i, child) {
-            if (has_null(child, depth + 1))
-                return true;
-        }
-    }
-    return false;
-}
-
 static json_t *param_value(const mox_abi_param *p)
 {
+    if (!p->name)
+        return NULL;
     if (p->kind == MOX_PARAM_BUFFER) {
         static const char *const access[] = {"read", "write", "atomic"};
-        const char *mode = (unsigned)p->access <= MOX_PARAM_ATOMIC ? access[p->access] : NULL;
-        json_t *stride = p->layout ? uint_value(p->layout->size) : NULL;
-        return json_pack("{s:s?,s:I,s:s,s:s?,s:o?,s:o?}", "name", p->name, "binding",
-                         (json_int_t)p->binding, "kind", "buffer", "access", mode, "element",
-                         layout_value(p->layout, 0), "stride", stride);
+        if ((unsigned)p->access > MOX_PARAM_ATOMIC || !p->layout)
+            return NULL;
+        return json_pack("{s:s,s:I,s:s,s:s,s:o,s:o}", "name", p->name, "binding",
+                         (json_int_t)p->binding, "kind", "buffer", "access", access[p->access],
+                         "element", layout_value(p->layout, 0), "stride",
+                         uint_value(p->layout->size));
     }
-    return json_pack("{s:s?,s:I,s:s,s:o?}", "name", p->name, "binding", (json_int_t)p->binding,
-                     "kind", p->kind == MOX_PARAM_TABLE ? "table" : "value", "layout", layout_value(p->layout, 0));
+    return json_pack("{s:s,s:I,s:s,s:o}", "name", p->name, "binding", (json_int_t)p->binding,
+                     "kind", p->kind == MOX_PARAM_TABLE ? "table" : "value", "layout",
+                     layout_value(p->layout, 0));
 }
 
 static json_t *kernel_value(const mox_abi_kernel *k)
@@ -134,7 +128,12 @@ static json_t *kernel_value(const mox_abi_kernel *k)
             params = NULL;
         }
     }
-    return json_pack("{s:s?,s:o,s:o,s:o}", "name", k->name, "required_block", block, "features",
+    if (!k->name) {
+        json_decref(block);
+        json_decref(params);
+        return NULL;
+    }
+    return json_pack("{s:s,s:o,s:o,s:o}", "name", k->name, "required_block", block, "features",
                      feature_array(k->features, mox__kfeature_names, MOX__KFEATURE_COUNT),
                      "parameters", params);
 }
@@ -150,15 +149,9 @@ json_t *mox__abi_to_value(const mox_abi *abi)
             kernels = NULL;
         }
     }
-    json_t *root = json_pack("{s:I,s:o,s:o}", "version", (json_int_t)abi->version,
-                             "required_features",
-                             feature_array(abi->required_features, mox__feature_names, MOX__FEATURE_COUNT),
-                             "kernels", kernels);
-    if (root && has_null(root, 0)) {
-        json_decref(root);
-        return NULL;
-    }
-    return root;
+    return json_pack("{s:I,s:o,s:o}", "version", (json_int_t)abi->version, "required_features",
+                     feature_array(abi->required_features, mox__feature_names, MOX__FEATURE_COUNT),
+                     "kernels", kernels);
 }
 
 char *mox_abi_to_json(const mox_abi *abi)
@@ -166,7 +159,7 @@ char *mox_abi_to_json(const mox_abi *abi)
     json_t *root = mox__abi_to_value(abi);
     if (!root)
         return NULL;
-    char *text = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    char *text = mox__json_dump(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(root);
     return text;
 }
@@ -207,23 +200,28 @@ static const char *const vector_keys[] = {"size", "alignment", "kind", "scalar",
 static const char *const field_keys[] = {"name", "offset", "layout"};
 static const char *const aligned_field_keys[] = {"name", "offset", "alignment", "layout"};
 
-static bool read_layout(const json_t *v, const char *what, unsigned depth, mox_abi_layout **out,
-                        mox_artifact_error *err)
+/* `top` names the parameter for the nesting rule's message (`what`, the
+ * path down to this layout, may be truncated that deep); depth counts the
+ * arrays and records around v. */
+static bool read_layout(const json_t *v, const char *what, const char *top, unsigned depth,
+                        mox_abi_layout **out, mox_artifact_error *err)
 {
     char inner[sizeof err->message];
     const char *kind;
     *out = NULL;
-    if (depth > MOX_ABI_MAX_LAYOUT_DEPTH)
-        return mox__fail(err, "layout nesting exceeds %d levels (in %s)", MOX_ABI_MAX_LAYOUT_DEPTH, what);
     if (!json_is_object(v))
         return mox__fail(err, "%s must be a JSON object", what);
     if (!json_object_get(v, "kind"))
         return mox__fail(err, "%s: missing field \"kind\"", what);
     if (!mox__json_string(v, "kind", what, &kind, err))
         return false;
-    mox_abi_layout *l = calloc(1, sizeof *l);
+    if ((strcmp(kind, "array") == 0 || strcmp(kind, "record") == 0) &&
+        depth >= MOX_ABI_MAX_LAYOUT_DEPTH)
+        return mox__fail_too_deep(err, top, kind, json_string_value(json_object_get(v, "name")),
+                                  depth + 1);
+    mox_abi_layout *l = mox__calloc(1, sizeof *l);
     if (!l)
-        return mox__fail(err, "out of memory");
+        return mox__fail_oom(err, "out of memory reading %s", what);
     *out = l;
     if (strcmp(kind, "scalar") == 0) {
         const char *name;
@@ -248,7 +246,7 @@ static bool read_layout(const json_t *v, const char *what, unsigned depth, mox_a
             !mox__json_uint(v, "stride", UINT64_MAX, what, &stride, err))
             return false;
         mox__format(inner, sizeof inner, "%s array element", what);
-        if (!read_layout(json_object_get(v, "element"), inner, depth + 1, &l->element, err))
+        if (!read_layout(json_object_get(v, "element"), inner, top, depth + 1, &l->element, err))
             return false;
         if (stride != l->element->size)
             return mox__fail(err, "%s: " NONCANONICAL " (array stride %" PRIu64
@@ -261,8 +259,8 @@ static bool read_layout(const json_t *v, const char *what, unsigned depth, mox_a
         if (!json_is_array(fields))
             return mox__fail(err, "%s: field \"fields\" must be an array", what);
         size_t count = json_array_size(fields);
-        if (count && !(l->fields = calloc(count, sizeof *l->fields)))
-            return mox__fail(err, "out of memory");
+        if (count && !(l->fields = mox__calloc(count, sizeof *l->fields)))
+            return mox__fail_oom(err, "out of memory reading %s", what);
         l->field_count = count;
         for (size_t i = 0; i < count; i++) {
             const json_t *f = json_array_get(fields, i);
@@ -272,9 +270,11 @@ static bool read_layout(const json_t *v, const char *what, unsigned depth, mox_a
                 !mox__json_strdup(f, "name", inner, &l->fields[i].name, err))
                 return false;
             mox__format(inner, sizeof inner, "%s field %s.%s", what, l->record_name, l->fields[i].name);
-            if ((aligned && !mox__json_uint(f, "alignment", UINT64_MAX, inner, &l->fields[i].align, err)) ||
+            if ((aligned &&
+                 !mox__json_uint(f, "alignment", UINT64_MAX, inner, &l->fields[i].align, err)) ||
                 !mox__json_uint(f, "offset", UINT64_MAX, inner, &l->fields[i].offset, err) ||
-                !read_layout(json_object_get(f, "layout"), inner, depth + 1, &l->fields[i].layout, err))
+                !read_layout(json_object_get(f, "layout"), inner, top, depth + 1,
+                             &l->fields[i].layout, err))
                 return false;
         }
     } else {
@@ -319,7 +319,7 @@ static bool read_param(const json_t *v, const char *kernel, size_t index, mox_ab
     mox__format(what, sizeof what, "kernel %s parameter %s", kernel, p->name);
     if (p->kind != MOX_PARAM_BUFFER) {
         p->access = MOX_PARAM_READ;
-        return read_layout(json_object_get(v, "layout"), what, 0, &p->layout, err);
+        return read_layout(json_object_get(v, "layout"), what, what, 0, &p->layout, err);
     }
     const char *access;
     uint64_t stride;
@@ -339,7 +339,7 @@ static bool read_param(const json_t *v, const char *kernel, size_t index, mox_ab
     char element[sizeof err->message];
     mox__format(element, sizeof element, "%s element", what);
     /* The element's own faults say more than the stride mismatch they cause. */
-    if (!read_layout(json_object_get(v, "element"), element, 0, &p->layout, err) ||
+    if (!read_layout(json_object_get(v, "element"), element, element, 0, &p->layout, err) ||
         !mox__layout_check(p->layout, element, err))
         return false;
     if (stride != p->layout->size)
@@ -379,8 +379,8 @@ static bool read_kernel(const json_t *v, size_t index, mox_abi_kernel *k, mox_ar
     if (count > MOX_ABI_MAX_PARAMS)
         return mox__fail(err, "kernel %s exceeds %d parameters (it has %zu)", k->name,
                          MOX_ABI_MAX_PARAMS, count);
-    if (count && !(k->params = calloc(count, sizeof *k->params)))
-        return mox__fail(err, "out of memory");
+    if (count && !(k->params = mox__calloc(count, sizeof *k->params)))
+        return mox__fail_oom(err, "out of memory reading %s", what);
     k->param_count = count;
     for (size_t i = 0; i < count; i++)
         if (!read_param(json_array_get(params, i), k->name, i, &k->params[i], err))
@@ -408,9 +408,9 @@ bool mox__abi_from_value(const json_t *v, mox_abi **out, mox_artifact_error *err
                          MOX_ABI_VERSION_MIN, MOX_ABI_VERSION);
     if (!mox__json_object(v, "ABI", abi_keys, 3, err))
         return false;
-    mox_abi *abi = calloc(1, sizeof *abi);
+    mox_abi *abi = mox__calloc(1, sizeof *abi);
     if (!abi)
-        return mox__fail(err, "out of memory");
+        return mox__fail_oom(err, "out of memory reading the ABI");
     abi->version = (uint32_t)json_integer_value(version);
     bool ok = get_features(v, "required_features", "ABI", mox__feature_names, MOX__FEATURE_COUNT,
                            &abi->required_features, err);
@@ -418,8 +418,8 @@ bool mox__abi_from_value(const json_t *v, mox_abi **out, mox_artifact_error *err
     if (ok && !json_is_array(kernels))
         ok = mox__fail(err, "ABI: field \"kernels\" must be an array");
     size_t count = ok ? json_array_size(kernels) : 0;
-    if (count && !(abi->kernels = calloc(count, sizeof *abi->kernels)))
-        ok = mox__fail(err, "out of memory");
+    if (count && !(abi->kernels = mox__calloc(count, sizeof *abi->kernels)))
+        ok = mox__fail_oom(err, "out of memory reading the ABI");
     if (ok)
         abi->kernel_count = count;
     for (size_t i = 0; ok && i < count; i++)
@@ -434,13 +434,12 @@ bool mox__abi_from_value(const json_t *v, mox_abi **out, mox_artifact_error *err
 
 bool mox_abi_from_json(const char *text, size_t length, mox_abi **out, mox_artifact_error *err)
 {
-    json_error_t jerr;
     *out = NULL;
     if (!text)
         return mox__fail(err, "no ABI JSON text");
-    json_t *root = json_loadb(text, length, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *root = mox__json_parse(text, length, "the ABI", err);
     if (!root)
-        return mox__json_error(&jerr, "the ABI", err);
+        return false;
     bool ok = mox__abi_from_value(root, out, err);
     json_decref(root);
     return ok;

@@ -10,6 +10,31 @@
 
 /* Fills err (may be NULL) and returns false, so callers can `return mox__fail(...)`. */
 bool mox__fail(mox_artifact_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same for a failed host allocation (err->out_of_memory). */
+bool mox__fail_oom(mox_artifact_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Puts `prefix: ` before err's message, keeping whether it was out of memory. */
+void mox__error_prefix(mox_artifact_error *err, const char *prefix);
+
+/* The nesting rule's message for an array or record at `level` (> the limit). */
+bool mox__fail_too_deep(mox_artifact_error *err, const char *what, const char *layout_kind,
+                        const char *name, unsigned level);
+
+/* Arrays and records are the levels the nesting limit counts; scalars and
+ * vectors are leaves. */
+static inline bool mox__layout_nests(mox_layout_kind kind)
+{
+    return kind == MOX_LAYOUT_ARRAY || kind == MOX_LAYOUT_RECORD;
+}
+
+/* json_dumps that cannot lose bytes: jansson 2.14 ignores a failed write of
+ * an object key while dumping (the key is left out and the text goes on),
+ * so the text is written through a callback whose failures stick, and any
+ * failure gives NULL. mox__malloc'd, NUL-terminated. */
+char *mox__json_dump(const json_t *value, size_t flags);
+
+/* json_loadb with duplicate keys rejected; `what` names the text in the
+ * message. jansson's out-of-memory result is reported as such. */
+json_t *mox__json_parse(const char *text, size_t length, const char *what, mox_artifact_error *err);
 
 /* snprintf for context text, where truncating a long name is acceptable. */
 void mox__format(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -36,12 +61,11 @@ extern const char *const mox__kfeature_names[MOX__KFEATURE_COUNT];
 extern const char *const mox__feature_names[MOX__FEATURE_COUNT];
 
 /* The ABI as a jansson value in canonical key order (new reference), NULL on
- * OOM or a number beyond the JSON integer range. */
+ * OOM or an ABI that breaks a rule the writer depends on (a NULL name or
+ * layout, a number beyond the JSON integer range, nesting past the limit). */
 json_t *mox__abi_to_value(const mox_abi *abi);
 /* Strictly decodes and validates an already parsed ABI object. */
 bool mox__abi_from_value(const json_t *value, mox_abi **out, mox_artifact_error *err);
-/* Formats a jansson parse error as "invalid JSON at line L column C (byte P): text". */
-bool mox__json_error(const json_error_t *jerr, const char *what, mox_artifact_error *err);
 
 /* Strict JSON reading: each fails with "<what>: ..." naming the field. */
 /* `v` is an object whose keys are exactly keys[0..count). */

@@ -7,21 +7,114 @@
 #include <string.h>
 
 #include "artifact_internal.h"
+#include "core/alloc.h"
 
 const char *const mox__kfeature_names[MOX__KFEATURE_COUNT] = {
     "barrier", "warp", "atomics", "fail", "shared", "f16", "dynamic_shared",
 };
 const char *const mox__feature_names[MOX__FEATURE_COUNT] = {"atomics", "warp_ops"};
 
-bool mox__fail(mox_artifact_error *err, const char *fmt, ...)
+static bool fail(mox_artifact_error *err, bool out_of_memory, const char *fmt, va_list ap)
 {
     if (err) {
-        va_list ap;
-        va_start(ap, fmt);
         vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
+        err->out_of_memory = out_of_memory;
     }
     return false;
+}
+
+bool mox__fail(mox_artifact_error *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fail(err, false, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+bool mox__fail_oom(mox_artifact_error *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fail(err, true, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+void mox__error_prefix(mox_artifact_error *err, const char *prefix)
+{
+    if (!err)
+        return;
+    char inner[sizeof err->message];
+    memcpy(inner, err->message, sizeof inner);
+    mox__format(err->message, sizeof err->message, "%s: %s", prefix, inner);
+}
+
+bool mox__fail_too_deep(mox_artifact_error *err, const char *what, const char *layout_kind,
+                        const char *name, unsigned level)
+{
+    return mox__fail(err, "%s nests arrays and records more than %d levels deep (%s%s%s at level "
+                     "%u); the ABI allows at most %d", what, MOX_ABI_MAX_LAYOUT_DEPTH, layout_kind,
+                     name ? " " : "", name ? name : "", level, MOX_ABI_MAX_LAYOUT_DEPTH);
+}
+
+typedef struct dump_buffer {
+    char *data;
+    size_t len, cap;
+    bool failed;
+} dump_buffer;
+
+static int dump_append(const char *text, size_t size, void *p)
+{
+    dump_buffer *b = p;
+    if (!b->failed && b->len + size + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + size + 1)
+            cap *= 2;
+        char *data = mox__realloc(b->data, cap);
+        if (data) {
+            b->data = data;
+            b->cap = cap;
+        } else {
+            b->failed = true;
+        }
+    }
+    if (b->failed)
+        return -1;
+    memcpy(b->data + b->len, text, size);
+    b->len += size;
+    b->data[b->len] = '\0';
+    return 0;
+}
+
+char *mox__json_dump(const json_t *value, size_t flags)
+{
+    dump_buffer b = {NULL, 0, 0, false};
+    if (json_dump_callback(value, dump_append, &b, flags) != 0 || b.failed || !b.data) {
+        mox__free(b.data);
+        return NULL;
+    }
+    return b.data;
+}
+
+json_t *mox__json_parse(const char *text, size_t length, const char *what, mox_artifact_error *err)
+{
+    json_error_t jerr;
+    /* Test builds: the whole parse is one injectable allocation (alloc.h). */
+    if (!mox__alloc_parse_begin()) {
+        mox__fail_oom(err, "out of memory parsing %s", what);
+        return NULL;
+    }
+    json_t *root = json_loadb(text, length, JSON_REJECT_DUPLICATES, &jerr);
+    mox__alloc_parse_end();
+    if (root)
+        return root;
+    if (json_error_code(&jerr) == json_error_out_of_memory)
+        mox__fail_oom(err, "out of memory parsing %s", what);
+    else
+        mox__fail(err, "%s is not valid JSON: %s (line %d, column %d, byte %d)", what, jerr.text,
+                  jerr.line, jerr.column, jerr.position);
+    return NULL;
 }
 
 void mox__format(char *buf, size_t size, const char *fmt, ...)
@@ -32,14 +125,7 @@ void mox__format(char *buf, size_t size, const char *fmt, ...)
     va_end(ap);
 }
 
-char *mox__strdup(const char *text)
-{
-    size_t n = strlen(text) + 1;
-    char *copy = malloc(n);
-    if (copy)
-        memcpy(copy, text, n);
-    return copy;
-}
+char *mox__strdup(const char *text) { return mox__str_dup(text); }
 
 /* C11 and C++ keywords plus the alternative operator spellings: a name from
  * this list cannot be used in both the C bindings and the CUDA TU. */
@@ -79,12 +165,6 @@ bool mox_abi_is_reserved_name(const char *name)
         if (strcmp(name, reserved[i]) == 0)
             return true;
     return false;
-}
-
-bool mox__json_error(const json_error_t *jerr, const char *what, mox_artifact_error *err)
-{
-    return mox__fail(err, "%s is not valid JSON: %s (line %d, column %d, byte %d)", what,
-                     jerr->text, jerr->line, jerr->column, jerr->position);
 }
 
 /* `v` is an object whose keys are exactly `keys`. */
@@ -138,7 +218,7 @@ bool mox__json_strdup(const json_t *obj, const char *key, const char *what, char
     if (!mox__json_string(obj, key, what, &text, err))
         return false;
     if (!(*out = mox__strdup(text)))
-        return mox__fail(err, "out of memory");
+        return mox__fail_oom(err, "out of memory reading %s", what);
     return true;
 }
 

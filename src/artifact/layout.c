@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "artifact_internal.h"
+#include "core/alloc.h"
 
 static const char *const scalar_names[MOX_SCALAR_COUNT_] = {
     "f32", "f16", "u32", "i32", "u16", "i16", "u8", "i8",
@@ -57,7 +58,7 @@ mox_abi_layout *mox_abi_layout_scalar(mox_scalar s)
 {
     if ((unsigned)s >= MOX_SCALAR_COUNT_)
         return NULL;
-    mox_abi_layout *l = calloc(1, sizeof *l);
+    mox_abi_layout *l = mox__calloc(1, sizeof *l);
     if (!l)
         return NULL;
     l->kind = MOX_LAYOUT_SCALAR;
@@ -85,7 +86,7 @@ mox_abi_layout *mox_abi_layout_vector(mox_scalar lane, uint64_t lanes)
 {
     if (!mox_abi_vector_supported(lane, lanes))
         return NULL;
-    mox_abi_layout *l = calloc(1, sizeof *l);
+    mox_abi_layout *l = mox__calloc(1, sizeof *l);
     if (!l)
         return NULL;
     l->kind = MOX_LAYOUT_VECTOR;
@@ -102,7 +103,7 @@ mox_abi_layout *mox_abi_layout_array(mox_abi_layout *element, uint64_t length)
         return NULL;
     mox_abi_layout *l = NULL;
     if (length == 0 || element->size > MOX_ABI_MAX_LAYOUT_SIZE / length ||
-        !(l = calloc(1, sizeof *l))) {
+        !(l = mox__calloc(1, sizeof *l))) {
         mox_abi_layout_free(element);
         return NULL;
     }
@@ -143,10 +144,10 @@ static bool record_canonical(const mox_abi_field *fields, size_t count, uint64_t
 static void free_fields(mox_abi_field *fields, size_t count)
 {
     for (size_t i = 0; fields && i < count; i++) {
-        free(fields[i].name);
+        mox__free(fields[i].name);
         mox_abi_layout_free(fields[i].layout);
     }
-    free(fields);
+    mox__free(fields);
 }
 
 mox_abi_layout *mox_abi_layout_record(const char *name, mox_abi_field *fields, size_t count)
@@ -162,19 +163,19 @@ mox_abi_layout *mox_abi_layout_record(const char *name, mox_abi_field *fields, s
             if (strcmp(fields[i].name, fields[j].name) == 0)
                 goto fail;
     }
-    uint64_t *offsets = malloc(count * sizeof *offsets);
+    uint64_t *offsets = mox__malloc(count * sizeof *offsets);
     if (!offsets)
         goto fail;
-    if (!record_canonical(fields, count, offsets, &size, &align) || !(l = calloc(1, sizeof *l)) ||
+    if (!record_canonical(fields, count, offsets, &size, &align) || !(l = mox__calloc(1, sizeof *l)) ||
         !(l->record_name = mox__strdup(name))) {
-        free(offsets);
-        free(l);
+        mox__free(offsets);
+        mox__free(l);
         l = NULL;
         goto fail;
     }
     for (size_t i = 0; i < count; i++)
         fields[i].offset = offsets[i];
-    free(offsets);
+    mox__free(offsets);
     l->kind = MOX_LAYOUT_RECORD;
     l->fields = fields;
     l->field_count = count;
@@ -191,16 +192,16 @@ void mox_abi_layout_free(mox_abi_layout *layout)
     if (!layout)
         return;
     mox_abi_layout_free(layout->element);
-    free(layout->record_name);
+    mox__free(layout->record_name);
     free_fields(layout->fields, layout->field_count);
-    free(layout);
+    mox__free(layout);
 }
 
 mox_abi_layout *mox_abi_layout_clone(const mox_abi_layout *layout)
 {
     if (!layout)
         return NULL;
-    mox_abi_layout *c = calloc(1, sizeof *c);
+    mox_abi_layout *c = mox__calloc(1, sizeof *c);
     if (!c)
         return NULL;
     *c = *layout;
@@ -213,7 +214,7 @@ mox_abi_layout *mox_abi_layout_clone(const mox_abi_layout *layout)
     if (layout->record_name && !(c->record_name = mox__strdup(layout->record_name)))
         goto fail;
     if (layout->fields && layout->field_count) {
-        if (!(c->fields = calloc(layout->field_count, sizeof *c->fields)))
+        if (!(c->fields = mox__calloc(layout->field_count, sizeof *c->fields)))
             goto fail;
         c->field_count = layout->field_count;
         for (size_t i = 0; i < layout->field_count; i++) {
@@ -265,13 +266,12 @@ bool mox_abi_layout_equal(const mox_abi_layout *a, const mox_abi_layout *b)
 
 #define NONCANONICAL "layout differs from its canonical size, alignment, offsets, or stride"
 
-static bool check(const mox_abi_layout *l, const char *what, unsigned depth, mox_artifact_error *err)
+/* Recursion is bounded: mox__layout_check runs the depth check first. */
+static bool check(const mox_abi_layout *l, const char *what, mox_artifact_error *err)
 {
     char inner[sizeof err->message];
     if (!l)
         return mox__fail(err, "%s: missing layout", what);
-    if (depth > MOX_ABI_MAX_LAYOUT_DEPTH)
-        return mox__fail(err, "layout nesting exceeds %d levels (in %s)", MOX_ABI_MAX_LAYOUT_DEPTH, what);
     if (l->size > MOX_ABI_MAX_LAYOUT_SIZE)
         return mox__fail(err, "%s: layout size %" PRIu64 " exceeds the limit of %" PRIu64 " bytes",
                          what, l->size, (uint64_t)MOX_ABI_MAX_LAYOUT_SIZE);
@@ -299,7 +299,7 @@ static bool check(const mox_abi_layout *l, const char *what, unsigned depth, mox
         if (l->length == 0)
             return mox__fail(err, "%s: array length must be at least 1", what);
         mox__format(inner, sizeof inner, "%s array element", what);
-        if (!check(l->element, inner, depth + 1, err))
+        if (!check(l->element, inner, err))
             return false;
         if (l->element->size > MOX_ABI_MAX_LAYOUT_SIZE / l->length)
             return mox__fail(err, "%s: array of %" PRIu64 " elements of %" PRIu64
@@ -326,7 +326,7 @@ static bool check(const mox_abi_layout *l, const char *what, unsigned depth, mox
                     return mox__fail(err, "%s: record %s has a duplicate field name \"%s\"", what,
                                      name, field);
             mox__format(inner, sizeof inner, "%s field %s.%s", what, name, field);
-            if (!check(l->fields[i].layout, inner, depth + 1, err))
+            if (!check(l->fields[i].layout, inner, err))
                 return false;
         }
         uint64_t size, align, end = 0, max_align = 1;
@@ -362,9 +362,38 @@ static bool check(const mox_abi_layout *l, const char *what, unsigned depth, mox
     return mox__fail(err, "%s: unknown layout kind %d", what, (int)l->kind);
 }
 
+/* The first array or record past the nesting limit, or NULL; level counts
+ * the arrays and records around l. */
+static const mox_abi_layout *too_deep(const mox_abi_layout *l, unsigned level)
+{
+    if (!l || !mox__layout_nests(l->kind))
+        return NULL;
+    if (level >= MOX_ABI_MAX_LAYOUT_DEPTH)
+        return l;
+    if (l->kind == MOX_LAYOUT_ARRAY)
+        return too_deep(l->element, level + 1);
+    for (size_t i = 0; l->fields && i < l->field_count; i++) {
+        const mox_abi_layout *d = too_deep(l->fields[i].layout, level + 1);
+        if (d)
+            return d;
+    }
+    return NULL;
+}
+
+bool mox_abi_layout_check_depth(const mox_abi_layout *layout, const char *what,
+                                mox_artifact_error *err)
+{
+    const mox_abi_layout *d = too_deep(layout, 0);
+    if (!d)
+        return true;
+    bool record = d->kind == MOX_LAYOUT_RECORD;
+    return mox__fail_too_deep(err, what, record ? "record" : "array", record ? d->record_name : NULL,
+                              MOX_ABI_MAX_LAYOUT_DEPTH + 1);
+}
+
 bool mox__layout_check(const mox_abi_layout *layout, const char *what, mox_artifact_error *err)
 {
-    return check(layout, what, 0, err);
+    return mox_abi_layout_check_depth(layout, what, err) && check(layout, what, err);
 }
 
 /* ---- signature ---- */
@@ -384,7 +413,7 @@ static void sb_add(sbuf *b, const char *text)
         size_t cap = b->cap ? b->cap : 64;
         while (cap < b->len + n + 1)
             cap *= 2;
-        char *data = realloc(b->data, cap);
+        char *data = mox__realloc(b->data, cap);
         if (!data) {
             b->failed = true;
             return;
@@ -399,7 +428,8 @@ static void sb_add(sbuf *b, const char *text)
 static void signature(sbuf *b, const mox_abi_layout *l, unsigned depth)
 {
     char num[32];
-    if (!l || depth > MOX_ABI_MAX_LAYOUT_DEPTH) {
+    /* A recursion bound only: validated layouts never reach it. */
+    if (!l || (mox__layout_nests(l->kind) && depth >= MOX_ABI_MAX_LAYOUT_DEPTH)) {
         b->failed = true;
         return;
     }
@@ -457,7 +487,7 @@ char *mox_abi_layout_signature(const mox_abi_layout *layout)
     sbuf b = {0};
     signature(&b, layout, 0);
     if (b.failed) {
-        free(b.data);
+        mox__free(b.data);
         return NULL;
     }
     return b.data;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "artifact_internal.h"
+#include "core/alloc.h"
 #include "manifest.h"
 #include "sha256.h"
 
@@ -21,26 +22,26 @@ const char *mox_artifact_file_key(mox_artifact_file f)
 static void free_strings(char **list, size_t count)
 {
     for (size_t i = 0; list && i < count; i++)
-        free(list[i]);
-    free(list);
+        mox__free(list[i]);
+    mox__free(list);
 }
 
 void mox_manifest_free(mox_manifest *m)
 {
     if (!m)
         return;
-    free(m->module);
+    mox__free(m->module);
     mox_abi_free(m->abi);
     free_strings(m->cuda_archs, m->cuda_arch_count);
     for (int f = 0; f < MOX_FILE_COUNT_; f++)
-        free(m->files[f].path);
-    free(m->moxc_version);
-    free(m->nvcc_version);
-    free(m->cc_version);
+        mox__free(m->files[f].path);
+    mox__free(m->moxc_version);
+    mox__free(m->nvcc_version);
+    mox__free(m->cc_version);
     free_strings(m->nvcc_flags, m->nvcc_flag_count);
     free_strings(m->cc_flags, m->cc_flag_count);
     mox__manifest_free_cpu(m);
-    free(m);
+    mox__free(m);
 }
 
 /* ---------------- reading ---------------- */
@@ -52,15 +53,15 @@ static bool read_strings(const json_t *obj, const char *key, const char *what, c
     if (!json_is_array(array))
         return mox__fail(err, "%s: field \"%s\" must be an array of strings", what, key);
     size_t n = json_array_size(array);
-    if (n && !(*out = calloc(n, sizeof **out)))
-        return mox__fail(err, "out of memory");
+    if (n && !(*out = mox__calloc(n, sizeof **out)))
+        return mox__fail_oom(err, "out of memory reading %s", what);
     *count = n;
     for (size_t i = 0; i < n; i++) {
         const json_t *item = json_array_get(array, i);
         if (!json_is_string(item))
             return mox__fail(err, "%s: field \"%s\" must be an array of strings", what, key);
         if (!((*out)[i] = mox__strdup(json_string_value(item))))
-            return mox__fail(err, "out of memory");
+            return mox__fail_oom(err, "out of memory reading %s", what);
     }
     return true;
 }
@@ -166,13 +167,14 @@ static bool read_build(const json_t *build, mox_manifest *m, mox_artifact_error 
 static bool check_consistency(const mox_manifest *m, mox_artifact_error *err)
 {
     char computed[MOX_SHA256_HEX_LEN + 1];
+    /* The ABI is valid here, so only memory can fail its canonical text. */
     char *abi_text = mox_abi_to_json(m->abi);
     if (!abi_text)
-        return mox__fail(err, "out of memory");
+        return mox__fail_oom(err, "out of memory writing the manifest's ABI");
     bool hashed = mox_sha256_hex(abi_text, strlen(abi_text), computed);
-    free(abi_text);
+    mox__free(abi_text);
     if (!hashed)
-        return mox__fail(err, "SHA-256 failed in libcrypto");
+        return mox__fail_oom(err, MOX_SHA256_FAILED " hashing the manifest's ABI");
     if (strcmp(computed, m->abi_sha256) != 0)
         return mox__fail(err, "manifest abi_sha256 %s does not match its ABI (whose canonical JSON "
                          "hashes to %s)", m->abi_sha256, computed);
@@ -239,15 +241,14 @@ static bool read_manifest(const json_t *root, mox_manifest *m, mox_artifact_erro
 
 bool mox_manifest_parse(const char *text, size_t length, mox_manifest **out, mox_artifact_error *err)
 {
-    json_error_t jerr;
     *out = NULL;
     if (!text)
         return mox__fail(err, "no manifest text");
-    json_t *root = json_loadb(text, length, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *root = mox__json_parse(text, length, "manifest", err);
     if (!root)
-        return mox__json_error(&jerr, "manifest", err);
-    mox_manifest *m = calloc(1, sizeof *m);
-    bool ok = m ? read_manifest(root, m, err) : mox__fail(err, "out of memory");
+        return false;
+    mox_manifest *m = mox__calloc(1, sizeof *m);
+    bool ok = m ? read_manifest(root, m, err) : mox__fail_oom(err, "out of memory reading the manifest");
     json_decref(root);
     if (!ok) {
         mox_manifest_free(m);
@@ -300,15 +301,15 @@ char *mox_manifest_to_json(const mox_manifest *m)
         json_decref(root);
         return NULL;
     }
-    char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    char *text = mox__json_dump(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(root);
     if (!text)
         return NULL;
     /* A trailing newline, as text files have. */
     size_t n = strlen(text);
-    char *with_newline = realloc(text, n + 2);
+    char *with_newline = mox__realloc(text, n + 2);
     if (!with_newline) {
-        free(text);
+        mox__free(text);
         return NULL;
     }
     with_newline[n] = '\n';

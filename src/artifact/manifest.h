@@ -6,6 +6,8 @@
 #include "abi.h"
 
 #define MOX_MANIFEST_FORMAT "mox-artifact"
+/* Size limit of manifest.json (and abi.json), checked before reading. */
+#define MOX_MANIFEST_MAX_SIZE ((size_t)16 << 20)
 /* 2: the "cpu" section (each kernel's CPU executor). */
 #define MOX_MANIFEST_VERSION 2
 
@@ -54,10 +56,15 @@ typedef struct mox_manifest {
 } mox_manifest;
 
 const char *mox_artifact_file_key(mox_artifact_file f); /* "fatbin" ... */
+/* The size limit of file role f (0 for an unknown role). */
+size_t mox_artifact_file_limit(mox_artifact_file f);
 
 /* Parses and validates manifest JSON text strictly. */
 bool mox_manifest_parse(const char *text, size_t length, mox_manifest **out, mox_artifact_error *err);
-/* Reads <dir>/manifest.json and parses it. */
+/* Reads <dir>/manifest.json and parses it. Artifact files (the manifest
+ * too) must be regular files, not symbolic links, within their size limit:
+ * each is checked before anything is read, and nothing blocks (a FIFO is
+ * refused, not opened for reading). */
 bool mox_manifest_load(const char *dir, mox_manifest **out, mox_artifact_error *err);
 /* Serialises (pretty, stable key order). malloc'd. */
 char *mox_manifest_to_json(const mox_manifest *manifest);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "artifact_internal.h"
+#include "core/alloc.h"
 #include "manifest.h"
 
 static const char *const executors[] = {"loops", "thread-calls", "fibers"};
@@ -15,11 +16,11 @@ static const char *const kernel_keys[] = {"name", "executor", "note"};
 void mox__manifest_free_cpu(mox_manifest *m)
 {
     for (size_t i = 0; m->cpu_kernels && i < m->cpu_kernel_count; i++) {
-        free(m->cpu_kernels[i].name);
-        free(m->cpu_kernels[i].executor);
-        free(m->cpu_kernels[i].note);
+        mox__free(m->cpu_kernels[i].name);
+        mox__free(m->cpu_kernels[i].executor);
+        mox__free(m->cpu_kernels[i].note);
     }
-    free(m->cpu_kernels);
+    mox__free(m->cpu_kernels);
     m->cpu_kernels = NULL;
     m->cpu_kernel_count = 0;
 }
@@ -36,7 +37,8 @@ static bool read_kernel(const json_t *v, size_t i, mox_manifest_cpu_kernel *k, m
         return true;
     if (!json_is_string(note))
         return mox__fail(err, "%s: field \"note\" must be a string or null", what);
-    return (k->note = mox__strdup(json_string_value(note))) != NULL || mox__fail(err, "out of memory");
+    return (k->note = mox__strdup(json_string_value(note))) != NULL ||
+           mox__fail_oom(err, "out of memory reading %s", what);
 }
 
 bool mox__manifest_read_cpu(const json_t *cpu, mox_manifest *m, mox_artifact_error *err)
@@ -47,8 +49,8 @@ bool mox__manifest_read_cpu(const json_t *cpu, mox_manifest *m, mox_artifact_err
     if (!json_is_array(list))
         return mox__fail(err, "manifest cpu: field \"kernels\" must be an array");
     size_t n = json_array_size(list);
-    if (n && !(m->cpu_kernels = calloc(n, sizeof *m->cpu_kernels)))
-        return mox__fail(err, "out of memory");
+    if (n && !(m->cpu_kernels = mox__calloc(n, sizeof *m->cpu_kernels)))
+        return mox__fail_oom(err, "out of memory reading the manifest's cpu section");
     m->cpu_kernel_count = n;
     for (size_t i = 0; i < n; i++)
         if (!read_kernel(json_array_get(list, i), i, &m->cpu_kernels[i], err))
@@ -90,7 +92,9 @@ json_t *mox__manifest_cpu_to_value(const mox_manifest *m)
     json_t *list = json_array();
     for (size_t i = 0; list && i < m->cpu_kernel_count; i++) {
         const mox_manifest_cpu_kernel *k = &m->cpu_kernels[i];
-        json_t *item = json_pack("{s:s?,s:s?,s:s?}", "name", k->name, "executor", k->executor, "note", k->note);
+        /* "s" fails on a NULL name or executor; only the note may be null. */
+        json_t *item = json_pack("{s:s,s:s,s:s?}", "name", k->name, "executor", k->executor, "note",
+                                 k->note);
         if (!item || json_array_append_new(list, item) != 0) {
             json_decref(list);
             return NULL;

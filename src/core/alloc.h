@@ -1,8 +1,12 @@
-/* alloc.h - the runtime's host allocator, with a test hook that makes the
- * Nth allocation fail so tests can walk every out-of-memory path. */
+/* alloc.h - the one host allocator of libmox, its backends and the artifact
+ * layer. In test builds (MOX_FAULT_INJECTION: libmox_testing and
+ * mox_artifact_testing, never the release library) it carries the
+ * allocation-failure hook of testing.h, which also reaches jansson's and
+ * libcrypto's allocations. */
 #ifndef MOX_CORE_ALLOC_H
 #define MOX_CORE_ALLOC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 void *mox__malloc(size_t size);
@@ -10,5 +14,16 @@ void *mox__calloc(size_t count, size_t size);
 void *mox__realloc(void *ptr, size_t size);
 void mox__free(void *ptr);
 char *mox__str_dup(const char *text);
+/* posix_memalign through the hook: NULL on failure; release with mox__free. */
+void *mox__aligned_alloc(size_t alignment, size_t size);
+
+/* jansson's parser misbehaves when one of its own allocations fails
+ * (docs/errors.md, "What mox cannot guard against"), so while it runs the
+ * hook leaves jansson's allocations alone and the whole parse stands for
+ * one allocation instead: mox__alloc_parse_begin returns false when the
+ * injected failure lands on it (the caller then reports out of memory as
+ * the parser would). Always true, and free, in the release library. */
+bool mox__alloc_parse_begin(void);
+void mox__alloc_parse_end(void);
 
 #endif

@@ -5,6 +5,7 @@
 #include <mox/sequence.h>
 
 #include "alloc.h"
+#include "debug_check.h"
 #include "error.h"
 #include "op.h"
 
@@ -13,10 +14,12 @@ struct mox_batch {
     mox__sub *sub;
     mox_error *poison;         /* first recording error */
     bool on_stack;             /* mox_sequence's: not allocated, device borrowed */
+    uint32_t magic;            /* MOX__MAGIC_BATCH while live (debug_check.h) */
 };
 
 mox_status mox_batch_begin(mox_device *device, mox_batch **out)
 {
+    MOX__CHECK(device, DEVICE);
     if (!out)
         return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_batch_begin: out is NULL");
     *out = NULL;
@@ -30,6 +33,7 @@ mox_status mox_batch_begin(mox_device *device, mox_batch **out)
     }
     b->device = mox__device_ref(device);
     b->sub = sub;
+    b->magic = MOX__MAGIC_BATCH;
     *out = b;
     return MOX_OK;
 }
@@ -43,6 +47,8 @@ static mox_status poison(mox_batch *b, mox_error *e)
 
 mox_status mox_batch_push(mox_batch *b, mox_op *launch)
 {
+    MOX__CHECK(b, BATCH);
+    MOX__CHECK(launch, OP);
     if (!b) {
         mox_op_drop(launch);
         return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_batch_push: batch is NULL");
@@ -89,6 +95,7 @@ static void batch_free(mox_batch *b)
 {
     mox__sub_unref(b->sub); /* frees the dispatches: nothing runs */
     mox_error_release(b->poison);
+    MOX__KILL(b);
     if (b->on_stack)
         return;
     mox__device_unref(b->device);
@@ -109,6 +116,7 @@ static mox_status refuse_sequence_batch(mox_batch *b, const char *call)
 
 void mox_batch_discard(mox_batch *b)
 {
+    MOX__CHECK(b, BATCH);
     if (!b)
         return;
     if (b->on_stack) {
@@ -141,6 +149,7 @@ static mox_status batch_end(mox_batch *b, mox_op **out)
 
 mox_status mox_batch_end(mox_batch *b, mox_op **out)
 {
+    MOX__CHECK(b, BATCH);
     if (out)
         *out = NULL;
     if (b && b->on_stack)
@@ -154,13 +163,14 @@ mox_status mox_batch_end(mox_batch *b, mox_op **out)
 
 mox_op *mox_sequence(mox_device *device, mox_record_fn record, void *ctx)
 {
+    MOX__CHECK(device, DEVICE);
     if (!device || !record)
         return mox__op_failed(mox__error_new(MOX_ERR_INVALID_ARGUMENT, "mox_sequence: %s is NULL",
                                              device ? "record" : "device"));
     /* The batch lives only while record() runs, so it sits on the stack
      * and borrows the caller's device reference: one allocation and a
      * reference count pair less per sequence. */
-    mox_batch stack = {device, mox__sub_create(device), NULL, true};
+    mox_batch stack = {device, mox__sub_create(device), NULL, true, MOX__MAGIC_BATCH};
     if (!stack.sub)
         return mox__op_failed(mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory beginning a batch"));
     mox_batch *b = &stack;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "debug_check.h"
 #include "error.h"
 #include "op.h"
 
@@ -22,6 +23,7 @@ static mox_status check_type(const mox_type *type, const char *fn)
 mox_status mox_buffer_create(mox_device *device, const mox_type *type, size_t length,
                              mox_buffer **out)
 {
+    MOX__CHECK(device, DEVICE);
     if (!out)
         return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_buffer_create: out is NULL");
     *out = NULL;
@@ -54,6 +56,7 @@ mox_status mox_buffer_create(mox_device *device, const mox_type *type, size_t le
         return mox__set_last(err);
     }
     atomic_init(&b->refs, 1);
+    b->magic = MOX__MAGIC_BUFFER;
     b->device = mox__device_ref(device);
     b->type = type;
     b->length = length;
@@ -87,6 +90,7 @@ mox_status mox_buffer_create_from(mox_device *device, const mox_type *type, size
 
 mox_buffer *mox_buffer_retain(mox_buffer *buffer)
 {
+    MOX__CHECK(buffer, BUFFER);
     if (buffer)
         atomic_fetch_add_explicit(&buffer->refs, 1, memory_order_relaxed);
     return buffer;
@@ -94,8 +98,10 @@ mox_buffer *mox_buffer_retain(mox_buffer *buffer)
 
 void mox_buffer_release(mox_buffer *b)
 {
+    MOX__CHECK(b, BUFFER);
     if (!b || atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) != 1)
         return;
+    MOX__KILL(b);
     /* No submission holds it, so no device work touches it any more and
      * nobody else can reach its tracker. */
     mox__tracker_clear(&b->tracker);
@@ -105,9 +111,18 @@ void mox_buffer_release(mox_buffer *b)
     mox__device_unref(dev);
 }
 
-size_t mox_buffer_length(const mox_buffer *b) { return b ? b->length : 0; }
-const mox_type *mox_buffer_type(const mox_buffer *b) { return b ? b->type : NULL; }
-mox_device *mox_buffer_device(const mox_buffer *b) { return b ? b->device : NULL; }
+size_t mox_buffer_length(const mox_buffer *b)
+{
+    return MOX__CHECK(b, BUFFER), b ? b->length : 0;
+}
+const mox_type *mox_buffer_type(const mox_buffer *b)
+{
+    return MOX__CHECK(b, BUFFER), b ? b->type : NULL;
+}
+mox_device *mox_buffer_device(const mox_buffer *b)
+{
+    return MOX__CHECK(b, BUFFER), b ? b->device : NULL;
+}
 
 /* A transfer op over [first, first+count) elements. NULL on out of memory. */
 static mox_op *transfer_op(mox_buffer *b, mox__cmd_kind kind, size_t first, size_t count,
@@ -155,16 +170,19 @@ static mox_status host_copy(mox_buffer *b, size_t first, size_t count, void *hos
 
 mox_status mox_buffer_read(mox_buffer *b, size_t first, size_t count, void *dst)
 {
+    MOX__CHECK(b, BUFFER);
     return host_copy(b, first, count, dst, MOX__CMD_DOWNLOAD, "mox_buffer_read");
 }
 
 mox_status mox_buffer_write(mox_buffer *b, size_t first, size_t count, const void *src)
 {
+    MOX__CHECK(b, BUFFER);
     return host_copy(b, first, count, (void *)src, MOX__CMD_UPLOAD, "mox_buffer_write");
 }
 
 mox_op *mox_buffer_readback(mox_buffer *b)
 {
+    MOX__CHECK(b, BUFFER);
     if (!b)
         return mox__op_failed(mox__error_new(MOX_ERR_INVALID_ARGUMENT,
                                              "mox_buffer_readback: buffer is NULL"));

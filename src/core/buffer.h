@@ -10,6 +10,7 @@
 #include "tracker.h"
 
 struct mox_buffer {
+    uint32_t magic;            /* MOX__MAGIC_BUFFER while live (debug_check.h) */
     _Atomic unsigned refs;
     mox_device *device;        /* retained */
     const mox_type *type;

@@ -73,8 +73,10 @@ static const mox_error *cause_of(mox__sub *s, mox__dispatch *d, const mox_error 
             made = mox__error_create(mox_error_code(device_error), d->kernel_name, 0, device_error,
                                      "kernel '%s' failed", d->kernel_name);
         else if (d->fault)
-            made = mox__error_create(MOX_ERR_KERNEL_FAILED, d->kernel_name, 0, NULL,
-                                     "kernel '%s' failed: %s", d->kernel_name, d->fault);
+            made = mox__error_create(d->fault_status ? (mox_status)d->fault_status
+                                                     : MOX_ERR_KERNEL_FAILED,
+                                     d->kernel_name, 0, NULL, "kernel '%s' failed: %s",
+                                     d->kernel_name, d->fault);
         else
             made = mox__error_create(MOX_ERR_KERNEL_FAILED, d->kernel_name, d->fail_code, NULL,
                                      "kernel '%s' failed: mox_fail(%u)", d->kernel_name,

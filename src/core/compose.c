@@ -7,6 +7,7 @@
  * polls (one at a time); its inner op's waker wakes every clone, and every
  * clone resolves to the same mox_result pointer. */
 #include "alloc.h"
+#include "debug_check.h"
 #include "error.h"
 #include "op.h"
 
@@ -41,6 +42,7 @@ static const mox_result *callback_error(const char *what, mox_status code)
 
 mox_status mox_op_then(mox_op *op, mox_then_fn fn, void *ctx, mox_op **out)
 {
+    MOX__CHECK(op, OP);
     if (!out)
         return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_op_then: out is NULL");
     *out = NULL;
@@ -107,6 +109,7 @@ void mox__then_drop(mox_op *op)
 
 mox_status mox_op_map(mox_op *op, mox_map_fn fn, void *ctx, mox_op **out)
 {
+    MOX__CHECK(op, OP);
     if (!out)
         return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_op_map: out is NULL");
     *out = NULL;
@@ -179,6 +182,7 @@ static mox_op *new_clone(mox__shared *sh)
 
 mox_status mox_op_share(mox_op *op, mox_op **out)
 {
+    MOX__CHECK(op, OP);
     if (!out)
         return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_op_share: out is NULL");
     *out = NULL;
@@ -199,6 +203,7 @@ mox_status mox_op_share(mox_op *op, mox_op **out)
 
 mox_status mox_op_clone(mox_op *shared, mox_op **out)
 {
+    MOX__CHECK(shared, OP);
     if (!out)
         return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_op_clone: out is NULL");
     *out = NULL;

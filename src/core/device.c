@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "artifact/sha256.h"
+#include "debug_check.h"
 #include "enumerate.h"
 #include "error.h"
 #include "trace.h"
@@ -129,10 +131,14 @@ mox_status mox_device_open_with(const mox_device_options *options, mox_device **
     if ((st = mox__trace_env_start()) != MOX_OK)
         return st;
 
+    /* libcrypto's one-time set-up, now rather than amid user work (sha256.h). */
+    if (!mox_sha256_init())
+        return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory initialising libcrypto's SHA-256");
     mox_device *dev = mox__calloc(1, sizeof *dev);
     if (!dev)
         return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory opening a device");
     atomic_init(&dev->refs, 1);
+    dev->magic = MOX__MAGIC_DEVICE;
     dev->id = atomic_fetch_add(&next_context_id, 1);
     dev->capacity = opts.command_capacity ? opts.command_capacity : 64;
     dev->prepare_delay_ms = delay;
@@ -158,6 +164,7 @@ mox_status mox_device_open_with(const mox_device_options *options, mox_device **
     *out = dev;
     return MOX_OK;
 fail:
+    MOX__KILL(dev);
     pthread_cond_destroy(&dev->worker_cond);
     mox__mutex_destroy(&dev->worker_lock);
     mox__mutex_destroy(&dev->lock);
@@ -194,6 +201,7 @@ static void destroy(mox_device *dev)
     int fd = atomic_load(&dev->event_fd);
     if (fd >= 0)
         close(fd);
+    MOX__KILL(dev);
     mox__free(dev);
 }
 
@@ -224,26 +232,47 @@ void mox__device_unref(mox_device *device)
 
 mox_device *mox_device_retain(mox_device *device)
 {
+    MOX__CHECK(device, DEVICE);
     return device ? mox__device_ref(device) : NULL;
 }
 
-void mox_device_release(mox_device *device) { mox__device_unref(device); }
+void mox_device_release(mox_device *device)
+{
+    MOX__CHECK(device, DEVICE);
+    mox__device_unref(device);
+}
 
-mox_backend mox_device_backend(const mox_device *d) { return d ? d->kind : MOX_BACKEND_AUTO; }
-const char *mox_device_name(const mox_device *d) { return d ? d->info.name : ""; }
+mox_backend mox_device_backend(const mox_device *d)
+{
+    return MOX__CHECK(d, DEVICE), d ? d->kind : MOX_BACKEND_AUTO;
+}
+const char *mox_device_name(const mox_device *d)
+{
+    return MOX__CHECK(d, DEVICE), d ? d->info.name : "";
+}
 mox_dim3 mox_device_max_block(const mox_device *d)
 {
-    return d ? d->info.max_block : mox_dim3_make(0, 0, 0);
+    return MOX__CHECK(d, DEVICE), d ? d->info.max_block : mox_dim3_make(0, 0, 0);
 }
 uint32_t mox_device_max_threads_per_block(const mox_device *d)
 {
-    return d ? d->info.max_threads_per_block : 0;
+    return MOX__CHECK(d, DEVICE), d ? d->info.max_threads_per_block : 0;
 }
-uint64_t mox_device_max_buffer_bytes(const mox_device *d) { return d ? d->info.max_buffer_bytes : 0; }
-uint32_t mox_device_max_shared_bytes(const mox_device *d) { return d ? d->info.max_shared_bytes : 0; }
-uint32_t mox_device_warp_size(const mox_device *d) { return d ? d->info.warp_size : 0; }
+uint64_t mox_device_max_buffer_bytes(const mox_device *d)
+{
+    return MOX__CHECK(d, DEVICE), d ? d->info.max_buffer_bytes : 0;
+}
+uint32_t mox_device_warp_size(const mox_device *d)
+{
+    return MOX__CHECK(d, DEVICE), d ? d->info.warp_size : 0;
+}
+uint32_t mox_device_max_shared_bytes(const mox_device *d)
+{
+    return MOX__CHECK(d, DEVICE), d ? d->info.max_shared_bytes : 0;
+}
 int mox_device_event_fd(mox_device *d)
 {
+    MOX__CHECK(d, DEVICE);
     if (!d)
         return -1;
     int fd = atomic_load(&d->event_fd);
@@ -267,11 +296,13 @@ int mox_device_event_fd(mox_device *d)
 
 uint64_t mox_device_submission_count(const mox_device *d)
 {
+    MOX__CHECK(d, DEVICE);
     return d ? atomic_load(&((mox_device *)d)->submissions) : 0;
 }
 
 mox_status mox_device_health(const mox_device *d)
 {
+    MOX__CHECK(d, DEVICE);
     if (!d)
         return MOX_ERR_INVALID_ARGUMENT;
     return (mox_status)atomic_load(&((mox_device *)d)->health);

@@ -24,13 +24,15 @@ struct mox__devmod {
     const mox__modinfo *info;
     _Atomic int state;         /* MOX__MOD_*; READY/FAILED set under the device lock */
     void *handle;              /* backend module, READY */
-    mox_error *error;          /* FAILED */
+    mox_error *error;          /* FAILED; device lock (a retry replaces it) */
+    bool transient;            /* FAILED for lack of memory: a first use retries; device lock */
     mox__wait_list waiters;    /* ops waiting for preparation; device lock */
     mox__devmod *next;         /* device's module list; device lock */
     mox__devmod *queue_next;   /* worker queue; worker lock */
 };
 
 struct mox_device {
+    uint32_t magic;            /* MOX__MAGIC_DEVICE while live (debug_check.h) */
     _Atomic unsigned refs;
     uint64_t id;               /* process-unique context id */
     mox_backend kind;
@@ -86,6 +88,11 @@ void mox__device_notify(mox_device *device);
 mox__devmod *mox__devmod_get(mox_device *device, const mox__modinfo *info);
 /* Queues preparation; the device lock must be held and state == NONE. */
 void mox__devmod_request(mox_device *device, mox__devmod *dm);
+/* Puts a module whose preparation failed for lack of memory back to NONE,
+ * so that this first use prepares it again; device lock held. */
+void mox__devmod_retry_locked(mox__devmod *dm);
+/* The FAILED module's error (a reference), read under the device lock. */
+mox_error *mox__devmod_error(mox_device *device, mox__devmod *dm);
 mox_status mox__worker_start(mox_device *device);
 void mox__worker_stop(mox_device *device);
 void mox__devmods_free(mox_device *device);

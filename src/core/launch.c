@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "debug_check.h"
 #include "error.h"
 #include "module.h"
 #include "op.h"
@@ -62,7 +63,8 @@ static mox_op *check_args(mox_device *dev, const mox__kernel_check *k, const mox
     char nb[16];
     const char *kn = k->name;
     for (uint32_t i = 0; i < n; i++)
-        if (args[i].kind == MOX_ARG_BUFFER && args[i].buffer && args[i].buffer->device != dev)
+        if (MOX__CHECK_IN(args[i].buffer, BUFFER, "mox_launch_generated"), args[i].kind == MOX_ARG_BUFFER && args[i].buffer &&
+            args[i].buffer->device != dev)
             return launch_error(MOX_ERR_DEVICE_MISMATCH, kn,
                                 "kernel '%s' argument '%s': the buffer belongs to another device "
                                 "context (context %llu; the launch is on context %llu)",
@@ -92,6 +94,10 @@ static mox_op *check_args(mox_device *dev, const mox__kernel_check *k, const mox
             if (!a->buffer)
                 return launch_error(MOX_ERR_INVALID_ARGUMENT, kn,
                                     "kernel '%s' argument '%s': the buffer is NULL", kn, p->name);
+            if ((unsigned)a->access > MOX_ACCESS_ATOMIC)
+                return launch_error(MOX_ERR_INVALID_ARGUMENT, kn,
+                                    "kernel '%s' argument '%s': unknown access mode %d", kn,
+                                    p->name, (int)a->access);
             if (a->access != p->access)
                 return launch_error(MOX_ERR_ABI_MISMATCH, kn,
                                     "kernel '%s' argument '%s' must be a %s buffer, got %s access",
@@ -139,13 +145,15 @@ mox_op *mox_launch_generated(mox_device *device, const mox_module_desc *module,
                              uint32_t kernel_index, mox_launch_config config, const mox_arg *args,
                              uint32_t arg_count)
 {
+    MOX__CHECK(device, DEVICE);
     if (!device || !module || (arg_count && !args))
         return launch_error(MOX_ERR_INVALID_ARGUMENT, NULL,
                             "mox_launch_generated: %s is NULL",
                             !device ? "device" : !module ? "module" : "args");
-    const mox__modinfo *info = mox__modinfo_get(module);
+    mox_error *transient;
+    const mox__modinfo *info = mox__modinfo_get(module, &transient);
     if (!info)
-        return mox__op_failed(mox__error_oom());
+        return mox__op_failed(transient);
     if (info->error)
         return mox__op_failed(mox__error_ref(info->error));
     if (kernel_index >= info->kernel_count)
@@ -213,12 +221,14 @@ mox_op *mox_launch_generated(mox_device *device, const mox_module_desc *module,
 
 mox_status mox_module_prepare(mox_device *device, const mox_module_desc *module)
 {
+    MOX__CHECK(device, DEVICE);
     if (!device || !module)
         return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_module_prepare: %s is NULL",
                          device ? "module" : "device");
-    const mox__modinfo *info = mox__modinfo_get(module);
+    mox_error *transient;
+    const mox__modinfo *info = mox__modinfo_get(module, &transient);
     if (!info)
-        return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory registering module");
+        return mox__set_last(transient);
     if (info->error)
         return mox__set_last(mox__error_ref(info->error));
     mox__devmod *dm = devmod_for(device, info);
@@ -233,6 +243,7 @@ mox_status mox_module_prepare(mox_device *device, const mox_module_desc *module)
     mox__parker_init(&parker);
     mox__cell_arm(&cell, (mox_waker){mox__parker_unpark, &parker});
     mox__lock(&device->lock);
+    mox__devmod_retry_locked(dm);
     int st = atomic_load(&dm->state);
     if (st == MOX__MOD_NONE)
         mox__devmod_request(device, dm);
@@ -249,6 +260,6 @@ mox_status mox_module_prepare(mox_device *device, const mox_module_desc *module)
     mox__cell_destroy(&cell);
     mox__parker_destroy(&parker);
     if (st == MOX__MOD_FAILED)
-        return mox__set_last(mox__error_ref(dm->error));
+        return mox__set_last(mox__devmod_error(device, dm));
     return MOX_OK;
 }

@@ -101,58 +101,100 @@ static mox_error *build_checks(mox__modinfo *info)
     return NULL;
 }
 
-/* Parses and checks a descriptor. Problems become info->error, reported by
- * every launch of the module. */
-static mox__modinfo *make_info(const mox_module_desc *desc)
+static mox_error *out_of_memory(const char *name)
 {
-    mox__modinfo *info = mox__calloc(1, sizeof *info);
-    if (!info)
-        return NULL;
-    info->desc = desc;
-    const char *name = desc->name ? desc->name : "(unnamed)";
-    if (!desc->abi_json || !desc->abi_sha256) {
-        info->error = mox__error_new(MOX_ERR_ABI_MISMATCH,
-                                     "module '%s': descriptor has no ABI or ABI hash", name);
-        return info;
-    }
-    char hex[MOX_SHA256_HEX_LEN + 1];
-    if (!mox_sha256_hex(desc->abi_json, strlen(desc->abi_json), hex)) {
-        info->error = mox__error_new(MOX_ERR_BACKEND, "module '%s': SHA-256 failed", name);
-        return info;
-    }
-    if (strcmp(hex, desc->abi_sha256) != 0) {
-        info->error = mox__error_new(MOX_ERR_ABI_MISMATCH,
-                                     "module '%s': the descriptor's ABI text does not match its "
-                                     "abi_sha256 (bindings corrupted or hand-edited)",
-                                     name);
-        return info;
-    }
-    mox_artifact_error aerr;
+    return mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory registering module '%s'", name);
+}
+
+/* The embedded ABI, parsed and written back: the text is moxc's canonical
+ * JSON (its hash was checked), so the written text must be the same bytes.
+ * jansson's parser can lose bytes when its own allocations fail
+ * (docs/errors.md), which this catches; since that may be transient, a
+ * mismatch is not kept either (a hand-made descriptor fails each launch).
+ * Returns the descriptor's own error, or NULL with *transient set when
+ * this attempt failed for a reason that may pass. */
+static mox_error *parse_abi(mox__modinfo *info, const char *name, mox_error **transient)
+{
+    const mox_module_desc *desc = info->desc;
+    mox_artifact_error aerr = {0};
     if (!mox_abi_from_json(desc->abi_json, strlen(desc->abi_json), &info->abi, &aerr)) {
         info->abi = NULL;
-        info->error = mox__error_new(MOX_ERR_ABI_MISMATCH, "module '%s': invalid embedded ABI: %s",
-                                     name, aerr.message);
-        return info;
+        if (aerr.out_of_memory)
+            *transient = out_of_memory(name);
+        return aerr.out_of_memory ? NULL
+                                  : mox__error_new(MOX_ERR_ABI_MISMATCH,
+                                                   "module '%s': invalid embedded ABI: %s", name,
+                                                   aerr.message);
     }
-    if (desc->kernel_count != info->abi->kernel_count) {
-        info->error = mox__error_new(MOX_ERR_ABI_MISMATCH,
-                                     "module '%s': descriptor lists %u kernels, its ABI %zu", name,
-                                     desc->kernel_count, info->abi->kernel_count);
-        return info;
+    char *canonical = mox_abi_to_json(info->abi);
+    if (!canonical)
+        *transient = out_of_memory(name);
+    else if (strcmp(canonical, desc->abi_json) != 0)
+        *transient = mox__error_new(MOX_ERR_ABI_MISMATCH,
+                                    "module '%s': the embedded ABI does not read back as the same "
+                                    "text (the bindings were not written by this moxc, or memory "
+                                    "ran out while it was read)",
+                                    name);
+    mox__free(canonical);
+    return NULL;
+}
+
+/* Checks what the descriptor says about itself: NULL when it is usable or
+ * when *transient says this attempt could not tell. */
+static mox_error *check_desc(mox__modinfo *info, const char *name, mox_error **transient)
+{
+    const mox_module_desc *desc = info->desc;
+    if (!desc->abi_json || !desc->abi_sha256)
+        return mox__error_new(MOX_ERR_ABI_MISMATCH, "module '%s': descriptor has no ABI or ABI hash",
+                              name);
+    char hex[MOX_SHA256_HEX_LEN + 1];
+    if (!mox_sha256_hex(desc->abi_json, strlen(desc->abi_json), hex)) {
+        *transient = mox__error_new(MOX_ERR_OUT_OF_MEMORY, "module '%s': " MOX_SHA256_FAILED, name);
+        return NULL;
     }
-    for (uint32_t k = 0; k < desc->kernel_count; k++) {
+    if (strcmp(hex, desc->abi_sha256) != 0)
+        return mox__error_new(MOX_ERR_ABI_MISMATCH,
+                              "module '%s': the descriptor's ABI text does not match its "
+                              "abi_sha256 (bindings corrupted or hand-edited)",
+                              name);
+    mox_error *e = parse_abi(info, name, transient);
+    if (e || *transient)
+        return e;
+    if (desc->kernel_count != info->abi->kernel_count)
+        return mox__error_new(MOX_ERR_ABI_MISMATCH, "module '%s': descriptor lists %u kernels, its ABI %zu",
+                              name, desc->kernel_count, info->abi->kernel_count);
+    for (uint32_t k = 0; k < desc->kernel_count; k++)
         if (!desc->kernel_names || !desc->kernel_names[k] ||
-            strcmp(desc->kernel_names[k], info->abi->kernels[k].name) != 0) {
-            info->error = mox__error_new(MOX_ERR_ABI_MISMATCH,
-                                         "module '%s': descriptor kernel %u is not ABI kernel '%s'",
-                                         name, k, info->abi->kernels[k].name);
-            return info;
-        }
+            strcmp(desc->kernel_names[k], info->abi->kernels[k].name) != 0)
+            return mox__error_new(MOX_ERR_ABI_MISMATCH,
+                                  "module '%s': descriptor kernel %u is not ABI kernel '%s'", name, k,
+                                  info->abi->kernels[k].name);
+    return NULL;
+}
+
+/* Parses and checks a descriptor. A problem of the descriptor itself
+ * becomes info->error, reported by every launch of the module; a failed
+ * allocation is no property of the descriptor, so then nothing is kept:
+ * NULL, *transient says why, and the next launch tries again. */
+static mox__modinfo *make_info(const mox_module_desc *desc, mox_error **transient)
+{
+    const char *name = desc->name ? desc->name : "(unnamed)";
+    mox__modinfo *info = mox__calloc(1, sizeof *info);
+    if (!info) {
+        *transient = out_of_memory(name);
+        return NULL;
     }
-    mox_error *e = build_checks(info);
-    if (e) {
-        /* Out of memory: do not cache a transient failure. */
-        mox_error_release(e);
+    info->desc = desc;
+    info->error = check_desc(info, name, transient);
+    if (!*transient && !info->error) {
+        mox_error *e = build_checks(info);
+        if (e)
+            *transient = e;
+    }
+    /* Even the descriptor's error may have found no memory for its text. */
+    if (!*transient && mox_error_code(info->error) == MOX_ERR_OUT_OF_MEMORY)
+        *transient = mox__error_ref(info->error);
+    if (*transient) {
         free_info(info);
         return NULL;
     }
@@ -179,8 +221,9 @@ static mox__modinfo *lookup_locked(const mox_module_desc *desc, uint32_t *free_s
     return NULL;
 }
 
-const mox__modinfo *mox__modinfo_get(const mox_module_desc *desc)
+const mox__modinfo *mox__modinfo_get(const mox_module_desc *desc, mox_error **error)
 {
+    *error = NULL;
     uint32_t h = hash_ptr(desc);
     for (uint32_t i = 0; i < TABLE_SIZE; i++) {
         mox__modinfo *m = atomic_load_explicit(&table[(h + i) & (TABLE_SIZE - 1u)],
@@ -194,7 +237,7 @@ const mox__modinfo *mox__modinfo_get(const mox_module_desc *desc)
     uint32_t slot;
     mox__modinfo *m = lookup_locked(desc, &slot);
     if (!m) {
-        m = make_info(desc);
+        m = make_info(desc, error);
         if (m) {
             if (slot != UINT32_MAX) {
                 atomic_store_explicit(&table[slot], m, memory_order_release);
@@ -215,9 +258,10 @@ mox_status mox_module_set_artifact_dir(const mox_module_desc *module, const char
     if (dir && !*dir)
         return mox__raise(MOX_ERR_INVALID_ARGUMENT,
                          "mox_module_set_artifact_dir: empty directory (pass NULL to restore the default)");
-    mox__modinfo *info = (mox__modinfo *)mox__modinfo_get(module);
+    mox_error *transient;
+    mox__modinfo *info = (mox__modinfo *)mox__modinfo_get(module, &transient);
     if (!info)
-        return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory registering module");
+        return mox__set_last(transient);
     char *copy = NULL;
     if (dir && !(copy = mox__str_dup(dir)))
         return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory registering module");

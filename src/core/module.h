@@ -48,8 +48,10 @@ struct mox__modinfo {
 bool mox__view_allowed(const mox_buffer *buffer, const mox__param_check *param, char *why, size_t size);
 
 /* The descriptor's info (created on first use; lives for the process).
- * NULL only on out of memory. */
-const mox__modinfo *mox__modinfo_get(const mox_module_desc *desc);
+ * NULL when this attempt failed for a reason that may pass (out of memory;
+ * *error, a reference, says what): nothing is kept and the next call
+ * tries again. */
+const mox__modinfo *mox__modinfo_get(const mox_module_desc *desc, mox_error **error);
 
 /* Resolves the artifact directory (mox__artifact_locate, docs/moxc.md)
  * with the mox_module_set_artifact_dir override. Marks the module used.

@@ -7,17 +7,20 @@
 #include "op.h"
 
 #include "alloc.h"
+#include "debug_check.h"
 #include "error.h"
 #include "trace.h"
 
 /* Returned when there is no memory for an op: resolved, out of memory. */
-static mox_op oom_op = {.kind = MOX__OP_READY, .stage = MOX__STAGE_RESOLVED, .immortal = true};
+static mox_op oom_op = {.magic = MOX__MAGIC_OP, .kind = MOX__OP_READY,
+                        .stage = MOX__STAGE_RESOLVED, .immortal = true};
 
 mox_op *mox__op_alloc(mox__op_kind kind, mox_device *device)
 {
     mox_op *op = mox__calloc(1, sizeof *op);
     if (!op)
         return NULL;
+    op->magic = MOX__MAGIC_OP;
     op->kind = kind;
     op->stage = MOX__STAGE_RECORDED;
     mox__cell_init(&op->cell);
@@ -33,6 +36,7 @@ void mox__op_free_shell(mox_op *op)
         mox__trace_op_end(op);
     mox__cell_destroy(&op->cell);
     mox__device_unref(op->device);
+    MOX__KILL(op);
     mox__free(op);
 }
 
@@ -115,8 +119,12 @@ static bool modules_ready(mox_op *op, mox__sub *sub, const mox_result **failed)
             continue;
         mox__devmod *dm = d->devmod;
         int st = atomic_load_explicit(&dm->state, memory_order_acquire);
-        if (st != MOX__MOD_READY && st != MOX__MOD_FAILED) {
+        /* A first poll retries a preparation that failed for lack of memory. */
+        bool retry = st == MOX__MOD_FAILED && op->stage == MOX__STAGE_RECORDED;
+        if ((st != MOX__MOD_READY && st != MOX__MOD_FAILED) || retry) {
             mox__lock(&dev->lock);
+            if (retry)
+                mox__devmod_retry_locked(dm);
             st = atomic_load_explicit(&dm->state, memory_order_acquire);
             if (st == MOX__MOD_NONE)
                 mox__devmod_request(dev, dm);
@@ -131,7 +139,7 @@ static bool modules_ready(mox_op *op, mox__sub *sub, const mox_result **failed)
             mox__unlock(&dev->lock);
         }
         if (st == MOX__MOD_FAILED) {
-            *failed = mox__result_error(mox__error_ref(dm->error));
+            *failed = mox__result_error(mox__devmod_error(dev, dm));
             return false;
         }
         d->module = dm->handle;
@@ -256,6 +264,7 @@ static mox_poll_state poll_kind(mox_op *op, mox_waker waker)
 
 mox_poll_state mox_op_poll(mox_op *op, mox_waker waker)
 {
+    MOX__CHECK(op, OP);
     if (!op || op->stage == MOX__STAGE_RESOLVED)
         return MOX_READY;
     mox_poll_state st = poll_kind(op, waker);
@@ -357,6 +366,7 @@ static bool help_before_blocking(mox_op *op, mox__parker *parker)
 
 mox_status mox_op_wait(mox_op *op)
 {
+    MOX__CHECK(op, OP);
     if (!op)
         return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_op_wait: op is NULL");
     if (op->stage != MOX__STAGE_RESOLVED) {
@@ -375,6 +385,7 @@ mox_status mox_op_wait(mox_op *op)
 
 const mox_result *mox_op_result(const mox_op *op)
 {
+    MOX__CHECK(op, OP);
     if (!op || op->stage != MOX__STAGE_RESOLVED)
         return NULL;
     return op->immortal ? mox__result_oom() : op->result;
@@ -382,6 +393,7 @@ const mox_result *mox_op_result(const mox_op *op)
 
 void mox_op_drop(mox_op *op)
 {
+    MOX__CHECK(op, OP);
     if (!op || op->immortal)
         return;
     switch (op->kind) {

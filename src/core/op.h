@@ -54,6 +54,7 @@ typedef enum mox__op_stage {
 typedef struct mox__shared mox__shared;
 
 struct mox_op {
+    uint32_t magic;            /* MOX__MAGIC_OP while live (debug_check.h) */
     mox__op_kind kind;
     mox__op_stage stage;
     bool immortal;

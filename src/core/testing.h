@@ -12,8 +12,31 @@
 extern "C" {
 #endif
 
-/* Makes the runtime's (count+1)-th host allocation from now fail, once;
- * count < 0 disarms. For allocation-failure loops. */
+/* Allocation-failure injection (alloc.c). Only in test builds: libmox_testing
+ * and mox_artifact_testing define these, the release libmox does not. The
+ * hook sees every allocation of the runtime, the backends, the artifact
+ * layer and the module registry (mox__malloc and friends), and jansson's
+ * and libcrypto's, counted from arming on every thread. A program links
+ * libmox_testing or mox_artifact_testing, never both (two hooks). */
+typedef enum mox__fault_mode {
+    MOX__FAULT_OFF,
+    MOX__FAULT_ONCE,  /* allocation k fails, the others succeed */
+    MOX__FAULT_FROM,  /* allocation k and every later one fail (until disarmed) */
+    MOX__FAULT_BURST  /* allocations k .. k+count-1 fail, then memory comes back */
+} mox__fault_mode;
+
+/* Arms the hook; k counts allocations from now, 0-based. `count` is the
+ * burst length (BURST only). Resets the counters below. */
+MOX_API void mox__testing_fault_arm(mox__fault_mode mode, long k, long count);
+MOX_API void mox__testing_fault_disarm(void);
+/* Allocations the hook saw since arming / failures it injected. */
+MOX_API long mox__testing_fault_seen(void);
+MOX_API long mox__testing_fault_injected(void);
+/* Whether libcrypto accepted the hook's allocator (it refuses once it has
+ * allocated); jansson's is always installed. */
+MOX_API bool mox__testing_fault_reaches_dependencies(void);
+
+/* ONCE at count; count < 0 disarms. */
 MOX_API void mox__testing_fail_alloc_after(long count);
 
 /* While held, submitted work does not start executing on the device (it is

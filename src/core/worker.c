@@ -46,6 +46,20 @@ void mox__devmod_request(mox_device *device, mox__devmod *dm)
     mox__unlock(&device->worker_lock);
 }
 
+void mox__devmod_retry_locked(mox__devmod *dm)
+{
+    if (atomic_load(&dm->state) == MOX__MOD_FAILED && dm->transient)
+        atomic_store(&dm->state, MOX__MOD_NONE);
+}
+
+mox_error *mox__devmod_error(mox_device *device, mox__devmod *dm)
+{
+    mox__lock(&device->lock);
+    mox_error *e = mox__error_ref(dm->error);
+    mox__unlock(&device->lock);
+    return e;
+}
+
 void mox__devmods_free(mox_device *device)
 {
     mox__devmod *dm = device->modules;
@@ -60,9 +74,13 @@ void mox__devmods_free(mox_device *device)
     device->modules = NULL;
 }
 
-static mox_error *artifact_error(const char *module, const char *dir, const char *what)
+/* The artifact layer's failure: out of memory, or a bad artifact. */
+static mox_status artifact_error(const char *module, const char *dir,
+                                 const mox_artifact_error *aerr, mox_error **error)
 {
-    return mox__error_new(MOX_ERR_ARTIFACT, "module '%s': artifact %s: %s", module, dir, what);
+    mox_status st = aerr->out_of_memory ? MOX_ERR_OUT_OF_MEMORY : MOX_ERR_ARTIFACT;
+    *error = mox__error_new(st, "module '%s': artifact %s: %s", module, dir, aerr->message);
+    return st;
 }
 
 mox_status mox__module_load(mox_device *device, const mox__modinfo *info, void **handle,
@@ -118,8 +136,7 @@ mox_status mox__module_load(mox_device *device, const mox__modinfo *info, void *
     mox__free(mpath);
     if (!mox_manifest_load(dir, &m, &aerr)) {
         m = NULL;
-        st = MOX_ERR_ARTIFACT;
-        *error = artifact_error(name, dir, aerr.message);
+        st = artifact_error(name, dir, &aerr, error);
         goto out;
     }
     if (!m->module || strcmp(m->module, name) != 0) {
@@ -148,8 +165,7 @@ mox_status mox__module_load(mox_device *device, const mox__modinfo *info, void *
     }
     if (!mox_manifest_read_file(m, dir, device->info.module_file, &bytes, &size, &aerr)) {
         bytes = NULL;
-        st = MOX_ERR_ARTIFACT;
-        *error = artifact_error(name, dir, aerr.message);
+        st = artifact_error(name, dir, &aerr, error);
         goto out;
     }
     mox__module_image img = {name, dir, m->abi, desc->abi_sha256, bytes, size};
@@ -158,7 +174,7 @@ mox_status mox__module_load(mox_device *device, const mox__modinfo *info, void *
 out:
     if (trace_start && mox__trace_on())
         mox__trace_prepare(name, dir, st, trace_start);
-    free(bytes);
+    mox__free(bytes);
     if (m)
         mox_manifest_free(m);
     mox__free(dir);
@@ -217,7 +233,9 @@ static void *worker_main(void *p)
             dm->handle = handle;
             atomic_store(&dm->state, MOX__MOD_READY);
         } else {
+            mox_error_release(dm->error); /* an earlier attempt's */
             dm->error = err;
+            dm->transient = st == MOX_ERR_OUT_OF_MEMORY;
             atomic_store(&dm->state, MOX__MOD_FAILED);
         }
         mox__wait_list_wake_all(&dm->waiters, &dev->lock);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "block_fibers.h"
+#include "core/alloc.h"
 
 /* ---------------- MOX_CPU_EXECUTOR ---------------- */
 
@@ -114,13 +115,13 @@ int mox__cpu_run_blocks(mox__cpu_dispatch *d, uint64_t first, uint64_t count) {
     void *dynamic_shared = NULL;
     if (d->dynamic_shared_bytes) {
         size_t bytes = ((size_t)d->dynamic_shared_bytes + 63u) & ~(size_t)63u;
-        if (posix_memalign(&dynamic_shared, 64, bytes) != 0) return ENOMEM;
+        if (!(dynamic_shared = mox__aligned_alloc(64, bytes))) return ENOMEM;
     }
     int rc = 0;
     if (d->kernel->group_fn != NULL && !setting_fibers)
         run_groups(d, first, count, dynamic_shared);
     else
         rc = mox__cpu_run_fibers(d, (uint32_t)threads, first, count, dynamic_shared);
-    free(dynamic_shared);
+    mox__free(dynamic_shared);
     return rc;
 }

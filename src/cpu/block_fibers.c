@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "fiber.h"
 
 #define WARP 32u
@@ -192,9 +193,9 @@ static _Thread_local worker *tls_worker;
 static void worker_free(worker *w) {
     for (uint32_t i = 0; i < w->fiber_count; i++) {
         mox__fiber_destroy(w->fibers[i]);
-        free(w->fibers[i]);
+        mox__free(w->fibers[i]);
     }
-    free(w);
+    mox__free(w);
 }
 
 static void worker_key_destroy(void *p) {
@@ -211,10 +212,10 @@ static void worker_key_init(void) {
 static worker *worker_get(void) {
     if (tls_worker != NULL) return tls_worker;
     pthread_once(&worker_key_once, worker_key_init);
-    worker *w = calloc(1, sizeof *w);
+    worker *w = mox__calloc(1, sizeof *w);
     if (w == NULL) return NULL;
     if (pthread_setspecific(worker_key, w) != 0) {
-        free(w);
+        mox__free(w);
         return NULL;
     }
     mox__fiber_init_thread(&w->main);
@@ -233,11 +234,11 @@ void mox__cpu_thread_release(void) {
 
 static int worker_reserve(worker *w, uint32_t n) {
     while (w->fiber_count < n) {
-        mox__fiber *f = malloc(sizeof *f);
+        mox__fiber *f = mox__malloc(sizeof *f);
         if (f == NULL) return ENOMEM;
         int rc = mox__fiber_create(f, w->stack_size, fiber_entry, w);
         if (rc != 0) {
-            free(f);
+            mox__free(f);
             return rc;
         }
         w->fibers[w->fiber_count++] = f;

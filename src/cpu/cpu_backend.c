@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "block_exec.h"
+#include "core/alloc.h"
 #include "core/trace.h"
 #include "hal/hal.h"
 #include "cpu_backend_module.h"
@@ -118,7 +119,7 @@ static void start_sub(cpu_sub *cs)
 static void finish_sub(cpu_sub *cs)
 {
     if (cs->waiters != cs->inline_waiters)
-        free(cs->waiters);
+        mox__free(cs->waiters);
     /* The core signals the semaphore: what waited for this execution starts
      * from inside this call, on this worker. */
     mox__execution_complete(cs->sub, cs->failure);
@@ -193,6 +194,7 @@ static void job_finished(mox__pool_job *job)
             d->state = MOX_DISPATCH_FAILED;
             d->fault = rc == ENOMEM ? "out of memory for the CPU executor's fibers or dynamic shared memory"
                                     : "the CPU executor rejected the block shape";
+            d->fault_status = rc == ENOMEM ? MOX_ERR_OUT_OF_MEMORY : 0;
         } else if (atomic_load(&cd->exec.fault) == MOX__CPU_FAULT_DIVERGENT) {
             d->state = MOX_DISPATCH_FAILED;
             d->fault = "threads of a block waited at different barriers or warp operations "
@@ -310,7 +312,7 @@ static void admit(cpu_backend *be, cpu_sub *cs)
 {
     mox__submission *s = cs->sub;
     uint32_t n = s->wait_count + 1;
-    cs->waiters = n <= INLINE_WAITS ? cs->inline_waiters : malloc(n * sizeof *cs->waiters);
+    cs->waiters = n <= INLINE_WAITS ? cs->inline_waiters : mox__malloc(n * sizeof *cs->waiters);
     if (!cs->waiters) {
         cs->waiters = cs->inline_waiters;
         cs->failure = mox__error_new(MOX_ERR_OUT_OF_MEMORY,
@@ -394,7 +396,7 @@ static mox_error *cpu_buffer_alloc(mox__backend *base, uint64_t bytes, void **ha
 static void cpu_buffer_free(mox__backend *base, void *handle)
 {
     (void)base;
-    free(handle);
+    mox__free(handle);
 }
 
 static mox_error *cpu_buffer_upload(mox__backend *base, void *handle, uint64_t offset,
@@ -427,7 +429,7 @@ static void cpu_destroy(mox__backend *base)
     cpu_backend *be = (cpu_backend *)base;
     mox__pool_destroy(be->pool);
     pthread_mutex_destroy(&be->lock);
-    free(be);
+    mox__free(be);
 }
 
 static mox_error *cpu_peer(mox__backend *base, mox__backend *other, uint32_t *link)
@@ -476,14 +478,19 @@ mox_error *mox__cpu_backend_open(const mox__backend_config *config, mox__backend
     mox_error *err = mox__cpu_device_select(config, &ordinal);
     if (err)
         return err;
-    cpu_backend *be = calloc(1, sizeof *be);
+    cpu_backend *be = mox__calloc(1, sizeof *be);
     if (!be)
         return mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory opening the CPU backend");
     be->ordinal = ordinal;
-    be->pool = mox__pool_create(config->cpu_threads);
+    int rc;
+    be->pool = mox__pool_create(config->cpu_threads, &rc);
     if (!be->pool) {
-        free(be);
-        return mox__error_new(MOX_ERR_BACKEND, "cannot start the CPU backend's worker threads");
+        mox__free(be);
+        if (rc == ENOMEM)
+            return mox__error_new(MOX_ERR_OUT_OF_MEMORY,
+                                  "out of memory starting the CPU backend's worker threads");
+        return mox__error_new(MOX_ERR_BACKEND, "cannot start the CPU backend's worker threads: %s",
+                              strerror(rc));
     }
     pthread_mutex_init(&be->lock, NULL);
     be->base.vt = &cpu_vtable;

@@ -10,6 +10,8 @@
  * back the previous module's code. */
 #include "cpu_backend_module.h"
 
+#include "core/alloc.h"
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -144,7 +146,7 @@ mox_status mox__cpu_module_load(const mox__module_image *img, mox__cpu_module **
         }
     }
     if (!e) {
-        mox__cpu_module *m = malloc(sizeof *m);
+        mox__cpu_module *m = mox__malloc(sizeof *m);
         if (!m) {
             st = MOX_ERR_OUT_OF_MEMORY;
             e = mox__error_new(st, "out of memory loading module '%s'", img->name);
@@ -165,5 +167,5 @@ void mox__cpu_module_unload(mox__cpu_module *m)
     if (!m)
         return;
     release_code(m->dl, m->fd);
-    free(m);
+    mox__free(m);
 }

@@ -5,9 +5,11 @@
  * locking). Idle workers sleep on a condition variable. */
 #include "thread_pool.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/trace.h"
 #include "hal/hal.h"
 
@@ -96,24 +98,25 @@ static void *worker_main(void *p)
     return NULL;
 }
 
-mox__pool *mox__pool_create(uint32_t threads)
+mox__pool *mox__pool_create(uint32_t threads, int *error)
 {
+    *error = ENOMEM;
     if (threads == 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         threads = n > 0 ? (uint32_t)n : 1u;
     }
-    mox__pool *pool = calloc(1, sizeof *pool);
+    mox__pool *pool = mox__calloc(1, sizeof *pool);
     if (!pool)
         return NULL;
-    pool->threads = calloc(threads, sizeof *pool->threads);
+    pool->threads = mox__calloc(threads, sizeof *pool->threads);
     if (!pool->threads) {
-        free(pool);
+        mox__free(pool);
         return NULL;
     }
     pthread_mutex_init(&pool->lock, NULL);
     pthread_cond_init(&pool->cond, NULL);
     for (uint32_t i = 0; i < threads; i++) {
-        if (pthread_create(&pool->threads[i], NULL, worker_main, pool) != 0) {
+        if ((*error = pthread_create(&pool->threads[i], NULL, worker_main, pool)) != 0) {
             pool->nthreads = i;
             mox__pool_destroy(pool);
             return NULL;
@@ -133,8 +136,8 @@ void mox__pool_destroy(mox__pool *pool)
         pthread_join(pool->threads[i], NULL);
     pthread_cond_destroy(&pool->cond);
     pthread_mutex_destroy(&pool->lock);
-    free(pool->threads);
-    free(pool);
+    mox__free(pool->threads);
+    mox__free(pool);
 }
 
 uint32_t mox__pool_threads(const mox__pool *pool) { return pool->nthreads; }

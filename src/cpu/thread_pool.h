@@ -29,8 +29,9 @@ struct mox__pool_job {
     mox__pool_job *next_ready;
 };
 
-/* Starts `threads` workers (0 = number of online CPUs). NULL on failure. */
-mox__pool *mox__pool_create(uint32_t threads);
+/* Starts `threads` workers (0 = number of online CPUs). NULL on failure,
+ * with *error = ENOMEM (no memory) or pthread_create's error. */
+mox__pool *mox__pool_create(uint32_t threads, int *error);
 /* Stops and joins the workers; no job may be pending. */
 void mox__pool_destroy(mox__pool *pool);
 uint32_t mox__pool_threads(const mox__pool *pool);

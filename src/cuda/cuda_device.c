@@ -59,7 +59,7 @@ mox_status mox__cuda_dev_open(int ordinal, mox__cuda_dev **out)
                                "CUDA backend unavailable: no CUDA device %d (%d found)", ordinal,
                                count);
 
-    mox__cuda_dev *dev = calloc(1, sizeof *dev);
+    mox__cuda_dev *dev = mox__calloc(1, sizeof *dev);
     if (!dev)
         return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory opening the CUDA device");
     mox_status st = MOX_OK;
@@ -158,7 +158,7 @@ mox_status mox__cuda_dev_open(int ordinal, mox__cuda_dev **out)
                               dev->copy_stream),
         "cuMemsetD32Async");
     TRY(api->cuStreamSynchronize(dev->copy_stream), "cuStreamSynchronize");
-    dev->slot_used = calloc(MOX__CUDA_POOL_SLOTS, 1);
+    dev->slot_used = mox__calloc(MOX__CUDA_POOL_SLOTS, 1);
     if (!dev->slot_used) {
         st = mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory opening the CUDA device");
         goto fail;
@@ -213,20 +213,20 @@ void mox__cuda_dev_close(mox__cuda_dev *dev)
     mox__cuda_stages_destroy(dev);
     for (uint32_t i = 0; i < dev->free_event_count; i++)
         api->cuEventDestroy(dev->free_events[i]);
-    free(dev->free_events);
+    mox__free(dev->free_events);
     for (mox__cuda_flag_chunk *c = dev->flag_chunks, *n; c; c = n) {
         n = c->next;
         api->cuMemFreeHost(c->host);
-        free(c);
+        mox__free(c);
     }
-    free(dev->free_flags);
-    free(dev->free_flags_dev);
+    mox__free(dev->free_flags);
+    mox__free(dev->free_flags_dev);
     if (dev->pool)
         api->cuMemFree(dev->pool);
-    free(dev->slot_used);
-    free(dev->scratch_nodes);
+    mox__free(dev->slot_used);
+    mox__free(dev->scratch_nodes);
     for (uint32_t i = 0; i < 3; i++)
-        free(dev->scratch_u32[i].v);
+        mox__free(dev->scratch_u32[i].v);
     for (uint32_t i = 0; i < MOX__CUDA_STREAMS; i++)
         if (dev->streams[i])
             api->cuStreamDestroy(dev->streams[i]);
@@ -243,7 +243,7 @@ void mox__cuda_dev_close(mox__cuda_dev *dev)
     pthread_cond_destroy(&dev->work_cv);
     pthread_mutex_destroy(&dev->pool_lock);
     pthread_mutex_destroy(&dev->lock);
-    free(dev);
+    mox__free(dev);
 }
 
 void mox__cuda_dev_lost(mox__cuda_dev *dev, const char *message)
@@ -304,16 +304,16 @@ mox_status mox__cuda_flag_alloc(mox__cuda_dev *dev, uint32_t **host, CUdeviceptr
 {
     const mox__cuda_api *api = dev->api;
     if (dev->free_flag_count == 0) {
-        mox__cuda_flag_chunk *c = calloc(1, sizeof *c);
+        mox__cuda_flag_chunk *c = mox__calloc(1, sizeof *c);
         uint32_t cap = dev->free_flag_cap + FLAG_CHUNK;
-        uint32_t **nf = realloc(dev->free_flags, cap * sizeof *nf);
+        uint32_t **nf = mox__realloc(dev->free_flags, cap * sizeof *nf);
         if (nf)
             dev->free_flags = nf;
-        CUdeviceptr *nd = realloc(dev->free_flags_dev, cap * sizeof *nd);
+        CUdeviceptr *nd = mox__realloc(dev->free_flags_dev, cap * sizeof *nd);
         if (nd)
             dev->free_flags_dev = nd;
         if (!c || !nf || !nd) {
-            free(c);
+            mox__free(c);
             return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory for CUDA failure flags");
         }
         dev->free_flag_cap = cap;
@@ -321,13 +321,13 @@ mox_status mox__cuda_flag_alloc(mox__cuda_dev *dev, uint32_t **host, CUdeviceptr
         CUresult r = api->cuMemHostAlloc(&p, FLAG_CHUNK * sizeof(uint32_t),
                                          CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
         if (r != CUDA_SUCCESS) {
-            free(c);
+            mox__free(c);
             return mox__cuda_fail(api, r, "cuMemHostAlloc", "(failure flags)");
         }
         r = api->cuMemHostGetDevicePointer(&c->dev, p, 0);
         if (r != CUDA_SUCCESS) {
             api->cuMemFreeHost(p);
-            free(c);
+            mox__free(c);
             return mox__cuda_fail(api, r, "cuMemHostGetDevicePointer", "(failure flags)");
         }
         c->host = p;
@@ -376,7 +376,7 @@ void mox__cuda_event_put(mox__cuda_dev *dev, CUevent event)
     bool kept = true;
     if (dev->free_event_count == dev->free_event_cap) {
         uint32_t cap = dev->free_event_cap ? 2u * dev->free_event_cap : 64u;
-        CUevent *n = realloc(dev->free_events, cap * sizeof *n);
+        CUevent *n = mox__realloc(dev->free_events, cap * sizeof *n);
         if (n) {
             dev->free_events = n;
             dev->free_event_cap = cap;

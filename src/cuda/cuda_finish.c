@@ -52,7 +52,7 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, 
         uint32_t stack_words[64];
         uint32_t *words = NULL;
         if (read) {
-            words = g->count <= 32 ? stack_words : malloc(8u * g->count);
+            words = g->count <= 32 ? stack_words : mox__malloc(8u * g->count);
             CUresult rr = words ? api->cuMemcpyDtoH(words, dev->pool + 8ull * inst->slot_base,
                                                     8u * g->count)
                                 : CUDA_ERROR_OUT_OF_MEMORY;
@@ -68,7 +68,7 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, 
                     error = mox__cuda_last_error(status);
                 }
                 if (words != stack_words)
-                    free(words);
+                    mox__free(words);
                 words = NULL;
             }
         }
@@ -92,7 +92,7 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, 
                 memcpy(g->copybacks[c].host, g->copybacks[c].stage, g->copybacks[c].bytes);
         }
         if (words && words != stack_words)
-            free(words);
+            mox__free(words);
         if (flagged)
             failed_any = true;
     }

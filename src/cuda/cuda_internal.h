@@ -27,6 +27,7 @@
 #include <mox/module.h>
 #include <mox/status.h>
 
+#include "core/alloc.h"
 #include "hal/hal.h"
 #include "cuda/cuda_api.h"
 
@@ -224,7 +225,7 @@ static inline bool mox__cuda_u32_push(u32vec *a, uint32_t x)
 {
     if (a->n == a->cap) {
         uint32_t cap = a->cap ? 2u * a->cap : 16u;
-        uint32_t *n = realloc(a->v, cap * sizeof *n);
+        uint32_t *n = mox__realloc(a->v, cap * sizeof *n);
         if (!n)
             return false;
         a->v = n;

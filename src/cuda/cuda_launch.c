@@ -23,7 +23,7 @@
  * origin, or GCC fuses the pair back into calloc. */
 static void *zalloc(size_t count, size_t size)
 {
-    void *p = malloc(count * size);
+    void *p = mox__malloc(count * size);
     __asm__("" : "+r"(p));
     if (p)
         memset(p, 0, count * size);
@@ -37,7 +37,7 @@ mox__cuda_group *mox__cuda_group_new(uint32_t nsubs)
         return NULL;
     g->subs = nsubs <= 1 ? g->subs_inline : zalloc(nsubs, sizeof *g->subs);
     if (!g->subs) {
-        free(g);
+        mox__free(g);
         return NULL;
     }
     return g;
@@ -46,14 +46,14 @@ mox__cuda_group *mox__cuda_group_new(uint32_t nsubs)
 void mox__cuda_group_free(mox__cuda_group *g)
 {
     if (g->subs != g->subs_inline)
-        free(g->subs);
-    free(g->succs);
-    free(g->read_insts);
-    free(g->live_gates);
-    free(g->copybacks);
-    free(g->stages);
+        mox__free(g->subs);
+    mox__free(g->succs);
+    mox__free(g->read_insts);
+    mox__free(g->live_gates);
+    mox__free(g->copybacks);
+    mox__free(g->stages);
     mox__cuda_foreign_free(g);
-    free(g);
+    mox__free(g);
 }
 
 /* `later` completes only after `earlier` did (once per pair). */
@@ -62,7 +62,7 @@ bool mox__cuda_add_succ(mox__cuda_group *earlier, mox__cuda_group *later)
     for (uint32_t i = 0; i < earlier->nsucc; i++)
         if (earlier->succs[i] == later)
             return true;
-    mox__cuda_group **n = realloc(earlier->succs, (earlier->nsucc + 1) * sizeof *n);
+    mox__cuda_group **n = mox__realloc(earlier->succs, (earlier->nsucc + 1) * sizeof *n);
     if (!n)
         return false;
     earlier->succs = n;
@@ -77,7 +77,7 @@ static bool add_reader(mox__cuda_group *g, mox__cuda_inst *inst)
     for (uint32_t i = 0; i < g->read_count; i++)
         if (g->read_insts[i] == inst)
             return true;
-    mox__cuda_inst **n = realloc(g->read_insts, (g->read_count + 1) * sizeof *n);
+    mox__cuda_inst **n = mox__realloc(g->read_insts, (g->read_count + 1) * sizeof *n);
     if (!n)
         return false;
     g->read_insts = n;
@@ -121,7 +121,7 @@ static bool gate_slot(mox__cuda_dev *dev, mox__cuda_group *g, const mox__gate *g
     *slot = x->group->inst->slot_base + x->offset + gate->dispatch;
     /* A dispatch gated through it raises no flag; at completion (after the
      * earlier launch completed) its state tells whether to read the words. */
-    mox__gate *n = realloc(g->live_gates, (g->live_count + 1) * sizeof *n);
+    mox__gate *n = mox__realloc(g->live_gates, (g->live_count + 1) * sizeof *n);
     if (!n)
         return false;
     g->live_gates = n;
@@ -145,7 +145,7 @@ static bool add_wait_event(build *b, CUevent ev)
             return true;
     if (b->nwaits == b->cap_waits) {
         uint32_t cap = b->cap_waits ? 2u * b->cap_waits : 8u;
-        CUevent *n = realloc(b->waits, cap * sizeof *n);
+        CUevent *n = mox__realloc(b->waits, cap * sizeof *n);
         if (!n)
             return false;
         b->waits = n;
@@ -176,7 +176,7 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b)
     b->desc.count = g->count;
     if (g->count > dev->scratch_nodes_cap) {
         uint32_t cap = g->count + dev->scratch_nodes_cap;
-        mox__cuda_lnode *n = realloc(dev->scratch_nodes, (size_t)cap * sizeof *n);
+        mox__cuda_lnode *n = mox__realloc(dev->scratch_nodes, (size_t)cap * sizeof *n);
         if (!n)
             return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory building a launch");
         dev->scratch_nodes = n;
@@ -338,6 +338,8 @@ void mox__cuda_launch_group(mox__cuda_dev *dev, mox__submission *const *subs, ui
             one->first_value = one->last_value = subs[i]->signal.value;
             mox__cuda_foreign_collect(dev, one);
             one->status = MOX_ERR_OUT_OF_MEMORY;
+            /* Made here: the completion thread has no message of this. */
+            one->error = mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory launching a batch");
             me->group = one;
             me->pending = false;
             mox__cuda_completion_push(dev, one);
@@ -390,7 +392,7 @@ void mox__cuda_launch_group(mox__cuda_dev *dev, mox__submission *const *subs, ui
         mox__cuda_event_put(dev, g->event);
         g->event = NULL;
     }
-    free(b.waits);
+    mox__free(b.waits);
     /* Phase C, dev->lock again: publish it to the completion thread. */
     pthread_mutex_lock(&dev->lock);
     for (uint32_t i = 0; i < 3; i++)

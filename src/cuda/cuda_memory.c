@@ -159,7 +159,7 @@ void mox__cuda_stage_put(mox__cuda_dev *dev, void *stage)
     bool kept = sp->cached_bytes + ((uint64_t)1 << c) <= STAGE_CACHE_BYTES;
     if (kept && sp->count[c] == sp->cap[c]) {
         uint32_t cap = sp->cap[c] ? 2u * sp->cap[c] : 4u;
-        void **n = realloc(sp->free[c], cap * sizeof *n);
+        void **n = mox__realloc(sp->free[c], cap * sizeof *n);
         if (n) {
             sp->free[c] = n;
             sp->cap[c] = cap;
@@ -182,7 +182,7 @@ void mox__cuda_stages_destroy(mox__cuda_dev *dev)
     for (uint32_t c = 0; c < 40; c++) {
         for (uint32_t i = 0; i < sp->count[c]; i++)
             dev->api->cuMemFreeHost((unsigned char *)sp->free[c][i] - STAGE_HEADER);
-        free(sp->free[c]);
+        mox__free(sp->free[c]);
         sp->free[c] = NULL;
         sp->count[c] = sp->cap[c] = 0;
     }
@@ -191,7 +191,7 @@ void mox__cuda_stages_destroy(mox__cuda_dev *dev)
 
 static bool push_stage(mox__cuda_group *g, void *stage)
 {
-    void **n = realloc(g->stages, (g->stage_count + 1) * sizeof *n);
+    void **n = mox__realloc(g->stages, (g->stage_count + 1) * sizeof *n);
     if (!n)
         return false;
     g->stages = n;
@@ -221,7 +221,7 @@ mox_status mox__cuda_transfer(mox__cuda_dev *dev, mox__cuda_group *g, const mox_
         return r == CUDA_SUCCESS ? MOX_OK
                                  : mox__cuda_fail(api, r, "cuMemcpyHtoDAsync", "(buffer upload)");
     }
-    mox__cuda_copyback *n = realloc(g->copybacks, (g->copyback_count + 1) * sizeof *n);
+    mox__cuda_copyback *n = mox__realloc(g->copybacks, (g->copyback_count + 1) * sizeof *n);
     if (!n)
         return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory for a transfer");
     g->copybacks = n;

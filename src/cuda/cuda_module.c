@@ -93,11 +93,11 @@ mox_status mox__cuda_module_load(mox__cuda_dev *dev, const void *image, size_t s
     if (st != MOX_OK)
         return st;
     uint32_t count = (uint32_t)abi->kernel_count;
-    mox__cuda_module *m = calloc(1, sizeof *m);
-    mox__cuda_kernel *k = calloc(count ? count : 1, sizeof *k);
+    mox__cuda_module *m = mox__calloc(1, sizeof *m);
+    mox__cuda_kernel *k = mox__calloc(count ? count : 1, sizeof *k);
     if (!m || !k) {
-        free(m);
-        free(k);
+        mox__free(m);
+        mox__free(k);
         return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory loading a CUDA module");
     }
     m->dev = dev;
@@ -109,8 +109,8 @@ mox_status mox__cuda_module_load(mox__cuda_dev *dev, const void *image, size_t s
         snprintf(ctx, sizeof ctx, "(fatbin of %zu bytes, device %s, sm_%u%u)", size, dev->name,
                  dev->limits.cc_major, dev->limits.cc_minor);
         st = mox__cuda_fail(dev->api, r, "cuModuleLoadData", ctx);
-        free(k);
-        free(m);
+        mox__free(k);
+        mox__free(m);
         return st;
     }
     for (uint32_t i = 0; i < count; i++) {
@@ -170,8 +170,8 @@ mox_status mox__cuda_module_load(mox__cuda_dev *dev, const void *image, size_t s
     return MOX_OK;
 fail:
     dev->api->cuModuleUnload(m->module);
-    free(k);
-    free(m);
+    mox__free(k);
+    mox__free(m);
     return st;
 }
 
@@ -183,6 +183,6 @@ void mox__cuda_module_unload(mox__cuda_module *module)
     /* Unloading while the device is lost only fails; nothing else to do. */
     if (dev->api->cuCtxSetCurrent(dev->ctx) == CUDA_SUCCESS)
         dev->api->cuModuleUnload(module->module);
-    free(module->kernels);
-    free(module);
+    mox__free(module->kernels);
+    mox__free(module);
 }

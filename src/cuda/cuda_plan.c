@@ -123,11 +123,11 @@ static void inst_destroy(mox__cuda_dev *dev, mox__cuda_inst *inst)
         mox__cuda_flag_free(dev, inst->host_flag, inst->host_flag_dev);
     if (inst->plan)
         mox__cuda_slots_free(dev, inst->slot_base, inst->count);
-    free(inst->deps_host);
-    free(inst->dep_offset);
-    free(inst->node_state);
-    free(inst->last_args);
-    free(inst);
+    mox__free(inst->deps_host);
+    mox__free(inst->dep_offset);
+    mox__free(inst->node_state);
+    mox__free(inst->last_args);
+    mox__free(inst);
 }
 
 static void plan_destroy(mox__cuda_dev *dev, mox__cuda_plan *p)
@@ -136,12 +136,12 @@ static void plan_destroy(mox__cuda_dev *dev, mox__cuda_plan *p)
         inst_destroy(dev, p->insts[i]);
     if (p->graph)
         dev->api->cuGraphDestroy(p->graph);
-    free(p->insts);
-    free(p->graph_nodes);
-    free(p->nodes);
-    free(p->edges);
-    free(p->key);
-    free(p);
+    mox__free(p->insts);
+    mox__free(p->graph_nodes);
+    mox__free(p->nodes);
+    mox__free(p->edges);
+    mox__free(p->key);
+    mox__free(p);
 }
 
 void mox__cuda_plans_destroy(mox__cuda_dev *dev)
@@ -154,7 +154,7 @@ void mox__cuda_plans_destroy(mox__cuda_dev *dev)
             plan_destroy(dev, p);
         }
     }
-    free(dev->plans);
+    mox__free(dev->plans);
     dev->plans = NULL;
     dev->plan_count = 0;
 }
@@ -197,10 +197,10 @@ static mox_status plan_build_graph(mox__cuda_dev *dev, mox__cuda_plan *p,
     CUresult r = api->cuGraphCreate(&p->graph, 0);
     if (r != CUDA_SUCCESS)
         return mox__cuda_fail(api, r, "cuGraphCreate", NULL);
-    p->graph_nodes = calloc(p->count, sizeof *p->graph_nodes);
-    CUgraphNode *deps = calloc(p->edge_count ? p->edge_count : 1, sizeof *deps);
+    p->graph_nodes = mox__calloc(p->count, sizeof *p->graph_nodes);
+    CUgraphNode *deps = mox__calloc(p->edge_count ? p->edge_count : 1, sizeof *deps);
     if (!p->graph_nodes || !deps) {
-        free(deps);
+        mox__free(deps);
         return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory building a CUDA graph");
     }
     /* Initial parameters: the first launch's arguments and a disabled gate;
@@ -221,20 +221,20 @@ static mox_status plan_build_graph(mox__cuda_dev *dev, mox__cuda_plan *p,
                                          params,        NULL};
         r = api->cuGraphAddKernelNode(&p->graph_nodes[i], p->graph, deps, n->edge_cnt, &kp);
         if (r != CUDA_SUCCESS) {
-            free(deps);
+            mox__free(deps);
             char ctx[160];
             snprintf(ctx, sizeof ctx, "(kernel %s)", b->nodes[i].k->name);
             return mox__cuda_fail(api, r, "cuGraphAddKernelNode", ctx);
         }
     }
-    free(deps);
+    mox__free(deps);
     return MOX_OK;
 }
 
 static mox_status plan_create(mox__cuda_dev *dev, const mox__cuda_ldesc *b, uint64_t *key,
                               uint32_t key_len, uint64_t hash, mox__cuda_plan **out)
 {
-    mox__cuda_plan *p = calloc(1, sizeof *p);
+    mox__cuda_plan *p = mox__calloc(1, sizeof *p);
     if (!p)
         return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory creating a CUDA plan");
     p->hash = hash;
@@ -242,8 +242,8 @@ static mox_status plan_create(mox__cuda_dev *dev, const mox__cuda_ldesc *b, uint
     p->count = b->count;
     for (uint32_t i = 0; i < b->count; i++)
         p->edge_count += b->nodes[i].edge_cnt;
-    p->nodes = calloc(b->count ? b->count : 1, sizeof *p->nodes);
-    p->edges = calloc(p->edge_count ? p->edge_count : 1, sizeof *p->edges);
+    p->nodes = mox__calloc(b->count ? b->count : 1, sizeof *p->nodes);
+    p->edges = mox__calloc(p->edge_count ? p->edge_count : 1, sizeof *p->edges);
     if (!p->nodes || !p->edges) {
         plan_destroy(dev, p);
         return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory creating a CUDA plan");
@@ -286,15 +286,15 @@ static mox_status plan_create(mox__cuda_dev *dev, const mox__cuda_ldesc *b, uint
 static mox_status inst_create(mox__cuda_dev *dev, mox__cuda_plan *p, mox__cuda_inst **out)
 {
     const mox__cuda_api *api = dev->api;
-    mox__cuda_inst *inst = calloc(1, sizeof *inst);
+    mox__cuda_inst *inst = mox__calloc(1, sizeof *inst);
     if (!inst)
         return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory creating a CUDA instance");
     uint32_t n = p->count ? p->count : 1;
     inst->count = p->count;
-    inst->dep_offset = calloc(2u * n, sizeof *inst->dep_offset);
+    inst->dep_offset = mox__calloc(2u * n, sizeof *inst->dep_offset);
     inst->dep_count = inst->dep_offset + n;
-    inst->node_state = calloc(n, sizeof *inst->node_state);
-    inst->last_args = calloc(p->args_total ? p->args_total : 1, 1);
+    inst->node_state = mox__calloc(n, sizeof *inst->node_state);
+    inst->last_args = mox__calloc(p->args_total ? p->args_total : 1, 1);
     mox_status st = MOX_OK;
     if (!inst->dep_offset || !inst->node_state || !inst->last_args) {
         st = mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory creating a CUDA instance");
@@ -327,7 +327,7 @@ static mox_status inst_create(mox__cuda_dev *dev, mox__cuda_plan *p, mox__cuda_i
     }
     if (p->inst_count == p->inst_cap) {
         uint32_t cap = p->inst_cap ? 2u * p->inst_cap : 4u;
-        mox__cuda_inst **ni = realloc(p->insts, cap * sizeof *ni);
+        mox__cuda_inst **ni = mox__realloc(p->insts, cap * sizeof *ni);
         if (!ni) {
             st = mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory creating a CUDA instance");
             goto fail;
@@ -393,14 +393,14 @@ mox_status mox__cuda_plan_acquire(mox__cuda_dev *dev, const mox__cuda_ldesc *b,
                                   mox__cuda_inst **out)
 {
     if (!dev->plans) {
-        dev->plans = calloc(PLAN_BUCKETS, sizeof *dev->plans);
+        dev->plans = mox__calloc(PLAN_BUCKETS, sizeof *dev->plans);
         if (!dev->plans)
             return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory for the CUDA graph cache");
         dev->plan_cap = PLAN_BUCKETS;
     }
     uint32_t len = key_words(b);
     uint64_t stack_key[256];
-    uint64_t *key = len <= 256 ? stack_key : malloc(len * sizeof *key);
+    uint64_t *key = len <= 256 ? stack_key : mox__malloc(len * sizeof *key);
     if (!key)
         return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory for a CUDA graph key");
     key_fill(b, key);
@@ -412,14 +412,14 @@ mox_status mox__cuda_plan_acquire(mox__cuda_dev *dev, const mox__cuda_ldesc *b,
     if (!p) {
         if (dev->plan_count >= PLAN_LIMIT)
             plan_evict_one(dev);
-        uint64_t *owned = key == stack_key ? malloc(len * sizeof *owned) : key;
+        uint64_t *owned = key == stack_key ? mox__malloc(len * sizeof *owned) : key;
         if (!owned)
             return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory for a CUDA graph key");
         if (owned != key)
             memcpy(owned, key, len * sizeof *owned);
         mox_status st = plan_create(dev, b, owned, len, h, &p);
         if (st != MOX_OK) {
-            free(owned);
+            mox__free(owned);
             return st;
         }
         bucket = &dev->plans[h % dev->plan_cap]; /* eviction may have changed chains */
@@ -427,7 +427,7 @@ mox_status mox__cuda_plan_acquire(mox__cuda_dev *dev, const mox__cuda_ldesc *b,
         *bucket = p;
         dev->plan_count++;
     } else if (key != stack_key) {
-        free(key);
+        mox__free(key);
     }
     p->last_used = ++dev->plan_clock;
     /* Idle lists grow on completions: under dev->lock. */
@@ -481,8 +481,8 @@ static mox_status upload_deps(mox__cuda_dev *dev, mox__cuda_inst *inst, const ui
             api->cuMemFreeHost(inst->deps_stage);
         inst->deps_dev = 0;
         inst->deps_stage = NULL;
-        free(inst->deps_host);
-        inst->deps_host = malloc(cap * 4u);
+        mox__free(inst->deps_host);
+        inst->deps_host = mox__malloc(cap * 4u);
         inst->deps_cap = 0;
         inst->deps_len = 0;
         inst->params_valid = false; /* the deps pointer in every gate moves */
@@ -626,7 +626,7 @@ mox_status mox__cuda_inst_launch(mox__cuda_dev *dev, mox__cuda_inst *inst,
     if (total)
         atomic_fetch_add(&dev->stats.gate_deps, total);
     uint32_t stack_deps[512];
-    uint32_t *want = total <= 512 ? stack_deps : malloc(total * 4u);
+    uint32_t *want = total <= 512 ? stack_deps : mox__malloc(total * 4u);
     if (!want)
         return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory for gate dependencies");
     deps_fill(inst, b, want, true);
@@ -639,7 +639,7 @@ mox_status mox__cuda_inst_launch(mox__cuda_dev *dev, mox__cuda_inst *inst,
     if (st == MOX_OK)
         st = launch_nodes(dev, inst, b, group, stream, want);
     if (want != stack_deps)
-        free(want);
+        mox__free(want);
     return st;
 }
 

@@ -41,7 +41,7 @@ void *mox__cuda_xrealloc(void *p, size_t n)
 
 mox_error *mox__cuda_sem_init(mox__cuda_dev *dev, mox__semaphore *sem)
 {
-    mox__cuda_sem *st = calloc(1, sizeof *st);
+    mox__cuda_sem *st = mox__calloc(1, sizeof *st);
     if (!st)
         return mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory for a CUDA semaphore");
     st->owner = dev;
@@ -60,7 +60,7 @@ void mox__cuda_sem_fini(mox__cuda_dev *dev, mox__semaphore *sem)
     if (sem->queue < MOX__CUDA_STREAMS && dev->sems[sem->queue] == st)
         dev->sems[sem->queue] = NULL;
     pthread_mutex_destroy(&st->lock);
-    free(st);
+    mox__free(st);
     sem->be = NULL;
 }
 

@@ -244,6 +244,8 @@ struct mox__dispatch {
     uint32_t fail_code;      /* FAILED by mox_fail: the first code */
     const char *fault;       /* FAILED by a fault the backend detected: static text
                                 saying what (NULL for mox_fail) */
+    uint32_t fault_status;   /* with fault: its mox_status, 0 for MOX_ERR_KERNEL_FAILED
+                                (MOX_ERR_OUT_OF_MEMORY when the host ran out of memory) */
 
     /* ---- backend scratch: info.dispatch_state_size bytes, zeroed, 64-aligned ---- */
     void *be;

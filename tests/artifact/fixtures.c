@@ -124,7 +124,7 @@ mox_abi *fx_abi(void)
     param(&k->params[2], 2, "scale", MOX_PARAM_VALUE, MOX_PARAM_READ,
           array(array(scalar(MOX_SCALAR_I8), 3), 2));
 
-    mox_artifact_error err = {{0}};
+    mox_artifact_error err = {0};
     if (!mox_abi_validate(abi, &err))
         fail_msg("fixture ABI does not validate: %s", err.message);
     return abi;

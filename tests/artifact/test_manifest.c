@@ -23,7 +23,7 @@ static void round_trip(void **state)
         assert_non_null(text);
         assert_int_equal(text[strlen(text) - 1], '\n');
         mox_manifest *back = NULL;
-        mox_artifact_error err = {{0}};
+        mox_artifact_error err = {0};
         if (!mox_manifest_parse(text, strlen(text), &back, &err))
             fail_msg("manifest rejected: %s", err.message);
         assert_string_equal(back->module, "stages");
@@ -61,7 +61,7 @@ static void round_trip(void **state)
 static void expect_reject(const char *text, const char *message)
 {
     mox_manifest *m = (mox_manifest *)1;
-    mox_artifact_error err = {{0}};
+    mox_artifact_error err = {0};
     if (mox_manifest_parse(text, strlen(text), &m, &err))
         fail_msg("accepted a manifest that should fail with \"%s\"", message);
     assert_null(m);
@@ -202,7 +202,7 @@ static void truncation(void **state)
     /* Every cut but the trailing newline, which JSON does not need. */
     for (size_t cut = 0; cut + 1 < n; cut++) {
         mox_manifest *out = NULL;
-        mox_artifact_error err = {{0}};
+        mox_artifact_error err = {0};
         if (mox_manifest_parse(text, cut, &out, &err))
             fail_msg("manifest cut at byte %zu was accepted", cut);
         assert_null(out);
@@ -217,7 +217,7 @@ static void load_and_read(void **state)
     char *dir = fx_tempdir();
     fx_write_artifact(dir, true);
     mox_manifest *m = NULL;
-    mox_artifact_error err = {{0}};
+    mox_artifact_error err = {0};
     if (!mox_manifest_load(dir, &m, &err))
         fail_msg("load failed: %s", err.message);
     if (!mox_manifest_verify_all(m, dir, &err))
@@ -243,7 +243,7 @@ static void tampered_file(void **state)
     char *dir = fx_tempdir();
     fx_write_artifact(dir, true);
     mox_manifest *m = NULL;
-    mox_artifact_error err = {{0}};
+    mox_artifact_error err = {0};
     assert_true(mox_manifest_load(dir, &m, &err));
     fx_write_file(dir, "kernels.fatbin", "tampered", 8);
     void *data = (void *)1;
@@ -270,7 +270,7 @@ static void missing_files(void **state)
     char *dir = fx_tempdir();
     fx_write_artifact(dir, false);
     mox_manifest *m = NULL;
-    mox_artifact_error err = {{0}};
+    mox_artifact_error err = {0};
     assert_true(mox_manifest_load(dir, &m, &err));
     void *data = (void *)1;
     size_t size;

@@ -146,7 +146,7 @@ static mox_abi *one_param_abi(mox_abi_layout *layout, uint32_t version)
 
 static void versions(void **state)
 {
-    mox_artifact_error err = {{0}};
+    mox_artifact_error err = {0};
     mox_abi *abi = one_param_abi(mox_abi_layout_scalar(MOX_SCALAR_F32), 1);
     assert_int_equal(mox_abi_required_version(abi), 1);
     assert_true(mox_abi_validate(abi, &err));
@@ -190,7 +190,7 @@ static void json_text(void **state)
     char *text = mox_abi_to_json(abi);
     assert_string_equal(text, golden);
     mox_abi *back = NULL;
-    mox_artifact_error err = {{0}};
+    mox_artifact_error err = {0};
     if (!mox_abi_from_json(text, strlen(text), &back, &err))
         fail_msg("round trip rejected: %s", err.message);
     assert_int_equal(back->version, 2);
@@ -222,7 +222,7 @@ static void json_rejects(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *text = fx_replace(golden, cases[i].from, cases[i].to);
         mox_abi *abi = (mox_abi *)1;
-        mox_artifact_error err = {{0}};
+        mox_artifact_error err = {0};
         if (mox_abi_from_json(text, strlen(text), &abi, &err))
             fail_msg("case %zu accepted; expected \"%s\"", i, cases[i].message);
         assert_null(abi);

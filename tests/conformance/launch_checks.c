@@ -133,6 +133,18 @@ static void abi_count_and_types(void **state)
     expect_failed(mox_launch_generated(dev, &conf_module, fill, c, null_val, 3),
                   MOX_ERR_INVALID_ARGUMENT, "fill", "value or its type is NULL");
 
+    /* Out-of-range enum values are misuse, named as such. */
+    mox_arg bad_access[3] = {MOX_ARG_WRITE(f), MOX_ARG_VALUE(&value, &mox_type_f32),
+                             MOX_ARG_VALUE(&n, &mox_type_u32)};
+    bad_access[0].access = (mox_access)9;
+    expect_failed(mox_launch_generated(dev, &conf_module, fill, c, bad_access, 3),
+                  MOX_ERR_INVALID_ARGUMENT, "fill", "argument 'out': unknown access mode 9");
+    mox_arg bad_kind[3] = {MOX_ARG_WRITE(f), MOX_ARG_VALUE(&value, &mox_type_f32),
+                           MOX_ARG_VALUE(&n, &mox_type_u32)};
+    bad_kind[1].kind = (mox_arg_kind)7;
+    expect_failed(mox_launch_generated(dev, &conf_module, fill, c, bad_kind, 3),
+                  MOX_ERR_INVALID_ARGUMENT, "fill", "argument 'value': unknown argument kind 7");
+
     /* Atomic access where the kernel wants an atomic u32 buffer, but f32. */
     mox_arg atom[2] = {MOX_ARG_ATOMIC(f), MOX_ARG_VALUE(&n, &mox_type_u32)};
     expect_failed(mox_launch_generated(dev, &conf_module, kidx("count"), c, atom, 2),

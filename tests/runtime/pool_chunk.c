@@ -17,7 +17,8 @@
 
 static void chunks_follow_workers_and_work(void **state) {
     (void)state;
-    mox__pool *one = mox__pool_create(1), *four = mox__pool_create(4);
+    int rc;
+    mox__pool *one = mox__pool_create(1, &rc), *four = mox__pool_create(4, &rc);
     assert_non_null(one);
     assert_non_null(four);
     /* 16384 blocks of 256 threads: four claims per worker */
@@ -54,7 +55,8 @@ static void finish(mox__pool_job *job) { atomic_store(&((counted *)job)->finishe
 
 static void every_unit_runs_once(void **state) {
     (void)state;
-    mox__pool *pool = mox__pool_create(3);
+    int rc;
+    mox__pool *pool = mox__pool_create(3, &rc);
     assert_non_null(pool);
     static counted c;
     c.job.total = 5000;
@@ -72,7 +74,8 @@ static void every_unit_runs_once(void **state) {
 
 static void workers_are_cpu_threads(void **state) {
     (void)state;
-    mox__pool *three = mox__pool_create(3), *cores = mox__pool_create(0);
+    int rc;
+    mox__pool *three = mox__pool_create(3, &rc), *cores = mox__pool_create(0, &rc);
     assert_non_null(three);
     assert_non_null(cores);
     assert_int_equal(mox__pool_threads(three), 3);

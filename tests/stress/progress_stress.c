@@ -7,7 +7,9 @@
  * run (exit 1, with the counters) if no job finishes for 5 s: a lost
  * completion. The run ends at --ops constructed ops or after --seconds,
  * whichever comes first, and prints the op count, the jobs and the waker
- * calls per job.
+ * calls per job. Built as progress_stress_faults (STRESS_FAULTS, linked with
+ * libmox_testing) it also injects allocation failures (stress_faults.h)
+ * and, after them, checks that every kind of job works on every device.
  *
  * usage: progress_stress [--ops N] [--seconds S] [--threads T] [--seed X] */
 #include <errno.h>
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "stress_faults.h"
 #include "stress_jobs.h"
 
 enum { WINDOW = 24, SLOTS = WINDOW, DEVICES = 4, STALL_MS = 5000, MAX_THREADS = 16 };
@@ -256,23 +259,51 @@ static void worker_fini(worker *wk)
     pthread_mutex_destroy(&wk->f.m);
 }
 
+#if STRESS_FAULTS
+/* After injected failures: every kind of job works again on every device
+ * (no transient failure was kept, e.g. a module preparation). */
+static void verify_recovery(worker *wk)
+{
+    for (uint32_t d = 0; d < DEVICES; d++)
+        for (int kind = 0; kind < JOB_KINDS; kind++) {
+            stress_job *job = &wk->jobs[0];
+            stress_job_build(job, (stress_kind)kind, &devices[d], wk->slots[d][0], 5.0f);
+            drive_round(wk, BY_WAIT, d, 1);
+            stress_job_check(job);
+        }
+}
+#endif
+
 int main(int argc, char **argv)
 {
     parse_args(argc, argv);
     open_devices();
     static worker workers[MAX_THREADS];
     pthread_t threads[MAX_THREADS];
-    uint64_t start = now_ms();
-    for (uint32_t t = 0; t < nthreads; t++) {
+    for (uint32_t t = 0; t < nthreads; t++)
         worker_init(&workers[t], t);
+    uint64_t start = now_ms();
+#if STRESS_FAULTS
+    stress_faults_start(seed);
+#endif
+    for (uint32_t t = 0; t < nthreads; t++)
         if (pthread_create(&threads[t], NULL, worker_main, &workers[t]) != 0)
             stress_die("pthread_create failed");
-    }
     watch(start);
-    for (uint32_t t = 0; t < nthreads; t++) {
+    for (uint32_t t = 0; t < nthreads; t++)
         pthread_join(threads[t], NULL);
-        worker_fini(&workers[t]);
+#if STRESS_FAULTS
+    {
+        uint64_t injected = stress_faults_stop();
+        verify_recovery(&workers[0]);
+        printf("fault injection: %llu allocations failed, %llu stages ended out of memory (code "
+               "and message checked); afterwards every job kind succeeded on every device\n",
+               (unsigned long long)injected,
+               (unsigned long long)atomic_load(&stress_count.out_of_memory));
     }
+#endif
+    for (uint32_t t = 0; t < nthreads; t++)
+        worker_fini(&workers[t]);
     double secs = (double)(now_ms() - start) / 1000.0;
     uint64_t ops = atomic_load(&stress_count.ops), jobs = atomic_load(&stress_count.jobs);
     printf("progress stress: %llu ops in %llu jobs (%llu expected failures) on %u threads, %d devices "

@@ -8,8 +8,10 @@
 #include <string.h>
 
 #include "conf.h"
+#include "stress_faults.h"
 
 stress_counters stress_count;
+_Atomic bool stress_faults_active;
 
 enum { FAIL_CODE = 7 };
 
@@ -75,12 +77,35 @@ static mox_status map_to_value(void *ctx, const mox_result *in, void **value, vo
     return MOX_OK;
 }
 
+/* Under injected allocation failures (stress_faults.h) a job may end out
+ * of memory anywhere: accepted with its code and message, counted. */
+static bool out_of_memory(mox_status st, const char *message)
+{
+    if (!STRESS_FAULTS || !atomic_load(&stress_faults_active) || st != MOX_ERR_OUT_OF_MEMORY)
+        return false;
+    if (!message || !strstr(message, "out of memory"))
+        stress_die("out of memory without saying so: \"%s\"", message ? message : "(none)");
+    atomic_fetch_add_explicit(&stress_count.out_of_memory, 1, memory_order_relaxed);
+    return true;
+}
+
+/* A constructor that failed consumed nothing: `op` is dropped here. */
+static bool construction_failed(mox_status st, const char *what, mox_op *op)
+{
+    if (st == MOX_OK)
+        return false;
+    if (!out_of_memory(st, mox_error_last_message()))
+        stress_die("%s: %s", what, mox_error_last_message());
+    mox_op_drop(op);
+    return true;
+}
+
 static mox_op *then_or_die(mox_op *op, mox_then_fn fn, void *ctx)
 {
     mox_op *out = NULL;
     count_ops(1);
-    if (mox_op_then(op, fn, ctx, &out) != MOX_OK)
-        stress_die("mox_op_then: %s", mox_error_last_message());
+    if (construction_failed(mox_op_then(op, fn, ctx, &out), "mox_op_then", op))
+        return NULL;
     return out;
 }
 
@@ -105,11 +130,12 @@ void stress_job_build(stress_job *job, stress_kind kind, stress_device *sd, mox_
         count_ops(1);
         job->ops[0] = then_or_die(mox_sequence(dev, record_fill_step_step, job), readback_slot, slot);
         break;
-    case JOB_MAP:
+    case JOB_MAP: {
         count_ops(1);
-        if (mox_op_map(fill(slot, value), map_to_value, job, &job->ops[0]) != MOX_OK)
-            stress_die("mox_op_map: %s", mox_error_last_message());
+        mox_op *in = fill(slot, value);
+        construction_failed(mox_op_map(in, map_to_value, job, &job->ops[0]), "mox_op_map", in);
         break;
+    }
     case JOB_FAIL:
     case JOB_FAIL_CHAIN:
         count_ops(1);
@@ -117,15 +143,17 @@ void stress_job_build(stress_job *job, stress_kind kind, stress_device *sd, mox_
         if (kind == JOB_FAIL_CHAIN)
             job->ops[0] = then_or_die(job->ops[0], must_not_run, NULL);
         break;
-    case JOB_SHARE:
+    case JOB_SHARE: {
         count_ops(2);
-        if (mox_op_share(fill(slot, value), &job->ops[0]) != MOX_OK ||
-            mox_op_clone(job->ops[0], &job->ops[1]) != MOX_OK)
-            stress_die("mox_op_share/clone: %s", mox_error_last_message());
+        mox_op *in = fill(slot, value);
+        if (!construction_failed(mox_op_share(in, &job->ops[0]), "mox_op_share", in))
+            construction_failed(mox_op_clone(job->ops[0], &job->ops[1]), "mox_op_clone", NULL);
         break;
+    }
     case JOB_KINDS:
         break;
     }
+    job->built = job->ops[0] != NULL;
     if (kind == JOB_DROP_UNPOLLED) {
         mox_op_drop(job->ops[0]);
         job->ops[0] = NULL;
@@ -150,46 +178,52 @@ static void expect_bytes(const stress_job *job, const mox_result *r, float want)
                        (double)want);
 }
 
-static void expect_status(const stress_job *job, const mox_result *r, mox_status want)
+/* True when r has the wanted status; false when it ran out of memory under
+ * fault injection; dies otherwise. */
+static bool expect_status(const stress_job *job, const mox_result *r, mox_status want)
 {
-    if (mox_result_status(r) != want)
-        stress_die("job %d: %s (%s), want %s", (int)job->kind, mox_status_name(mox_result_status(r)),
+    mox_status st = mox_result_status(r);
+    if (st != want && out_of_memory(st, mox_error_message(mox_result_error(r))))
+        return false;
+    if (st != want)
+        stress_die("job %d: %s (%s), want %s", (int)job->kind, mox_status_name(st),
                    mox_error_message(mox_result_error(r)), mox_status_name(want));
+    return true;
 }
 
 void stress_job_check(stress_job *job)
 {
     const mox_result *r = job->ops[0] ? mox_op_result(job->ops[0]) : NULL;
-    switch (job->kind) {
+    stress_kind kind = job->built ? job->kind : JOB_KINDS; /* out of memory while building */
+    switch (kind) {
     case JOB_LAUNCH:
-        expect_status(job, r, MOX_OK);
-        if (mox_result_buffer(r, 0) != job->slot)
+        if (expect_status(job, r, MOX_OK) && mox_result_buffer(r, 0) != job->slot)
             stress_die("a launch did not yield its buffer back");
         break;
     case JOB_CHAIN_READBACK:
-        expect_status(job, r, MOX_OK);
-        expect_bytes(job, r, job->value);
+        if (expect_status(job, r, MOX_OK))
+            expect_bytes(job, r, job->value);
         break;
     case JOB_SEQUENCE:
-        expect_status(job, r, MOX_OK);
-        expect_bytes(job, r, (job->value * 2.0f + 1.0f) * 2.0f + 1.0f);
+        if (expect_status(job, r, MOX_OK))
+            expect_bytes(job, r, (job->value * 2.0f + 1.0f) * 2.0f + 1.0f);
         break;
     case JOB_MAP:
-        expect_status(job, r, MOX_OK);
-        if (mox_result_value(r) != job)
+        if (expect_status(job, r, MOX_OK) && mox_result_value(r) != job)
             stress_die("map: wrong value");
         break;
     case JOB_FAIL:
     case JOB_FAIL_CHAIN:
-        expect_status(job, r, MOX_ERR_KERNEL_FAILED);
+        if (!expect_status(job, r, MOX_ERR_KERNEL_FAILED))
+            break;
         if (mox_error_fail_code(mox_result_error(r)) != FAIL_CODE)
             stress_die("failing kernel: fail code %u", mox_error_fail_code(mox_result_error(r)));
         atomic_fetch_add_explicit(&stress_count.failures, 1, memory_order_relaxed);
         break;
     case JOB_SHARE:
-        expect_status(job, r, MOX_OK);
-        if (mox_op_result(job->ops[1]) != r)
+        if (job->ops[1] && mox_op_result(job->ops[1]) != r)
             stress_die("share: clones resolved to different results");
+        expect_status(job, r, MOX_OK);
         break;
     case JOB_DROP_UNPOLLED:
     case JOB_DROP_POLLED:

@@ -34,6 +34,7 @@ typedef struct stress_counters {
     _Atomic uint64_t jobs;     /* jobs finished (resolved and checked, or dropped) */
     _Atomic uint64_t wakes;    /* waker calls */
     _Atomic uint64_t failures; /* jobs that ended in an expected failure */
+    _Atomic uint64_t out_of_memory; /* stages that ended out of memory (stress_faults.h) */
 } stress_counters;
 
 extern stress_counters stress_count;
@@ -46,6 +47,7 @@ typedef struct stress_job {
     float value;
     mox_op *ops[2];
     bool done[2];
+    bool built;          /* ops[0] was made (construction may run out of memory) */
 } stress_job;
 
 /* Shared inputs of a device's jobs: a negative buffer for failing kernels. */

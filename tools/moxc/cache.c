@@ -28,7 +28,7 @@ static bool fail_why(char *why, size_t size, const char *text)
 bool moxc_cache_valid(const moxc_plan *plan, const char *dir, char *why, size_t why_size)
 {
     mox_manifest *m = NULL;
-    mox_artifact_error err = {{0}};
+    mox_artifact_error err = {0};
     if (!mox_manifest_load(dir, &m, &err))
         return fail_why(why, why_size, err.message);
     bool ok = false;

@@ -6,6 +6,7 @@
 #   MOXC_LIBCLANG_LIBRARIES     the libclang shared library
 set(MOXC_FRONT_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/front_util.c
+  ${CMAKE_CURRENT_LIST_DIR}/line_set.c
   ${CMAKE_CURRENT_LIST_DIR}/parse.c
   ${CMAKE_CURRENT_LIST_DIR}/parse_params.c
   ${CMAKE_CURRENT_LIST_DIR}/parse_record.c

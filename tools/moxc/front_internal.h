@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "front.h"
+#include "line_set.h"
 
 /* ---- growable arrays: `moxc__grow(&ptr, &cap, need, sizeof *ptr)` ---- */
 bool moxc__grow(void *ptr, size_t *cap, size_t need, size_t elem_size);
@@ -32,8 +33,7 @@ typedef struct moxc__front {
     const moxc_parse_options *opts;
     FILE *diag;
     unsigned errors;
-    char **printed; /* diagnostic lines already printed (no repeats) */
-    size_t printed_count, printed_cap;
+    moxc__line_set printed; /* diagnostic lines already printed (no repeats) */
     char *mox_include_real; /* realpath of opts->mox_include_dir, or NULL */
     char **source_real;     /* realpath of each source (NULL when missing) */
 

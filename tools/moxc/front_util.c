@@ -58,14 +58,9 @@ bool moxc__starts_with(const char *s, const char *prefix) {
 /* ---------------- diagnostics ---------------- */
 
 void moxc__print_line(moxc__front *f, const char *line) {
-    for (size_t i = 0; i < f->printed_count; i++)
-        if (strcmp(f->printed[i], line) == 0)
-            return;
-    char *copy = moxc__strdup(line);
-    if (copy && moxc__grow(&f->printed, &f->printed_cap, f->printed_count + 1, sizeof(char *)))
-        f->printed[f->printed_count++] = copy;
-    else
-        free(copy);
+    /* Out of memory (-1): the line still prints, it may then repeat. */
+    if (moxc__line_set_add(&f->printed, line) == 0)
+        return;
     if (f->diag)
         fprintf(f->diag, "%s\n", line);
 }

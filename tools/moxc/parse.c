@@ -238,9 +238,7 @@ static void free_front(moxc__front *f) {
         free(f->edits[i].offsets);
     }
     free(f->edits);
-    for (size_t i = 0; i < f->printed_count; i++)
-        free(f->printed[i]);
-    free(f->printed);
+    moxc__line_set_free(&f->printed);
     for (size_t i = 0; f->source_real && i < f->opts->source_count; i++)
         free(f->source_real[i]);
     free(f->source_real);

@@ -4,6 +4,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* vasprintf, realpath */
 #endif
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -396,6 +397,18 @@ static void parse_param(moxc__tu *t, CXCursor pc, mox_abi_kernel *k, mox_abi_par
     p->layout = element_layout(t, pointee, k, pname, type, loc, &info->c_spelling);
 }
 
+/* The ABI's one nesting limit, with the artifact layer's message, located
+ * at the parameter (the layout is built; its depth is checked once). */
+static void check_nesting(moxc__front *f, CXSourceLocation loc, const mox_abi_kernel *k,
+                          const mox_abi_param *p) {
+    char what[256];
+    mox_artifact_error err = {0};
+    snprintf(what, sizeof what, "kernel %s parameter %s%s", k->name, p->name,
+             p->kind == MOX_PARAM_BUFFER ? " element" : "");
+    if (p->layout && !mox_abi_layout_check_depth(p->layout, what, &err))
+        moxc__error_at(f, loc, "%s", err.message);
+}
+
 bool moxc__parse_kernel(moxc__tu *t, CXCursor fn, mox_abi_kernel *k, moxc_kernel_info *info) {
     moxc__front *f = t->front;
     unsigned before = f->errors;
@@ -458,6 +471,7 @@ bool moxc__parse_kernel(moxc__tu *t, CXCursor fn, mox_abi_kernel *k, moxc_kernel
             continue;
         }
         parse_param(t, pc, k, p, &info->params[i]);
+        check_nesting(f, moxc__cursor_loc(pc), k, p);
     }
     if (f->errors == before)
         check_param_space(t, fn, k);
