@@ -43,7 +43,7 @@ static char *artifact_of(const char *arg, FILE *diag)
 static mox_manifest *verified(const char *dir, const char *arg, FILE *diag)
 {
     mox_manifest *m = NULL;
-    mox_artifact_error err = {{0}};
+    mox_artifact_error err = {0};
     if (!mox_manifest_load(dir, &m, &err) || !mox_manifest_verify_all(m, dir, &err)) {
         fprintf(diag, "moxc: cannot deploy %s: %s is not a valid mox artifact: %s\n", arg, dir, err.message);
         mox_manifest_free(m);
@@ -102,7 +102,7 @@ static bool deploy_one(const char *arg, const char *dest, FILE *info, FILE *diag
     bool ok = false;
     if (target) {
         mox_manifest *there = NULL;
-        mox_artifact_error err = {{0}};
+        mox_artifact_error err = {0};
         if (mox_manifest_load(target, &there, &err) && strcmp(there->fingerprint, m->fingerprint) == 0 &&
             mox_manifest_verify_all(there, target, &err)) {
             fprintf(info, "Deployed mox artifact %s (already there)\n", target);
