@@ -12,7 +12,8 @@
  *     words are not reset until the copy ran.
  * A point with no launch yet (the owner holds it back) or of another
  * backend cannot be waited for on the device: its execution is held, with
- * everything later on this device, until host waiters see it reached (the
+ * everything later on this device (what was held back before it goes out:
+ * the point may wait for it), until host waiters see it reached (the
  * one host-decided order: rare, and copies between backends are staged
  * through the host anyway). A launch that waited for other devices'
  * points completes after them (the core reads their states), woken by
@@ -60,7 +61,7 @@ void mox__cuda_foreign_flush(mox__cuda_dev *dev, const mox__submission *pub)
         /* A request of the owner's launcher: run here when it is idle, else
          * by the thread launching there (then this point may still have no
          * launch when it is looked at, and the host waits instead). */
-        if (!mox__cuda_held(owner) && mox__cuda_pending_covers(owner, pt->sem->queue, pt->value)) {
+        if (!owner->hold && mox__cuda_pending_covers(owner, pt->sem->queue, pt->value)) {
             owner->flush_mask |= 1u << pt->sem->queue;
             mox__cuda_launcher_enter(owner);
         }
@@ -83,8 +84,11 @@ static void point_reached(void *ctx)
             free(me->fwaiters);
         me->fwaiters = NULL;
         me->blocked = false;
-        if (--dev->blocked == 0)
-            mox__cuda_release_held(dev);
+        dev->blocked--;
+        /* What waited behind it goes, up to the next blocked execution:
+         * also while others are blocked, since what it held back may be
+         * what their points wait for on the other device. */
+        mox__cuda_release_held(dev);
     }
     pthread_mutex_unlock(&dev->lock); /* `me` may be launched and gone from here */
     dev->api->cuCtxSetCurrent(prev);

@@ -189,6 +189,12 @@ static void process_execute(mox__cuda_dev *dev, mox__submission *pub)
     /* A point of another device that no device can wait for yet holds this
      * execution, and what follows it (cuda_foreign.c). */
     bool blocked = mox__cuda_foreign_block(dev, me);
+    /* Everything held back before it is older, so it may go now: it must,
+     * since the point this execution waits for may itself wait for it on
+     * the other device (a copy there of what this device wrote earlier),
+     * and from now on the device is held until that point is reached. */
+    if (blocked && !dev->hold)
+        flush_all_ordered(dev);
     mox__cuda_stream_state *ss = &dev->stream_state[stream];
     bool transfer = has_transfer(pub);
     /* Someone already blocks on it (the core's flush came first): it is not
@@ -233,7 +239,10 @@ void mox__cuda_launcher_enter(mox__cuda_dev *dev)
         if (dev->hold_asked || dev->release_asked) {
             dev->hold_asked = dev->release_asked = false;
             dev->hold = dev->hold_wanted;
-            if (!mox__cuda_held(dev))
+            /* Executions blocked on other devices' points stop it at the
+             * first of them: what is older goes (it may be what another
+             * device waits for before it can unblock them). */
+            if (!dev->hold)
                 flush_all_ordered(dev);
             continue;
         }
@@ -244,6 +253,11 @@ void mox__cuda_launcher_enter(mox__cuda_dev *dev)
                 dev->exec_tail = NULL;
             me->next_exec = NULL;
             process_execute(dev, me->pub);
+            continue;
+        }
+        if (dev->flush_mask && !dev->hold && dev->blocked) {
+            dev->flush_mask = 0; /* in serial order, up to the first blocked */
+            flush_all_ordered(dev);
             continue;
         }
         if (dev->flush_mask && !mox__cuda_held(dev)) {
