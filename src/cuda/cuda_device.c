@@ -208,6 +208,7 @@ void mox__cuda_dev_close(mox__cuda_dev *dev)
     if (dev->ctx)
         api->cuCtxSetCurrent(dev->ctx);
     mox__cuda_completion_stop(dev);
+    mox__cuda_trace_close(dev);
     mox__cuda_copy_unload(dev);
     mox__cuda_plans_destroy(dev);
     mox__cuda_stages_destroy(dev);

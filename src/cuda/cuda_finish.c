@@ -105,6 +105,9 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, 
             }
     }
 
+    if (g->trace_start) /* the states are final, the launch has finished */
+        mox__cuda_trace_finish(dev, g);
+
     pthread_mutex_lock(&dev->lock);
     /* States are final: other devices need neither its event nor its
      * status words any more (one that still waits to call

@@ -165,6 +165,7 @@ struct mox__cuda_group {
     uint32_t nsucc;
     mox__cuda_inst *inst;           /* NULL for transfer-only launches */
     CUevent event;
+    CUevent trace_start, trace_end; /* timing events around it while tracing (cuda_trace.c) */
     uint32_t stream;
     uint64_t first_value, last_value; /* the stream's semaphore values it signals */
     uint32_t count;                 /* dispatches */
@@ -274,6 +275,16 @@ void mox__cuda_flush_stream(mox__cuda_dev *dev, uint32_t stream);
  * is freed, or with `defer_free` left on dev->reap for the completion
  * thread, which may still hold it in a snapshot. */
 void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, bool defer_free);
+
+/* ---- device spans of the timeline trace (cuda_trace.c) ----
+ * begin/end bracket a launch on its stream (launcher, no lock, tracing
+ * on); finish writes the spans of a finished launch and frees its events
+ * (drop frees them without spans); close frees the device's epoch. */
+void mox__cuda_trace_begin(mox__cuda_dev *dev, mox__cuda_group *g, CUstream cs);
+void mox__cuda_trace_end(mox__cuda_dev *dev, mox__cuda_group *g, CUstream cs);
+void mox__cuda_trace_finish(mox__cuda_dev *dev, mox__cuda_group *g);
+void mox__cuda_trace_drop(mox__cuda_dev *dev, mox__cuda_group *g);
+void mox__cuda_trace_close(mox__cuda_dev *dev);
 /* A thread about to block on `pub`: completes it here if its launch holds
  * it alone, has no unfinished predecessor and has finished on the device
  * (one event query). True if it did. */
@@ -560,6 +571,8 @@ struct mox__cuda_dev {
 
     /* several devices (cuda_foreign.c, cuda_copy.c) */
     uint32_t blocked;                /* executions held for another device's point (dev->lock) */
+    CUevent trace_epoch;             /* the trace's reference event (cuda_trace.c; launcher) */
+    uint64_t trace_epoch_ns;         /* the trace clock when it completed */
     bool release_asked;              /* the last one was released: the launcher flushes */
     struct mox__cuda_sem *sems[MOX__CUDA_STREAMS]; /* its queues' semaphore states */
     CUmodule copy_module;            /* the gated copy kernel, loaded on first use (launcher) */

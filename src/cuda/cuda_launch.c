@@ -14,6 +14,8 @@
  */
 #include "cuda/cuda_internal.h"
 
+#include "core/trace.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,7 +311,11 @@ static mox_status launch_unlocked(mox__cuda_dev *dev, mox__cuda_group *g, build 
         st = mox__cuda_plan_acquire(dev, &b->desc, &g->inst);
     if (st != MOX_OK)
         return st;
+    if (mox__trace_on())
+        mox__cuda_trace_begin(dev, g, cs);
     st = mox__cuda_inst_launch(dev, g->inst, &b->desc, g, cs);
+    if (st == MOX_OK)
+        mox__cuda_trace_end(dev, g, cs);
     if (st == MOX_OK) {
         CUresult r = dev->api->cuEventRecord(g->event, cs);
         if (r != CUDA_SUCCESS)

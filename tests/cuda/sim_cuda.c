@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sim_driver.h"
 
@@ -184,8 +185,12 @@ void *sim_stream_main(void *arg)
         pthread_mutex_unlock(&g_lock);
         run_op(o);
         pthread_mutex_lock(&g_lock);
-        if (o->kind == OP_RECORD && !s->ctx->sticky && o->event->completed < o->gen)
+        if (o->kind == OP_RECORD && !s->ctx->sticky && o->event->completed < o->gen) {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
             o->event->completed = o->gen;
+            o->event->done_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        }
         if (o->kind == OP_GRAPH)
             sim_exec_done(o->exec);
         s->busy = false;

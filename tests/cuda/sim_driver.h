@@ -49,6 +49,7 @@ CUresult sim_copy_async(void *dst, const void *src, size_t n, CUstream s);
 struct CUevent_st {
     CUcontext ctx;                /* its context: a fault there releases its waiters */
     uint64_t recorded, completed; /* generations */
+    uint64_t done_ns;             /* CLOCK_MONOTONIC when the last record completed */
 };
 
 typedef enum op_kind {

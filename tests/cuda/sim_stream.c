@@ -139,10 +139,14 @@ CUresult cuEventSynchronize(CUevent e)
 EXPORT CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b);
 CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b)
 {
-    (void)a;
-    (void)b;
-    *ms = 0.0f;
-    return CUDA_SUCCESS;
+    /* Like the driver: both recorded and completed, else not ready. */
+    pthread_mutex_lock(&g_lock);
+    bool ready = a->recorded && b->recorded && a->completed >= a->recorded &&
+                 b->completed >= b->recorded;
+    double d = ready ? ((double)b->done_ns - (double)a->done_ns) / 1e6 : 0.0;
+    pthread_mutex_unlock(&g_lock);
+    *ms = (float)d;
+    return ready ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
 EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,

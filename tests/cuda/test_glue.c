@@ -9,6 +9,8 @@
 
 #include "test_glue.h"
 
+#include "core/error.h"
+
 struct mox_error {
     atomic_uint refs;
     mox_status code;
@@ -83,4 +85,22 @@ void mox__execution_complete(mox__submission *sub, mox_error *error)
            !atomic_compare_exchange_weak(&sub->signal.sem->value, &cur, sub->signal.value)) {
     }
     mox__test_complete_hook(sub, error);
+}
+
+/* The trace's API errors (src/core/trace.c, linked for the backend's trace
+ * hooks): the last message of this thread, as the core keeps it. */
+static _Thread_local char last_message[512];
+
+mox_status mox__raise(mox_status code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_message, sizeof last_message, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+const char *mox_error_last_message(void)
+{
+    return last_message;
 }
