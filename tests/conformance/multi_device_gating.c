@@ -268,6 +268,45 @@ static void concurrent_copies_both_ways(void **state)
     mox_device_release(b);
 }
 
+/* Waits for `op` for at most 10 s (a hang fails here, not at the ctest timeout). */
+static mox_status wait_within_10s(mox_op *op)
+{
+    for (int ms = 0; ms < 10000; ms++) {
+        if (mox_op_poll(op, (mox_waker){NULL, NULL}) == MOX_READY)
+            return mox_result_status(mox_op_result(op));
+        conf_nap(1);
+    }
+    fail_msg("no result after 10 s: the devices wait for each other");
+    return MOX_ERR_STATE;
+}
+
+/* Each device holds back what the other waits for: on d1 a step held back
+ * (d1 held), on d0 the copy back that waits for it, on d1 a copy that waits
+ * for that one. Releasing d1 must send the older step out although the
+ * later copy still waits, or neither device ever moves. */
+static void held_back_work_behind_a_blocked_copy(void **state)
+{
+    (void)state;
+    const uint32_t n = 256;
+    mox_buffer *p1 = conf_ramp(d1, n, 0.0f, 1.0f), *p0 = conf_zeros(d0, n), *q1 = conf_zeros(d1, n);
+    assert_int_equal(mox_module_prepare(d1, &conf_module), MOX_OK);
+    assert_int_equal(mox__testing_hold(d1, true), MOX_OK);
+    mox_op *step = md_submit(conf_step(d1, conf_cfg(n), p1, n));   /* held back on d1 */
+    mox_op *back = md_submit(mox_buffer_copy(p1, 0, p0, 0, n));    /* d0 waits for the step */
+    mox_op *again = md_submit(mox_buffer_copy(p0, 0, q1, 0, n));   /* d1 waits for the copy */
+    assert_int_equal(mox__testing_hold(d1, false), MOX_OK);
+    assert_int_equal(wait_within_10s(again), MOX_OK);
+    assert_int_equal(wait_within_10s(back), MOX_OK);
+    assert_int_equal(wait_within_10s(step), MOX_OK);
+    md_expect_ramp(q1, 0, n, 1.0f, 2.0f); /* x*2+1 of the ramp */
+    mox_op_drop(step);
+    mox_op_drop(back);
+    mox_op_drop(again);
+    mox_buffer_release(p1);
+    mox_buffer_release(p0);
+    mox_buffer_release(q1);
+}
+
 int main(void)
 {
     md_require_two_devices();
@@ -277,6 +316,7 @@ int main(void)
         cmocka_unit_test(finished_failure_does_not_gate),
         cmocka_unit_test(loss_of_one_device_does_not_hang_the_other),
         cmocka_unit_test(concurrent_copies_both_ways),
+        cmocka_unit_test(held_back_work_behind_a_blocked_copy),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
