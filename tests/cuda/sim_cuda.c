@@ -36,10 +36,29 @@ pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
 struct CUctx_st g_ctx[SIM_MAX_DEVICES] = {
     {.ordinal = 0}, {.ordinal = 1}, {.ordinal = 2}, {.ordinal = 3},
     {.ordinal = 4}, {.ordinal = 5}, {.ordinal = 6}, {.ordinal = 7}};
-/* Like the driver: most calls need a current context on the calling thread
- * (or its stream's worker); CUDA_ERROR_INVALID_CONTEXT otherwise. */
-_Thread_local CUcontext t_current;
-static _Thread_local CUcontext t_kernel_ctx; /* the stream a worker runs */
+static pthread_key_t g_slot_keys[2];
+static pthread_once_t g_slot_once = PTHREAD_ONCE_INIT;
+
+static void slot_keys_create(void)
+{
+    for (int i = 0; i < 2; i++)
+        if (pthread_key_create(&g_slot_keys[i], free) != 0)
+            abort();
+}
+
+CUcontext *sim_thread_slot(enum sim_slot which)
+{
+    pthread_once(&g_slot_once, slot_keys_create);
+    CUcontext *slot = pthread_getspecific(g_slot_keys[which]);
+    if (!slot) {
+        slot = calloc(1, sizeof *slot);
+        if (!slot || pthread_setspecific(g_slot_keys[which], slot) != 0)
+            abort(); /* a test driver: a few bytes */
+    }
+    return slot;
+}
+
+#define t_kernel_ctx (*sim_thread_slot(SIM_SLOT_KERNEL)) /* the stream a worker runs */
 
 int sim_device_count(void)
 {

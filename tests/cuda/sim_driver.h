@@ -31,8 +31,14 @@ extern pthread_mutex_t g_lock;
 extern pthread_cond_t g_cv;
 extern struct CUctx_st g_ctx[SIM_MAX_DEVICES];
 /* Like the driver: most calls need a current context on the calling thread
- * (or its stream's worker); CUDA_ERROR_INVALID_CONTEXT otherwise. */
-extern _Thread_local CUcontext t_current;
+ * (or its stream's worker); CUDA_ERROR_INVALID_CONTEXT otherwise. The
+ * per-thread slots live under pthread keys, not _Thread_local: this
+ * library is dlopen'ed, and LeakSanitizer's tracer crashed now and then
+ * ("Tracer caught signal 11") walking the dynamic TLS of such a library
+ * at exit. */
+enum sim_slot { SIM_SLOT_CURRENT, SIM_SLOT_KERNEL };
+CUcontext *sim_thread_slot(enum sim_slot which);
+#define t_current (*sim_thread_slot(SIM_SLOT_CURRENT))
 /* Devices simulated (MOX_SIM_DEVICES) and how they reach each other
  * (MOX_SIM_PEER=nvlink, the default, pcie or none). */
 int sim_device_count(void);
