@@ -354,24 +354,56 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsi
         *(uint32_t *)(void *)&(*(float *const *)params[2])[0] ^= 1u;
     return CUDA_SUCCESS;
 }
-/* Graph calls: present for the loader, never used by the quality suite. */
-API CUresult cuGraphCreate(CUgraph *g, unsigned int f) { (void)g; (void)f; return CUDA_ERROR_NOT_SUPPORTED; }
-API CUresult cuGraphDestroy(CUgraph g) { (void)g; return CUDA_SUCCESS; }
+/* Graphs: a chain of kernel launches, enough for the workloads suite's raw
+ * replayed graph (runner_workloads_rawgraph.c), whose nodes follow each
+ * other in order. Unlike CUDA, the fake keeps the caller's parameter array
+ * and reads it at each launch: the suite keeps it alive and unchanged. */
+struct CUgraph_st {
+    int count;
+    struct fake_node {
+        CUDA_KERNEL_NODE_PARAMS_v1 p;
+    } nodes[64];
+};
+API CUresult cuGraphCreate(CUgraph *g, unsigned int f)
+{
+    (void)f;
+    *g = calloc(1, sizeof **g);
+    return *g ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+API CUresult cuGraphDestroy(CUgraph g) { free(g); return CUDA_SUCCESS; }
 API CUresult cuGraphAddKernelNode(CUgraphNode *n, CUgraph g, const CUgraphNode *d, size_t nd,
                                   const CUDA_KERNEL_NODE_PARAMS_v1 *p)
 {
-    (void)n; (void)g; (void)d; (void)nd; (void)p;
-    return CUDA_ERROR_NOT_SUPPORTED;
+    (void)d;
+    if (g->count == 64 || nd > 1)
+        return CUDA_ERROR_NOT_SUPPORTED; /* a chain of up to 64 launches */
+    g->nodes[g->count].p = *p;
+    *n = (CUgraphNode)(uintptr_t)(g->count + 1);
+    g->count++;
+    return CUDA_SUCCESS;
 }
 API CUresult cuGraphInstantiateWithFlags(CUgraphExec *e, CUgraph g, unsigned long long f)
 {
-    (void)e; (void)g; (void)f;
-    return CUDA_ERROR_NOT_SUPPORTED;
+    (void)f;
+    *e = (CUgraphExec)g;
+    return CUDA_SUCCESS;
 }
 API CUresult cuGraphExecKernelNodeSetParams(CUgraphExec e, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS_v1 *p)
 {
     (void)e; (void)n; (void)p;
     return CUDA_ERROR_NOT_SUPPORTED;
 }
-API CUresult cuGraphLaunch(CUgraphExec e, CUstream s) { (void)e; (void)s; return CUDA_ERROR_NOT_SUPPORTED; }
+API CUresult cuGraphLaunch(CUgraphExec e, CUstream s)
+{
+    const struct CUgraph_st *g = (const struct CUgraph_st *)(void *)e;
+    for (int i = 0; i < g->count; i++) {
+        const CUDA_KERNEL_NODE_PARAMS_v1 *p = &g->nodes[i].p;
+        CUresult r = cuLaunchKernel(p->func, p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX,
+                                    p->blockDimY, p->blockDimZ, p->sharedMemBytes, s, p->kernelParams,
+                                    p->extra);
+        if (r != CUDA_SUCCESS)
+            return r;
+    }
+    return CUDA_SUCCESS;
+}
 API CUresult cuGraphExecDestroy(CUgraphExec e) { (void)e; return CUDA_SUCCESS; }

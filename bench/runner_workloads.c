@@ -58,7 +58,14 @@ typedef struct variant {
     raw_kind kind;
     bench_case *c;
     bool failed;
+    bool graph; /* raw-gen replayed as one CUDA graph per run */
 } variant;
+
+/* `runs` raw runs of v, then a spin wait. */
+static bool raw_variant_runs(wl_run *w, const variant *v, uint32_t runs)
+{
+    return v->graph ? raw_graph_runs(&w->ri, runs) : raw_runs(&w->ri, v->kind, runs);
+}
 
 static bool sample_once(wl_run *w, const variant *v, int mode, double *us, char *err, size_t err_len)
 {
@@ -68,7 +75,7 @@ static bool sample_once(wl_run *w, const variant *v, int mode, double *us, char 
     for (uint32_t i = 0; ok && i < n; i++) {
         if (v->mox)
             ok = wl_mox_runs(&w->m, mode == MODE_SINGLE ? 1 : w->s->runs, mode == MODE_OPS, err, err_len);
-        else if (!(ok = raw_runs(&w->ri, v->kind, mode == MODE_SINGLE ? 1 : w->s->runs)))
+        else if (!(ok = raw_variant_runs(w, v, mode == MODE_SINGLE ? 1 : w->s->runs)))
             snprintf(err, err_len, "%.400s", w->s->rc.err);
     }
     *us = (double)(bench_now_ns() - t0) / 1e3 / n;
@@ -105,7 +112,7 @@ static bool verify_variant(wl_run *w, const variant *v, int mode, char *why, siz
     bool ok;
     if (v->mox)
         ok = wl_mox_state_after(&w->m, w->s->runs, mode == MODE_OPS, false, outputs, why, why_len);
-    else if (!(ok = raw_reset(&w->ri, v->kind) && raw_runs(&w->ri, v->kind, w->s->runs) &&
+    else if (!(ok = raw_reset(&w->ri, v->kind) && raw_variant_runs(w, v, w->s->runs) &&
                     raw_read(&w->ri, v->kind, outputs)))
         snprintf(why, why_len, "%.400s", w->s->rc.err);
     ok = ok && same_as_stepped(w, outputs, why, why_len);
@@ -123,6 +130,7 @@ static void describe(wl_run *w, const variant *v, int mode)
     snprintf(what, sizeof what, how, mode == MODE_SINGLE ? w->s->reps : w->s->runs);
     snprintf(c->note, sizeof c->note, "%s; %s", what,
              v->mox               ? "through mox"
+             : v->graph           ? "generated kernels, one raw graph per run, replayed"
              : v->kind == RAW_GEN ? "generated kernels, one raw stream"
                                   : "original kernels, one raw stream");
     snprintf(c->params, sizeof c->params, "%.80s", w->in.params);
@@ -141,14 +149,17 @@ static void run_mode(wl_run *w, int mode)
     snprintf(name, sizeof name, "%.38s.%s", w->in.workload->name, mode_names[mode]);
     if (!bench_wants(r, "workloads", name))
         return;
-    variant vs[1 + RAW_FAST];
+    variant vs[2 + RAW_FAST];
     size_t nv = 0;
-    vs[nv++] = (variant){true, RAW_GEN, NULL, false};
+    vs[nv++] = (variant){true, RAW_GEN, NULL, false, false};
     for (int k = RAW_GEN; w->raw && k <= RAW_ORIG; k++)
         if (raw_has(&w->ri, (raw_kind)k))
-            vs[nv++] = (variant){false, (raw_kind)k, NULL, false};
+            vs[nv++] = (variant){false, (raw_kind)k, NULL, false, false};
+    if (w->raw && raw_has(&w->ri, RAW_GEN) && mode != MODE_OPS)
+        vs[nv++] = (variant){false, RAW_GEN, NULL, false, true};
     for (size_t i = 0; i < nv; i++) {
-        vs[i].c = bench_case_add(r, "workloads", name, vs[i].mox ? "mox" : raw_kind_names[vs[i].kind], "us");
+        const char *vname = vs[i].mox ? "mox" : vs[i].graph ? "raw-gen-graph" : raw_kind_names[vs[i].kind];
+        vs[i].c = bench_case_add(r, "workloads", name, vname, "us");
         describe(w, &vs[i], mode);
     }
     char err[512];

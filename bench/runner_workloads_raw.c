@@ -251,6 +251,7 @@ void raw_instance_close(raw_instance *ri)
     const mox__cuda_api *cu = ri->rc->cu;
     cu->cuCtxSetCurrent(ri->rc->ctx);
     cu->cuStreamSynchronize(ri->rc->stream);
+    raw_graph_close(ri);
     for (int k = 0; k < RAW_KINDS; k++) {
         free(ri->launches[k]);
         if (ri->module[k])

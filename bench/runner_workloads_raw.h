@@ -46,6 +46,8 @@ typedef struct raw_instance {
     raw_launch *launches[RAW_KINDS];
     size_t count[RAW_KINDS];
     char missing[RAW_KINDS][256]; /* why a kind is unavailable */
+    CUgraph graph;                /* raw_graph_runs: one run of RAW_GEN, built on first use */
+    CUgraphExec graph_exec;
 } raw_instance;
 
 /* Opens the driver, the primary context, a stream, events and the spin
@@ -67,6 +69,11 @@ bool raw_has(const raw_instance *ri, raw_kind kind);
 bool raw_reset(raw_instance *ri, raw_kind kind);
 /* Enqueues `runs` runs, records an event and spins until it completes. */
 bool raw_runs(raw_instance *ri, raw_kind kind, uint32_t runs);
+/* Replays one run of the generated kernels as a CUDA graph (each launch
+ * after the one before) `runs` times, then spins until done
+ * (runner_workloads_rawgraph.c); raw_graph_close frees the graph. */
+bool raw_graph_runs(raw_instance *ri, uint32_t runs);
+void raw_graph_close(raw_instance *ri);
 /* GPU time (events) of one run queued behind a spin kernel, in us. */
 bool raw_kernel_time(raw_instance *ri, raw_kind kind, double *us);
 /* Host copies of the outputs of kind's plan (free with wl_outputs_free). */

@@ -23,21 +23,21 @@ static _Thread_local bool on_runtime_thread;
 
 void mox__thread_mark_runtime(void) { on_runtime_thread = true; }
 
-static mox_status parse_delay_env(uint32_t *out)
+/* A whole number in `name` (unset or empty: `fallback`), at most `max`. */
+static mox_status parse_uint_env(const char *name, const char *unit, unsigned long max,
+                                 uint32_t fallback, uint32_t *out)
 {
-    const char *v = getenv("MOX_DEBUG_PREPARE_DELAY_MS");
-    *out = 0;
+    const char *v = getenv(name);
+    *out = fallback;
     if (!v || !*v)
         return MOX_OK;
     char *end = NULL;
     errno = 0;
-    unsigned long ms = strtoul(v, &end, 10);
-    if (errno || *end || v[0] == '-' || ms > 600000)
-        return mox__raise(MOX_ERR_CONFIG,
-                         "MOX_DEBUG_PREPARE_DELAY_MS must be a number of milliseconds "
-                         "(0 to 600000), not '%s'",
-                         v);
-    *out = (uint32_t)ms;
+    unsigned long n = strtoul(v, &end, 10);
+    if (errno || *end || v[0] == '-' || n > max)
+        return mox__raise(MOX_ERR_CONFIG, "%s must be a number of %s (0 to %lu), not '%s'", name,
+                          unit, max, v);
+    *out = (uint32_t)n;
     return MOX_OK;
 }
 
@@ -125,8 +125,12 @@ mox_status mox_device_open_with(const mox_device_options *options, mox_device **
     char uuid[37];
     if ((st = mox__selection_config(&opts, &cfg, uuid)) != MOX_OK)
         return st;
-    uint32_t delay;
-    if ((st = parse_delay_env(&delay)) != MOX_OK)
+    uint32_t delay, spin_us;
+    if ((st = parse_uint_env("MOX_DEBUG_PREPARE_DELAY_MS", "milliseconds", 600000, 0, &delay)) !=
+        MOX_OK)
+        return st;
+    if ((st = parse_uint_env("MOX_WAIT_SPIN_US", "microseconds", 60000000, MOX__WAIT_SPIN_US,
+                             &spin_us)) != MOX_OK)
         return st;
     if ((st = mox__trace_env_start()) != MOX_OK)
         return st;
@@ -142,6 +146,7 @@ mox_status mox_device_open_with(const mox_device_options *options, mox_device **
     dev->id = atomic_fetch_add(&next_context_id, 1);
     dev->capacity = opts.command_capacity ? opts.command_capacity : 64;
     dev->prepare_delay_ms = delay;
+    dev->wait_spin_ns = 1000ull * spin_us;
     atomic_init(&dev->health, MOX_OK);
     atomic_init(&dev->submissions, 0);
     atomic_init(&dev->event_fd, -1); /* created on first request */

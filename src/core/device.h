@@ -17,6 +17,12 @@
 
 typedef struct mox__modinfo mox__modinfo;
 
+/* mox_op_wait watches a batch on a device whose backend can complete it
+ * inline (CUDA) for up to this long before it sleeps: like the CUDA
+ * runtime's default spin wait, the waiter sees the end itself instead of
+ * waiting for two thread wake-ups (docs/async.md "How mox_op_wait waits"). */
+#define MOX__WAIT_SPIN_US 5000u
+
 /* Module preparation state per (device, module). */
 enum { MOX__MOD_NONE = 0, MOX__MOD_QUEUED = 1, MOX__MOD_READY = 2, MOX__MOD_FAILED = 3 };
 
@@ -74,6 +80,9 @@ struct mox_device {
     mox__devmod *queue_head, *queue_tail;
     bool worker_stop;
     uint32_t prepare_delay_ms; /* MOX_DEBUG_PREPARE_DELAY_MS */
+    /* How long mox_op_wait watches a device batch before it sleeps
+     * (MOX_WAIT_SPIN_US, default MOX__WAIT_SPIN_US; docs/async.md). */
+    uint64_t wait_spin_ns;
 };
 
 mox_device *mox__device_ref(mox_device *device);

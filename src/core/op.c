@@ -319,34 +319,51 @@ static bool pending_submission(mox_op *op, pending_batch *out)
 }
 
 /* Before blocking: if the backend holds the awaited batch back to merge
- * it, it goes out now, so it never waits for a backend thread to start.
- * Then, for a short while, the waiting thread offers itself to complete
- * the batch the moment the device is done (complete_inline), instead of
- * waiting for a backend thread to notice and hand the result over.
- * Returns true when it completed it. */
-static bool help_batch(mox__sub *sub, mox__backend *be, mox__parker *parker)
+ * it, it goes out now, so it never waits for a backend thread to start it.
+ * Then, for up to the device's wait_spin_ns (MOX_WAIT_SPIN_US), the
+ * waiting thread offers itself to complete the batch the moment the device
+ * is done (complete_inline), instead of waiting for a backend thread to
+ * notice and hand the result over - two thread wake-ups, 20-100 us on a
+ * virtual machine. When the backend cannot take the thread (the batch is
+ * not out yet, or its launch also carries other batches), it watches for
+ * the hand-over instead and offers again every few microseconds. Returns
+ * true when it completed the batch. */
+typedef struct help_ctx {
+    mox__sub *sub;
+    mox__parker *parker;
+} help_ctx;
+
+static bool help_should_stop(void *p)
 {
-    enum { HELP_NS = 20000, PACE_NS = 1000 };
+    help_ctx *h = p;
+    return mox__parker_notified(h->parker) ||
+           atomic_load_explicit(&h->sub->done, memory_order_acquire);
+}
+
+static bool help_batch(mox__sub *sub, mox_device *dev, mox__parker *parker)
+{
+    enum { RETRY_NS = 2000 };
+    mox__backend *be = dev->backend;
     if (atomic_load_explicit(&sub->done, memory_order_acquire))
         return false;
     if (be->vt->flush) {
         atomic_store_explicit(&sub->pub.awaited, true, memory_order_release);
         be->vt->flush(be, &sub->pub);
     }
-    if (!be->vt->complete_inline)
+    if (!be->vt->complete_inline || dev->wait_spin_ns == 0)
         return false;
-    /* One attempt per microsecond, like the completion thread's pace: each
-     * is an event query, which takes driver locks. */
-    for (uint64_t start = mox__now_ns(), next = start;;) {
+    help_ctx h = {sub, parker};
+    mox__inline_wait w = {mox__now_ns() + dev->wait_spin_ns, help_should_stop, &h};
+    for (uint64_t next = 0;;) {
         uint64_t t = mox__now_ns();
-        if (t - start >= HELP_NS)
+        if (t >= w.until_ns)
             return false;
         if (t >= next) {
-            if (be->vt->complete_inline(be, &sub->pub))
+            if (be->vt->complete_inline(be, &sub->pub, &w))
                 return true;
-            next = t + PACE_NS;
+            next = mox__now_ns() + RETRY_NS;
         }
-        if (mox__parker_notified(parker) || atomic_load_explicit(&sub->done, memory_order_acquire))
+        if (help_should_stop(&h))
             return false;
         for (int i = 0; i < 16; i++)
             mox__cpu_relax();
@@ -358,7 +375,7 @@ static bool help_before_blocking(mox_op *op, mox__parker *parker)
     pending_batch pb;
     if (!pending_submission(op, &pb))
         return false;
-    bool completed = help_batch(pb.sub, pb.device->backend, parker);
+    bool completed = help_batch(pb.sub, pb.device, parker);
     mox__sub_unref(pb.sub);
     mox__device_unref(pb.device);
     return completed;

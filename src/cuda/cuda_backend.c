@@ -71,9 +71,9 @@ static void be_flush(mox__backend *b, mox__submission *sub)
     mox__cuda_flush(dev_of(b), sub);
 }
 
-static bool be_complete_inline(mox__backend *b, mox__submission *sub)
+static bool be_complete_inline(mox__backend *b, mox__submission *sub, const mox__inline_wait *wait)
 {
-    return mox__cuda_complete_inline(dev_of(b), sub);
+    return mox__cuda_complete_inline(dev_of(b), sub, wait);
 }
 
 static void be_set_hold(mox__backend *b, bool hold)

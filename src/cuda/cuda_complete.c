@@ -75,7 +75,27 @@ static void unlink_group(mox__cuda_dev *dev, mox__cuda_group *g)
     dev->inflight--;
 }
 
-bool mox__cuda_complete_inline(mox__cuda_dev *dev, mox__submission *pub)
+/* Gives a group a waiting thread watched back to the completion thread. */
+static void unclaim(mox__cuda_dev *dev, mox__cuda_group *g)
+{
+    pthread_mutex_lock(&dev->lock);
+    g->claimed = false;
+    if (dev->waiting)
+        pthread_cond_signal(&dev->work_cv);
+    pthread_mutex_unlock(&dev->lock);
+}
+
+/* Query pace of a watching user thread: tight at first (a raw spin wait
+ * queries back to back; most launches end within tens of microseconds),
+ * then coarser, so a long wait costs fewer driver calls and adds at most
+ * a few percent of its length. */
+static uint64_t watch_pace_ns(uint64_t waited_ns)
+{
+    return waited_ns < 20000u ? 200u : waited_ns < 200000u ? 1000u : 4000u;
+}
+
+bool mox__cuda_complete_inline(mox__cuda_dev *dev, mox__submission *pub,
+                               const mox__inline_wait *wait)
 {
     pthread_mutex_lock(&dev->lock);
     mox__cuda_group *g = mox__cuda_sub_of(pub)->group;
@@ -91,19 +111,40 @@ bool mox__cuda_complete_inline(mox__cuda_dev *dev, mox__submission *pub)
     /* The waiting thread is the user's: the context may not be current on
      * it, and finishing reads the status words (cuMemcpyDtoH needs it).
      * If it cannot be made current, the completion thread finishes. */
-    CUresult r = mox__cuda_dev_enter(dev) == MOX_OK ? dev->api->cuEventQuery(g->event)
-                                                     : CUDA_ERROR_NOT_READY;
-    pthread_mutex_lock(&dev->lock);
-    if (r == CUDA_ERROR_NOT_READY) {
-        g->claimed = false;
-        pthread_mutex_unlock(&dev->lock);
+    if (mox__cuda_dev_enter(dev) != MOX_OK) {
+        unclaim(dev, g);
         return false;
     }
+    CUresult r;
+    for (uint64_t start = now_ns();;) {
+        r = dev->api->cuEventQuery(g->event);
+        if (r != CUDA_ERROR_NOT_READY)
+            break;
+        uint64_t t = now_ns();
+        if (t >= wait->until_ns || wait->stop(wait->ctx)) {
+            unclaim(dev, g);
+            return false;
+        }
+        for (uint64_t until = t + watch_pace_ns(t - start); now_ns() < until;)
+            cpu_relax();
+    }
+    pthread_mutex_lock(&dev->lock);
     unlink_group(dev, g);
     pthread_mutex_unlock(&dev->lock);
+    atomic_fetch_add(&dev->stats.inline_completions, 1);
     /* The completion thread may hold g in its snapshot: it is freed there. */
     mox__cuda_group_finish(dev, g, r, true);
     return true;
+}
+
+/* Whether something in flight is not watched by a waiting thread;
+ * dev->lock held. */
+static bool any_unwatched(const mox__cuda_dev *dev)
+{
+    for (const mox__cuda_group *g = dev->inflight_head; g; g = g->next)
+        if (!g->claimed)
+            return true;
+    return false;
 }
 
 static void *completion_main(void *arg)
@@ -115,6 +156,7 @@ static void *completion_main(void *arg)
     mox__cuda_group *snap[SNAPSHOT];
     CUresult res[SNAPSHOT];
     uint32_t npreds[SNAPSHOT];
+    bool watched[SNAPSHOT];
     uint64_t spin_start = now_ns();
     uint32_t backoff_us = 20;
     uint64_t idle_spin_ns = 1000ull * (dev->spin_us < IDLE_SPIN_US ? dev->spin_us : IDLE_SPIN_US);
@@ -152,11 +194,16 @@ static void *completion_main(void *arg)
          * pointers stay valid after the lock is dropped; whether a group is
          * still to be finished is decided under the lock. */
         mox__cuda_groups_reap(dev);
-        uint32_t n = 0;
+        uint32_t n = 0, unwatched = 0;
         bool one_stream = true;
         for (mox__cuda_group *g = dev->inflight_head; g && n < SNAPSHOT; g = g->next) {
-            /* Waiting for another device's point counts as a predecessor. */
+            /* Waiting for another device's point counts as a predecessor.
+             * A group a waiting user thread watches is its to complete
+             * (mox__cuda_complete_inline): not queried here, so the two
+             * threads do not contend for the driver's locks. */
             npreds[n] = g->npred + !mox__cuda_foreign_ready(g);
+            watched[n] = g->claimed;
+            unwatched += !g->claimed;
             snap[n++] = g;
             if (g->stream != dev->inflight_head->stream)
                 one_stream = false;
@@ -177,7 +224,7 @@ static void *completion_main(void *arg)
                 npred = snap[i]->npred + !mox__cuda_foreign_ready(snap[i]);
                 pthread_mutex_unlock(&dev->lock);
             }
-            if (npred)
+            if (npred || watched[i])
                 continue;
             res[i] = snap[i]->launched ? api->cuEventQuery(snap[i]->event) : CUDA_SUCCESS;
             if (res[i] == CUDA_ERROR_NOT_READY)
@@ -196,14 +243,14 @@ static void *completion_main(void *arg)
         if (finished) {
             spin_start = now_ns();
             backoff_us = 20;
-        } else if (now_ns() - spin_start < (uint64_t)dev->spin_us * 1000u) {
+        } else if (unwatched && now_ns() - spin_start < (uint64_t)dev->spin_us * 1000u) {
             /* At most one query round per poll_ns (default 1 us): each
              * query takes driver locks that the submitting threads need
              * too; a shorter pace answers a lone waiter sooner. */
             uint64_t until = now_ns() + dev->poll_ns;
             while (now_ns() < until)
                 cpu_relax();
-        } else if (one_stream && snap[0]->launched && npreds[0] == 0) {
+        } else if (unwatched && one_stream && snap[0]->launched && npreds[0] == 0 && !watched[0]) {
             /* Errors come back from the query that follows. */
             api->cuEventSynchronize(snap[0]->event);
             spin_start = now_ns();
@@ -211,8 +258,12 @@ static void *completion_main(void *arg)
         }
 
         pthread_mutex_lock(&dev->lock);
+        /* Everything in flight watched by waiting threads: sleep until
+         * one gives its group back (unclaim signals) or new work comes. */
+        if (!unwatched && any_unwatched(dev))
+            unwatched = 1; /* given back since the snapshot: query it now */
         if (!finished && !slept && dev->inflight_head &&
-            now_ns() - spin_start >= (uint64_t)dev->spin_us * 1000u) {
+            (!unwatched || now_ns() - spin_start >= (uint64_t)dev->spin_us * 1000u)) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)backoff_us * 1000u;

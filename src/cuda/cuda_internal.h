@@ -285,10 +285,13 @@ void mox__cuda_trace_end(mox__cuda_dev *dev, mox__cuda_group *g, CUstream cs);
 void mox__cuda_trace_finish(mox__cuda_dev *dev, mox__cuda_group *g);
 void mox__cuda_trace_drop(mox__cuda_dev *dev, mox__cuda_group *g);
 void mox__cuda_trace_close(mox__cuda_dev *dev);
-/* A thread about to block on `pub`: completes it here if its launch holds
- * it alone, has no unfinished predecessor and has finished on the device
- * (one event query). True if it did. */
-bool mox__cuda_complete_inline(mox__cuda_dev *dev, mox__submission *pub);
+/* A thread about to block on `pub`: if its launch holds it alone and has
+ * no unfinished predecessor, watches the launch's event (the completion
+ * thread leaves it alone meanwhile) until it finished on the device - then
+ * completes it here and returns true - or until wait's time is up or its
+ * stop says so. */
+bool mox__cuda_complete_inline(mox__cuda_dev *dev, mox__submission *pub,
+                               const mox__inline_wait *wait);
 /* Frees the groups waiting threads completed. Caller holds dev->lock and
  * holds no snapshot of the in-flight list. */
 void mox__cuda_groups_reap(mox__cuda_dev *dev);
@@ -480,6 +483,7 @@ typedef struct mox__cuda_stats {
     atomic_ullong status_reads;    /* completions that read status words */
     atomic_ullong live_gates;      /* gates read from the slots of running launches */
     atomic_ullong gate_deps;       /* dependency words launched gates read */
+    atomic_ullong inline_completions; /* launches a waiting user thread completed */
 } mox__cuda_stats;
 
 typedef enum mox__cuda_launch_mode {

@@ -325,6 +325,13 @@ enum {
     MOX__PEER_NVLINK = 4
 };
 
+/* What the core lends a backend in complete_inline. */
+typedef struct mox__inline_wait {
+    uint64_t until_ns;       /* give the thread back by then */
+    bool (*stop)(void *ctx); /* true: give it back now */
+    void *ctx;
+} mox__inline_wait;
+
 /* Every function returning mox_error * returns NULL on success, else the
  * error (code + message + cause), which the caller takes over. */
 typedef struct mox__backend_vtable {
@@ -361,13 +368,18 @@ typedef struct mox__backend_vtable {
      * it now, so nothing waited for waits for a backend thread to start it.
      * NULL if the backend holds nothing back. */
     void (*flush)(mox__backend *backend, mox__submission *sub);
-    /* The core is about to block on `sub` (after flush): if the backend can
-     * tell cheaply that `sub` finished on the device, and completing it
+    /* The core is about to block on `sub` (after flush) and lends the
+     * calling thread until wait->until_ns (mox__now_ns clock) or until
+     * wait->stop(wait->ctx) says to give it back. If completing `sub`
      * calls no other op's waker and nothing earlier holds its completion
-     * back, it completes it on this thread (mox__execution_complete is
-     * called from inside) and returns true - the waiting thread then needs
-     * no hand-off from a backend thread. Else false. NULL if unsupported. */
-    bool (*complete_inline)(mox__backend *backend, mox__submission *sub);
+     * back, the backend may watch the device on this thread and, once
+     * `sub` finished there, complete it here (mox__execution_complete is
+     * called from inside) and return true - the waiting thread then needs
+     * no hand-off from a backend thread. While it watches, its own threads
+     * leave `sub` alone. Returns false at once when it cannot, or when the
+     * time is up or stop said so. NULL if unsupported. */
+    bool (*complete_inline)(mox__backend *backend, mox__submission *sub,
+                            const mox__inline_wait *wait);
     /* Testing hook (src/core/testing.h): while held, executed work does not
      * start; releasing starts it. NULL if unsupported. */
     void (*set_hold)(mox__backend *backend, bool hold);

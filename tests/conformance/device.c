@@ -96,6 +96,38 @@ static void bad_debug_delay_is_config_error(void **state)
     assert_non_null(strstr(mox_error_last_message(), "MOX_DEBUG_PREPARE_DELAY_MS"));
 }
 
+static void bad_wait_spin_is_config_error(void **state)
+{
+    (void)state;
+    mox_device *d = NULL;
+    assert_int_equal(open_with_env("MOX_WAIT_SPIN_US", "-5", &d), MOX_ERR_CONFIG);
+    assert_non_null(strstr(mox_error_last_message(), "MOX_WAIT_SPIN_US"));
+    assert_int_equal(open_with_env("MOX_WAIT_SPIN_US", "60000001", &d), MOX_ERR_CONFIG);
+    assert_null(d);
+}
+
+/* A2 whatever the waiting thread does before it sleeps: never watching
+ * (0), the default, and watching for up to a minute. */
+static void waits_resolve_with_any_spin_setting(void **state)
+{
+    (void)state;
+    const char *settings[] = {"0", "", "60000000"};
+    for (size_t k = 0; k < sizeof settings / sizeof *settings; k++) {
+        setenv("MOX_WAIT_SPIN_US", settings[k], 1);
+        mox_device *d = conf_open();
+        unsetenv("MOX_WAIT_SPIN_US");
+        mox_buffer *b = conf_zeros(d, 64);
+        for (int i = 0; i < 20; i++) {
+            mox_op *op = conf_fill(d, conf_cfg(64), b, (float)i, 64);
+            assert_int_equal(mox_op_wait(op), MOX_OK);
+            mox_op_drop(op);
+            assert_true(conf_read1(b, 63) == (float)i);
+        }
+        mox_buffer_release(b);
+        mox_device_release(d);
+    }
+}
+
 static void limits_and_name(void **state)
 {
     (void)state;
@@ -198,6 +230,8 @@ int main(void)
         cmocka_unit_test(forced_cpu_and_empty_means_auto),
         cmocka_unit_test(explicit_option_overrides_environment),
         cmocka_unit_test(bad_debug_delay_is_config_error),
+        cmocka_unit_test(bad_wait_spin_is_config_error),
+        cmocka_unit_test(waits_resolve_with_any_spin_setting),
         cmocka_unit_test(limits_and_name),
         cmocka_unit_test(retain_shares_the_context),
         cmocka_unit_test(two_opens_are_separate_contexts),

@@ -1,0 +1,163 @@
+/* tests/cuda/test_cuda_wait.c - a waiting thread watching its launch
+ * (complete_inline, through the backend's vtable): it completes a launch
+ * it watched on its own thread, and the completion thread then leaves it
+ * alone; one it gives back (time up, or its stop says so) is completed by
+ * the completion thread; one it cannot take (not launched yet, or shared
+ * with other submissions) is refused at once. Exits 77 without a GPU. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "cuda_fixture.h"
+
+static fx F;
+static CUdeviceptr flags;
+
+static int setup(void **state)
+{
+    (void)state;
+    fx_open(&F);
+    flags = fx_alloc(&F, 64 * 4);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    fx_free(&F, flags);
+    fx_close(&F);
+    return 0;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static unsigned long long inline_count(void)
+{
+    return atomic_load(&F.dev->stats.inline_completions);
+}
+
+/* One dispatch that runs for about `ms` milliseconds (sets flags[slot]). */
+static void spin_sub(fx_sub *s, uint32_t slot, uint32_t ms)
+{
+    fx_sub_init(s);
+    fx_kernel(s, &F, FX_SPIN, 1, 32);
+    fx_ptr(s, flags);
+    fx_u32(s, slot);
+    fx_u32(s, ms * 2000000u); /* clock cycles at about 2 GHz */
+}
+
+static bool never(void *ctx)
+{
+    (void)ctx;
+    return false;
+}
+
+/* Stops after `*left` calls. */
+static bool after_calls(void *ctx)
+{
+    int *left = ctx;
+    return --*left <= 0;
+}
+
+static bool watch(fx_sub *s, uint64_t for_ns, bool (*stop)(void *), void *ctx)
+{
+    mox__inline_wait w = {now_ns() + for_ns, stop, ctx};
+    return F.backend->vt->complete_inline(F.backend, &s->pub, &w);
+}
+
+static void a_watched_launch_completes_on_the_waiting_thread(void **state)
+{
+    (void)state;
+    unsigned long long before = inline_count();
+    fx_sub s;
+    spin_sub(&s, 0, 100);
+    fx_submit(&F, &s);
+    /* An idle stream launches at once: the launch is this thread's to watch. */
+    assert_true(watch(&s, 10000000000ull, never, NULL));
+    /* Completed from inside the call, on this thread. */
+    assert_true(s.done);
+    assert_int_equal(s.status, MOX_OK);
+    assert_int_equal(fx_state(&s, 0), MOX_DISPATCH_OK);
+    assert_int_equal(inline_count(), before + 1);
+    float got;
+    fx_get(&F, &got, flags, sizeof got);
+    assert_true(got == 1.0f);
+}
+
+static void a_watch_given_back_is_completed_by_the_backend(void **state)
+{
+    (void)state;
+    unsigned long long before = inline_count();
+    fx_sub s;
+    spin_sub(&s, 1, 200);
+    fx_submit(&F, &s);
+    int left = 50;
+    assert_false(watch(&s, 10000000000ull, after_calls, &left)); /* stop said so */
+    assert_false(s.done);
+    fx_wait(&s); /* the completion thread takes it back: no hang */
+    assert_int_equal(s.status, MOX_OK);
+    assert_int_equal(fx_state(&s, 0), MOX_DISPATCH_OK);
+    assert_int_equal(inline_count(), before);
+}
+
+static void a_watch_whose_time_is_up_gives_the_launch_back(void **state)
+{
+    (void)state;
+    unsigned long long before = inline_count();
+    fx_sub s;
+    spin_sub(&s, 2, 200);
+    fx_submit(&F, &s);
+    uint64_t t0 = now_ns();
+    assert_false(watch(&s, 20000000ull, never, NULL)); /* 20 ms of a 200 ms kernel */
+    assert_true(now_ns() - t0 >= 20000000ull);
+    fx_wait(&s);
+    assert_int_equal(s.status, MOX_OK);
+    assert_int_equal(inline_count(), before);
+}
+
+static void a_held_or_shared_launch_is_refused_at_once(void **state)
+{
+    (void)state;
+    unsigned long long before = inline_count();
+    /* Held: executed but not launched - nothing to watch yet. */
+    F.backend->vt->set_hold(F.backend, true);
+    fx_sub a, b;
+    spin_sub(&a, 3, 1);
+    fx_submit(&F, &a);
+    assert_false(watch(&a, 10000000000ull, never, NULL));
+    /* A second submission behind it on the same stream: on release both
+     * may go out as one launch, which calls two completions: never
+     * completed on a waiting thread then. */
+    spin_sub(&b, 4, 50);
+    fx_after(&b, &a);
+    fx_submit(&F, &b);
+    F.backend->vt->set_hold(F.backend, false); /* both go out as one launch */
+    assert_false(watch(&a, 10000000000ull, never, NULL));
+    assert_false(watch(&b, 10000000000ull, never, NULL));
+    fx_wait(&a);
+    fx_wait(&b);
+    assert_int_equal(a.status, MOX_OK);
+    assert_int_equal(b.status, MOX_OK);
+    assert_int_equal(inline_count(), before);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_watched_launch_completes_on_the_waiting_thread),
+        cmocka_unit_test(a_watch_given_back_is_completed_by_the_backend),
+        cmocka_unit_test(a_watch_whose_time_is_up_gives_the_launch_back),
+        cmocka_unit_test(a_held_or_shared_launch_is_refused_at_once),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
