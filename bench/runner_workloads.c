@@ -253,10 +253,22 @@ static bool open_raw_side(wl_run *w, char *err, size_t err_len)
     return ok;
 }
 
+/* Whether the filter names any case of the workload (a mode's or its kernel time). */
+static bool wants_workload(const bench_report *r, const wl_workload *workload)
+{
+    bool any = bench_wants(r, "workloads-kernel", workload->name);
+    for (int m = 0; !any && m < MODES; m++) {
+        char name[48];
+        snprintf(name, sizeof name, "%.38s.%s", workload->name, mode_names[m]);
+        any = bench_wants(r, "workloads", name);
+    }
+    return any;
+}
+
 static void run_workload(suite *s, const wl_workload *workload)
 {
     bench_report *r = s->r;
-    if (!bench_wants(r, "workloads", workload->name) && !bench_wants(r, "workloads-kernel", workload->name))
+    if (!wants_workload(r, workload))
         return;
     wl_run *w = calloc(1, sizeof *w);
     char err[512] = "";
