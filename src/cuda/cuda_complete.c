@@ -10,7 +10,9 @@
  * otherwise in a timed condition wait with growing timeouts, which a new
  * launch also ends. With nothing in flight it looks for new work a little
  * longer (IDLE_SPIN_US), then waits on the condition variable and uses no
- * CPU. Never cuLaunchHostFunc: host functions may not
+ * CPU. Launches a waiting user thread watches (mox__cuda_complete_inline)
+ * are left to it; while waiting threads complete the launches, new ones are
+ * looked for every QUIET_POLL_US instead of signalled. Never cuLaunchHostFunc: host functions may not
  * call CUDA and add 20-40 us. Completions go to the core from here, with no
  * backend lock held.
  */
@@ -26,6 +28,12 @@
  * before it sleeps on the condition variable (at most; bounded by the spin
  * window too): an idle device uses no CPU once this passes. */
 #define IDLE_SPIN_US 50u
+/* After a waiting thread completed a launch, for QUIET_WINDOW_US: new
+ * launches do not signal the completion thread, which looks for them every
+ * QUIET_POLL_US (a launch + wait loop then costs no futex wake per launch;
+ * a launch nobody watches is seen at most QUIET_POLL_US late). */
+#define QUIET_WINDOW_US 2000u
+#define QUIET_POLL_US 50u
 
 static uint64_t now_ns(void)
 {
@@ -56,7 +64,7 @@ void mox__cuda_completion_push(mox__cuda_dev *dev, mox__cuda_group *g)
     dev->inflight_tail = g;
     dev->inflight++;
     atomic_fetch_add_explicit(&dev->pushes, 1, memory_order_relaxed);
-    if (dev->waiting)
+    if (dev->waiting && !dev->quiet)
         pthread_cond_signal(&dev->work_cv);
 }
 
@@ -80,7 +88,7 @@ static void unclaim(mox__cuda_dev *dev, mox__cuda_group *g)
 {
     pthread_mutex_lock(&dev->lock);
     g->claimed = false;
-    if (dev->waiting)
+    if (dev->waiting) /* quiet or not: this launch is the thread's now */
         pthread_cond_signal(&dev->work_cv);
     pthread_mutex_unlock(&dev->lock);
 }
@@ -130,11 +138,29 @@ bool mox__cuda_complete_inline(mox__cuda_dev *dev, mox__submission *pub,
     }
     pthread_mutex_lock(&dev->lock);
     unlink_group(dev, g);
+    dev->quiet_until_ns = now_ns() + 1000ull * QUIET_WINDOW_US;
     pthread_mutex_unlock(&dev->lock);
     atomic_fetch_add(&dev->stats.inline_completions, 1);
     /* The completion thread may hold g in its snapshot: it is freed there. */
     mox__cuda_group_finish(dev, g, r, true);
     return true;
+}
+
+/* A wait on work_cv of at most `us` (dev->lock held); true when signalled.
+ * `quiet`: new launches do not signal it. */
+static bool timed_wait(mox__cuda_dev *dev, uint32_t us, bool quiet)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)us * 1000u;
+    ts.tv_sec += (time_t)(ns / 1000000000u);
+    ts.tv_nsec = (long)(ns % 1000000000u);
+    dev->waiting = true;
+    dev->quiet = quiet;
+    int rc = pthread_cond_timedwait(&dev->work_cv, &dev->lock, &ts);
+    dev->waiting = false;
+    dev->quiet = false;
+    return rc != ETIMEDOUT;
 }
 
 /* Whether something in flight is not watched by a waiting thread;
@@ -180,6 +206,12 @@ static void *completion_main(void *arg)
                        now_ns() - spin_start < idle_spin_ns)
                     cpu_relax();
                 pthread_mutex_lock(&dev->lock);
+                continue;
+            }
+            if (now_ns() < dev->quiet_until_ns) {
+                /* Waiting threads complete the launches: look again soon. */
+                if (timed_wait(dev, QUIET_POLL_US, true) || dev->inflight_head)
+                    spin_start = now_ns(); /* signalled, or launches came: spin on them */
                 continue;
             }
             dev->waiting = true;
@@ -258,23 +290,17 @@ static void *completion_main(void *arg)
         }
 
         pthread_mutex_lock(&dev->lock);
-        /* Everything in flight watched by waiting threads: sleep until
-         * one gives its group back (unclaim signals) or new work comes. */
         if (!unwatched && any_unwatched(dev))
             unwatched = 1; /* given back since the snapshot: query it now */
         if (!finished && !slept && dev->inflight_head &&
             (!unwatched || now_ns() - spin_start >= (uint64_t)dev->spin_us * 1000u)) {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)backoff_us * 1000u;
-            ts.tv_sec += (time_t)(ns / 1000000000u);
-            ts.tv_nsec = (long)(ns % 1000000000u);
-            dev->waiting = true;
-            int rc = pthread_cond_timedwait(&dev->work_cv, &dev->lock, &ts);
-            dev->waiting = false;
-            if (rc != ETIMEDOUT)
+            /* Everything watched: a waiter gives a launch back with a
+             * signal; new launches are looked for every QUIET_POLL_US. */
+            bool quiet = !unwatched;
+            if (timed_wait(dev, quiet ? QUIET_POLL_US : backoff_us, quiet) ||
+                (quiet && any_unwatched(dev)))
                 spin_start = now_ns(); /* new work: spin again */
-            else if (backoff_us < 1000)
+            else if (!quiet && backoff_us < 1000)
                 backoff_us *= 2;
         }
     }

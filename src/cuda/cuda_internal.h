@@ -593,6 +593,13 @@ struct mox__cuda_dev {
     uint32_t inflight;
     pthread_cond_t work_cv;
     bool waiting;                    /* completion thread is in work_cv */
+    /* While waiting threads complete their launches (until quiet_until_ns
+     * after the last one did), the completion thread looks for new launches
+     * every QUIET_POLL_US instead of being signalled for each (`quiet`):
+     * the signal is a futex wake on the submitting thread's path, and its
+     * waking contends for dev->lock with the waiter (cuda_complete.c). */
+    bool quiet;
+    uint64_t quiet_until_ns;
     _Atomic uint32_t pushes;         /* groups handed to the completion thread; read
                                         without the lock while it spins idle */
     pthread_t thread;

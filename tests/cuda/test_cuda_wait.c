@@ -3,7 +3,8 @@
  * it watched on its own thread, and the completion thread then leaves it
  * alone; one it gives back (time up, or its stop says so) is completed by
  * the completion thread; one it cannot take (not launched yet, or shared
- * with other submissions) is refused at once. Exits 77 without a GPU. */
+ * with other submissions) is refused at once; launches nobody watches
+ * complete right after inline completions too. Exits 77 without a GPU. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -94,6 +95,24 @@ static void a_watched_launch_completes_on_the_waiting_thread(void **state)
     assert_true(got == 1.0f);
 }
 
+/* Right after a waiting thread completed a launch, new launches do not
+ * signal the completion thread (it looks for them on its own): one that
+ * nobody watches still completes. */
+static void an_unwatched_launch_after_an_inline_completion_completes(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 20; round++) {
+        fx_sub a, b;
+        spin_sub(&a, 5, 1);
+        fx_submit(&F, &a);
+        assert_true(watch(&a, 10000000000ull, never, NULL));
+        spin_sub(&b, 6, 1);
+        fx_submit(&F, &b);
+        fx_wait(&b);
+        assert_int_equal(b.status, MOX_OK);
+    }
+}
+
 static void a_watch_given_back_is_completed_by_the_backend(void **state)
 {
     (void)state;
@@ -155,6 +174,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_watched_launch_completes_on_the_waiting_thread),
+        cmocka_unit_test(an_unwatched_launch_after_an_inline_completion_completes),
         cmocka_unit_test(a_watch_given_back_is_completed_by_the_backend),
         cmocka_unit_test(a_watch_whose_time_is_up_gives_the_launch_back),
         cmocka_unit_test(a_held_or_shared_launch_is_refused_at_once),
