@@ -202,6 +202,7 @@ typedef struct block_cache {
     cached_block *head[BLOCK_CLASSES];
     uint32_t count[BLOCK_CLASSES];
     bool closed; /* the closed cache of ended threads: caches nothing */
+    struct block_cache *prev, *next; /* in live_caches */
 } block_cache;
 
 static const block_cache closed_cache = {.closed = true};
@@ -209,10 +210,23 @@ static _Thread_local block_cache *cache __attribute__((tls_model("initial-exec")
 static pthread_key_t cache_key;
 static pthread_once_t cache_key_once = PTHREAD_ONCE_INIT;
 static bool cache_key_made;
+/* Every live thread's cache, so that what the main thread (whose
+ * thread-specific destructors never run) still caches at exit is reachable
+ * from a global: leak checkers see it as in use, not lost. */
+static block_cache *live_caches;
+static pthread_mutex_t live_caches_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void cache_release(void *arg)
 {
     block_cache *c = arg;
+    pthread_mutex_lock(&live_caches_lock);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        live_caches = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    pthread_mutex_unlock(&live_caches_lock);
     for (uint32_t k = 0; k < BLOCK_CLASSES; k++) {
         while (c->head[k]) {
             cached_block *b = c->head[k];
@@ -235,6 +249,14 @@ static block_cache *cache_open(void)
     if (c && pthread_setspecific(cache_key, c) != 0) {
         free(c);
         c = NULL;
+    }
+    if (c) {
+        pthread_mutex_lock(&live_caches_lock);
+        c->next = live_caches;
+        if (live_caches)
+            live_caches->prev = c;
+        live_caches = c;
+        pthread_mutex_unlock(&live_caches_lock);
     }
     cache = c;
     return c;
@@ -280,5 +302,7 @@ void mox__block_free(void *block, size_t size)
     b->next = c->head[k];
     c->head[k] = b;
     c->count[k]++;
-    MOX__POISON(b, (k + 1) * BLOCK_GRAIN);
+    /* All but the link: leak checkers do not follow pointers stored in
+     * poisoned memory, and would report the rest of the list as lost. */
+    MOX__POISON(b + 1, (k + 1) * BLOCK_GRAIN - sizeof *b);
 }

@@ -25,7 +25,8 @@ void *mox__aligned_alloc(size_t alignment, size_t size);
  * is uninitialised; `size` must be the same at free. Blocks freed on one
  * thread are reused by that thread. Goes through the allocation-failure
  * hook like mox__malloc; under AddressSanitizer cached blocks are
- * poisoned, so a use after free is still caught. */
+ * poisoned (all but their first 8 bytes, the cache's link), so a use after
+ * free is still caught. */
 void *mox__block_alloc(size_t size);
 void mox__block_free(void *block, size_t size);
 
