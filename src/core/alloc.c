@@ -5,9 +5,19 @@
  * testing.h and routes jansson's and libcrypto's allocations through it. */
 #include "alloc.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define MOX__POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define MOX__UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define MOX__POISON(p, n) ((void)(p), (void)(n))
+#define MOX__UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
 
 #if MOX_FAULT_INJECTION
 #include <stdatomic.h>
@@ -170,4 +180,129 @@ char *mox__str_dup(const char *text)
     if (p)
         memcpy(p, text, n);
     return p;
+}
+
+/* ---- block caches (alloc.h) ----
+ * One cache per thread, found through one pointer of initial-exec
+ * thread-local storage (a load off the thread pointer: the default model
+ * of a shared library calls __tls_get_addr on every access, and 8 bytes of
+ * static TLS are harmless even when libmox is dlopen'ed). The cache is made
+ * on a thread's first free and handed back to malloc by a thread-specific
+ * destructor when the thread ends; from then on the thread's frees go
+ * straight to free(). A class keeps at most BLOCK_KEEP blocks: what a
+ * thread frees beyond that (a completion thread freeing what another
+ * thread allocated) goes back to malloc. */
+enum { BLOCK_GRAIN = 64, BLOCK_CLASSES = 32, BLOCK_KEEP = 64 };
+
+typedef struct cached_block {
+    struct cached_block *next;
+} cached_block;
+
+typedef struct block_cache {
+    cached_block *head[BLOCK_CLASSES];
+    uint32_t count[BLOCK_CLASSES];
+    bool closed; /* the closed cache of ended threads: caches nothing */
+    struct block_cache *prev, *next; /* in live_caches */
+} block_cache;
+
+static const block_cache closed_cache = {.closed = true};
+static _Thread_local block_cache *cache __attribute__((tls_model("initial-exec")));
+static pthread_key_t cache_key;
+static pthread_once_t cache_key_once = PTHREAD_ONCE_INIT;
+static bool cache_key_made;
+/* Every live thread's cache, so that what the main thread (whose
+ * thread-specific destructors never run) still caches at exit is reachable
+ * from a global: leak checkers see it as in use, not lost. */
+static block_cache *live_caches;
+static pthread_mutex_t live_caches_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void cache_release(void *arg)
+{
+    block_cache *c = arg;
+    pthread_mutex_lock(&live_caches_lock);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        live_caches = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    pthread_mutex_unlock(&live_caches_lock);
+    for (uint32_t k = 0; k < BLOCK_CLASSES; k++) {
+        while (c->head[k]) {
+            cached_block *b = c->head[k];
+            MOX__UNPOISON(b, (k + 1) * BLOCK_GRAIN);
+            c->head[k] = b->next;
+            free(b);
+        }
+    }
+    free(c);
+    cache = (block_cache *)&closed_cache; /* never written: closed, and empty */
+}
+
+static void cache_key_create(void) { cache_key_made = pthread_key_create(&cache_key, cache_release) == 0; }
+
+/* The calling thread's cache, made on first use; NULL when it cannot be. */
+static block_cache *cache_open(void)
+{
+    pthread_once(&cache_key_once, cache_key_create);
+    block_cache *c = cache_key_made ? calloc(1, sizeof *c) : NULL;
+    if (c && pthread_setspecific(cache_key, c) != 0) {
+        free(c);
+        c = NULL;
+    }
+    if (c) {
+        pthread_mutex_lock(&live_caches_lock);
+        c->next = live_caches;
+        if (live_caches)
+            live_caches->prev = c;
+        live_caches = c;
+        pthread_mutex_unlock(&live_caches_lock);
+    }
+    cache = c;
+    return c;
+}
+
+/* The class of a block of `size` bytes (0-based), BLOCK_CLASSES when too big. */
+static inline size_t block_class(size_t size)
+{
+    size_t k = size ? (size - 1) / BLOCK_GRAIN : 0;
+    return k < BLOCK_CLASSES ? k : BLOCK_CLASSES;
+}
+
+void *mox__block_alloc(size_t size)
+{
+    if (should_fail())
+        return NULL;
+    size_t k = block_class(size);
+    if (k == BLOCK_CLASSES)
+        return malloc(size);
+    block_cache *c = cache;
+    cached_block *b = c ? c->head[k] : NULL;
+    if (!b)
+        return malloc((k + 1) * BLOCK_GRAIN); /* any block of the class fits any size of it */
+    MOX__UNPOISON(b, (k + 1) * BLOCK_GRAIN);
+    c->head[k] = b->next;
+    c->count[k]--;
+    return b;
+}
+
+void mox__block_free(void *block, size_t size)
+{
+    if (!block)
+        return;
+    size_t k = block_class(size);
+    block_cache *c = cache;
+    if (!c && k < BLOCK_CLASSES)
+        c = cache_open();
+    if (k == BLOCK_CLASSES || !c || c->closed || c->count[k] >= BLOCK_KEEP) {
+        free(block);
+        return;
+    }
+    cached_block *b = block;
+    b->next = c->head[k];
+    c->head[k] = b;
+    c->count[k]++;
+    /* All but the link: leak checkers do not follow pointers stored in
+     * poisoned memory, and would report the rest of the list as lost. */
+    MOX__POISON(b + 1, (k + 1) * BLOCK_GRAIN - sizeof *b);
 }

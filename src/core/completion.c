@@ -10,7 +10,7 @@
 
 mox__waker_cell *mox__sub_publish(mox__sub *s, const mox_result *r)
 {
-    mox__lock(&s->lock);
+    mox__spin_lock(&s->lock);
     atomic_store_explicit(&s->done, true, memory_order_release);
     mox__waker_cell *w = s->waiter;
     s->waiter = NULL;
@@ -20,7 +20,7 @@ mox__waker_cell *mox__sub_publish(mox__sub *s, const mox_result *r)
         s->result = r;
         r = NULL;
     }
-    mox__unlock(&s->lock);
+    mox__spin_unlock(&s->lock);
     if (r)
         mox_result_release(r);
     return w;
@@ -28,28 +28,28 @@ mox__waker_cell *mox__sub_publish(mox__sub *s, const mox_result *r)
 
 const mox_result *mox__sub_take_result(mox__sub *s, mox__waker_cell *cell)
 {
-    mox__lock(&s->lock);
+    mox__spin_lock(&s->lock);
     if (!atomic_load_explicit(&s->done, memory_order_relaxed)) {
         s->waiter = cell;
-        mox__unlock(&s->lock);
+        mox__spin_unlock(&s->lock);
         return NULL;
     }
     const mox_result *r = s->result;
     s->result = NULL;
     s->waiter = NULL;
     s->detached = true;
-    mox__unlock(&s->lock);
+    mox__spin_unlock(&s->lock);
     return r;
 }
 
 void mox__sub_detach(mox__sub *s)
 {
-    mox__lock(&s->lock);
+    mox__spin_lock(&s->lock);
     const mox_result *r = s->result;
     s->result = NULL;
     s->waiter = NULL;
     s->detached = true;
-    mox__unlock(&s->lock);
+    mox__spin_unlock(&s->lock);
     if (r)
         mox_result_release(r);
 }

@@ -17,25 +17,71 @@ static const char *access_name(mox_access a)
     return a == MOX_ACCESS_WRITE ? "write" : a == MOX_ACCESS_ATOMIC ? "atomic" : "read";
 }
 
-/* Per-thread memo of the last (device, module) pair: launches in a loop
- * skip the device lock for the module table. The device pointer and its
+/* Per-thread memo of the last launch's device and module, and the last
+ * geometry that passed the checks for a kernel on that device: launches
+ * in a loop skip the module registry, the device lock of the module table
+ * and the geometry checks (whose outcome depends only on the config, the
+ * kernel and the device's fixed limits). The device pointer and its
  * context id together identify a live device (the caller passes it in). */
-typedef struct devmod_memo {
+enum { MEMO_KERNELS = 8 };
+
+typedef struct launch_memo {
     const mox_device *device;
     uint64_t id;
+    const mox_module_desc *module;
     const mox__modinfo *info;
-    mox__devmod *dm;
-} devmod_memo;
-static _Thread_local devmod_memo memo;
+    mox__devmod *dm;                 /* NULL until a launch registered it */
+    /* By kernel index modulo MEMO_KERNELS: the last geometry that passed
+     * for that kernel (NULL: none). */
+    struct {
+        const mox__kernel_check *kernel;
+        mox_launch_config config;
+    } passed[MEMO_KERNELS];
+} launch_memo;
+static _Thread_local launch_memo memo;
 
-static mox__devmod *devmod_for(mox_device *dev, const mox__modinfo *info)
+static bool memo_holds(const launch_memo *m, const mox_device *dev, const mox_module_desc *module)
 {
-    if (memo.device == dev && memo.id == dev->id && memo.info == info)
-        return memo.dm;
-    mox__devmod *dm = mox__devmod_get(dev, info);
-    if (dm)
-        memo = (devmod_memo){dev, dev->id, info, dm};
-    return dm;
+    return m->device == dev && m->id == dev->id && m->module == module;
+}
+
+/* The module's registry entry; NULL with *error (a reference) on failure. */
+static const mox__modinfo *module_info(launch_memo *m, mox_device *dev,
+                                       const mox_module_desc *module, mox_error **error)
+{
+    if (memo_holds(m, dev, module))
+        return m->info;
+    mox_error *transient;
+    const mox__modinfo *info = mox__modinfo_get(module, &transient);
+    if (!info) {
+        *error = transient;
+        return NULL;
+    }
+    if (info->error) {
+        *error = mox__error_ref(info->error);
+        return NULL;
+    }
+    memset(m, 0, sizeof *m);
+    m->device = dev;
+    m->id = dev->id;
+    m->module = module;
+    m->info = info;
+    return info;
+}
+
+/* The device's entry for the module (the memo holds the module's info). */
+static mox__devmod *devmod_for(launch_memo *m, mox_device *dev, const mox__modinfo *info)
+{
+    if (!m->dm)
+        m->dm = mox__devmod_get(dev, info);
+    return m->dm;
+}
+
+static bool same_config(const mox_launch_config *a, const mox_launch_config *b)
+{
+    return a->grid.x == b->grid.x && a->grid.y == b->grid.y && a->grid.z == b->grid.z &&
+           a->block.x == b->block.x && a->block.y == b->block.y && a->block.z == b->block.z &&
+           a->shared_bytes == b->shared_bytes;
 }
 
 static const char *arg_name(const mox__kernel_check *k, uint32_t i, char buf[16])
@@ -125,6 +171,33 @@ static mox_op *check_args(mox_device *dev, const mox__kernel_check *k, const mox
     return NULL;
 }
 
+/* Whether every argument passes check_args, in one pass over them: the
+ * common case (buffers and values of built-in types, of the launch's
+ * device). When it does not, check_args finds the first error in the
+ * documented order (or that a view or record type passes after all). */
+static bool args_pass(const mox_device *dev, const mox__kernel_check *k, const mox_arg *args,
+                      uint32_t n)
+{
+    if (n != k->param_count || n > MOX_MAX_PARAMS)
+        return false;
+    for (uint32_t i = 0; i < n; i++) {
+        const mox_arg *a = &args[i];
+        const mox__param_check *p = &k->params[i];
+        MOX__CHECK_IN(a->buffer, BUFFER, "mox_launch_generated");
+        if (a->kind != p->kind || !p->builtin)
+            return false;
+        if (a->kind == MOX_ARG_BUFFER) {
+            if (!a->buffer || a->buffer->device != dev || a->access != p->access ||
+                a->buffer->type != p->builtin)
+                return false;
+        } else if (a->kind != MOX_ARG_VALUE || !a->value || a->type != p->builtin ||
+                   a->type->size != p->size) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* The no-alias entry is safe when no buffer the launch writes (a write or
  * atomic argument) is also another of its arguments: then no pointer the
  * kernel reads through can see a store through another. Distinct buffers
@@ -141,29 +214,16 @@ static uint32_t entry_for(const mox_arg *args, uint32_t n)
     return MOX__ENTRY_NOALIAS;
 }
 
-mox_op *mox_launch_generated(mox_device *device, const mox_module_desc *module,
-                             uint32_t kernel_index, mox_launch_config config, const mox_arg *args,
-                             uint32_t arg_count)
+/* The required block, then the geometry (launch.h's order), then the
+ * device's shared memory limit; skipped when the memo says this kernel
+ * passed with this config on this device. */
+static mox_op *check_geometry(launch_memo *m, mox_device *device, uint32_t kernel_index,
+                              const mox__kernel_check *k, const mox_launch_config *c)
 {
-    MOX__CHECK(device, DEVICE);
-    if (!device || !module || (arg_count && !args))
-        return launch_error(MOX_ERR_INVALID_ARGUMENT, NULL,
-                            "mox_launch_generated: %s is NULL",
-                            !device ? "device" : !module ? "module" : "args");
-    mox_error *transient;
-    const mox__modinfo *info = mox__modinfo_get(module, &transient);
-    if (!info)
-        return mox__op_failed(transient);
-    if (info->error)
-        return mox__op_failed(mox__error_ref(info->error));
-    if (kernel_index >= info->kernel_count)
-        return launch_error(MOX_ERR_KERNEL_NOT_FOUND, NULL,
-                            "module '%s' has no kernel %u (it has %u)", module->name, kernel_index,
-                            info->kernel_count);
-    const mox__kernel_check *k = &info->kernels[kernel_index];
-    mox_op *bad = check_args(device, k, args, arg_count);
-    if (bad)
-        return bad;
+    if (m->passed[kernel_index % MEMO_KERNELS].kernel == k &&
+        same_config(&m->passed[kernel_index % MEMO_KERNELS].config, c))
+        return NULL;
+    mox_launch_config config = *c;
     if (k->has_required_block &&
         (config.block.x != k->required_block.x || config.block.y != k->required_block.y ||
          config.block.z != k->required_block.z))
@@ -181,12 +241,22 @@ mox_op *mox_launch_generated(mox_device *device, const mox_module_desc *module,
                             "invalid launch of kernel '%s': %u bytes of dynamic shared memory exceed "
                             "the device's limit of %u bytes per block",
                             k->name, config.shared_bytes, device->info.max_shared_bytes);
+    m->passed[kernel_index % MEMO_KERNELS].kernel = k;
+    m->passed[kernel_index % MEMO_KERNELS].config = config;
+    return NULL;
+}
 
+/* The launch op of checked arguments: a dispatch holding them, values copied. */
+static mox_op *make_launch(launch_memo *m, mox_device *device, const mox__modinfo *info,
+                           uint32_t kernel_index, mox_launch_config config, const mox_arg *args,
+                           uint32_t arg_count)
+{
+    const mox__kernel_check *k = &info->kernels[kernel_index];
     size_t value_bytes = 0;
     for (uint32_t i = 0; i < arg_count; i++)
         if (args[i].kind == MOX_ARG_VALUE)
             value_bytes += ((size_t)k->params[i].size + 15u) & ~(size_t)15u;
-    mox__devmod *dm = devmod_for(device, info);
+    mox__devmod *dm = devmod_for(m, device, info);
     unsigned char *values = NULL;
     mox__dispatch *d = dm ? mox__dispatch_alloc(device, arg_count, value_bytes, &values) : NULL;
     mox_op *op = d ? mox__op_alloc(MOX__OP_LAUNCH, device) : NULL;
@@ -219,19 +289,45 @@ mox_op *mox_launch_generated(mox_device *device, const mox_module_desc *module,
     return op;
 }
 
+mox_op *mox_launch_generated(mox_device *device, const mox_module_desc *module,
+                             uint32_t kernel_index, mox_launch_config config, const mox_arg *args,
+                             uint32_t arg_count)
+{
+    MOX__CHECK(device, DEVICE);
+    if (!device || !module || (arg_count && !args))
+        return launch_error(MOX_ERR_INVALID_ARGUMENT, NULL,
+                            "mox_launch_generated: %s is NULL",
+                            !device ? "device" : !module ? "module" : "args");
+    launch_memo *m = &memo;
+    mox_error *failed = NULL;
+    const mox__modinfo *info = module_info(m, device, module, &failed);
+    if (!info)
+        return mox__op_failed(failed);
+    if (kernel_index >= info->kernel_count)
+        return launch_error(MOX_ERR_KERNEL_NOT_FOUND, NULL,
+                            "module '%s' has no kernel %u (it has %u)", module->name, kernel_index,
+                            info->kernel_count);
+    const mox__kernel_check *k = &info->kernels[kernel_index];
+    mox_op *bad = args_pass(device, k, args, arg_count) ? NULL : check_args(device, k, args, arg_count);
+    if (bad)
+        return bad;
+    if ((bad = check_geometry(m, device, kernel_index, k, &config)))
+        return bad;
+    return make_launch(m, device, info, kernel_index, config, args, arg_count);
+}
+
 mox_status mox_module_prepare(mox_device *device, const mox_module_desc *module)
 {
     MOX__CHECK(device, DEVICE);
     if (!device || !module)
         return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_module_prepare: %s is NULL",
                          device ? "module" : "device");
-    mox_error *transient;
-    const mox__modinfo *info = mox__modinfo_get(module, &transient);
+    launch_memo *m = &memo;
+    mox_error *failed = NULL;
+    const mox__modinfo *info = module_info(m, device, module, &failed);
     if (!info)
-        return mox__set_last(transient);
-    if (info->error)
-        return mox__set_last(mox__error_ref(info->error));
-    mox__devmod *dm = devmod_for(device, info);
+        return mox__set_last(failed);
+    mox__devmod *dm = devmod_for(m, device, info);
     if (!dm)
         return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory registering module");
 

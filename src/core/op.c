@@ -6,6 +6,8 @@
  * device work. Composition (then/map/share) is in compose.c. */
 #include "op.h"
 
+#include <string.h>
+
 #include "alloc.h"
 #include "debug_check.h"
 #include "error.h"
@@ -17,9 +19,10 @@ static mox_op oom_op = {.magic = MOX__MAGIC_OP, .kind = MOX__OP_READY,
 
 mox_op *mox__op_alloc(mox__op_kind kind, mox_device *device)
 {
-    mox_op *op = mox__calloc(1, sizeof *op);
+    mox_op *op = mox__block_alloc(sizeof *op);
     if (!op)
         return NULL;
+    memset(op, 0, sizeof *op);
     op->magic = MOX__MAGIC_OP;
     op->kind = kind;
     op->stage = MOX__STAGE_RECORDED;
@@ -37,7 +40,7 @@ void mox__op_free_shell(mox_op *op)
     mox__cell_destroy(&op->cell);
     mox__device_unref(op->device);
     MOX__KILL(op);
-    mox__free(op);
+    mox__block_free(op, sizeof *op);
 }
 
 mox_op *mox__op_ready(const mox_result *result)

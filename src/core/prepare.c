@@ -71,7 +71,7 @@ static bool build_gates(mox__sub *s)
     }
     if (!total)
         return true;
-    s->gates = mox__malloc(total * sizeof *s->gates);
+    s->gates = total <= MOX__SUB_INLINE_GATES ? s->gates_inline : mox__malloc(total * sizeof *s->gates);
     if (!s->gates)
         return false;
     uint32_t n = 0;
@@ -136,7 +136,8 @@ static void undo_prepare(mox__sub *s)
     s->nwaits = 0;
     for (uint32_t u = 0; u < s->nubs; u++)
         s->ubs[u].ext_writer = (mox__gate){NULL, 0};
-    mox__free(s->gates);
+    if (s->gates != s->gates_inline)
+        mox__free(s->gates);
     s->gates = NULL;
     s->pub.gates = NULL;
     if (s->succs != s->succs_inline)

@@ -27,10 +27,13 @@ const mox_result *mox__result_ok_shared(void) { return &ok_result; }
 
 static mox_result *alloc_result(size_t buffers)
 {
-    mox_result *r = mox__calloc(1, sizeof *r + buffers * sizeof(mox_buffer *));
-    if (r)
-        atomic_init(&r->refs, 1);
-    return r;
+    size_t size = sizeof(mox_result) + buffers * sizeof(mox_buffer *);
+    mox_result *r = mox__block_alloc(size);
+    if (!r)
+        return NULL;
+    memset(r, 0, size);
+    atomic_init(&r->refs, 1);
+    return r; /* the caller sets buffer_count to `buffers`: the block's size at free */
 }
 
 const mox_result *mox__result_error(mox_error *error)
@@ -101,7 +104,7 @@ void mox_result_release(const mox_result *result)
         r->destroy(r->value);
     mox__free(r->bytes);
     mox_error_release(r->error);
-    mox__free(r);
+    mox__block_free(r, sizeof *r + r->buffer_count * sizeof(mox_buffer *));
 }
 
 mox_status mox_result_status(const mox_result *r) { return r ? r->status : MOX_ERR_INVALID_ARGUMENT; }

@@ -45,20 +45,27 @@ static void wait_foreign_issued(const mox_device *dev, const mox__submission *pu
     }
 }
 
-void mox__issue_drain(mox_device *dev)
+/* The head of the issue list, taken off it (NULL: the list is empty and
+ * nobody drains it any more). Device lock held, by the draining thread. */
+static mox__sub *issue_pop_locked(mox_device *dev)
 {
-    mox__lock(&dev->lock);
-    for (;;) {
-        mox__sub *s = dev->issue_head;
-        if (!s) {
-            dev->issuing = false;
-            break;
-        }
-        dev->issue_head = s->issue_next;
-        if (!dev->issue_head)
-            dev->issue_tail = NULL;
-        s->issue_next = NULL;
-        mox__unlock(&dev->lock);
+    mox__sub *s = dev->issue_head;
+    if (!s) {
+        dev->issuing = false;
+        return NULL;
+    }
+    dev->issue_head = s->issue_next;
+    if (!dev->issue_head)
+        dev->issue_tail = NULL;
+    s->issue_next = NULL;
+    return s;
+}
+
+/* Hands `s` (popped by the draining thread) and then the rest of the list
+ * to the backend, each with no lock held. */
+static void issue_drain_from(mox_device *dev, mox__sub *s)
+{
+    while (s) {
         wait_foreign_issued(dev, &s->pub);
         /* `s` may complete (and go) as soon as the backend has it. */
         mox__sem_point signal = s->pub.signal;
@@ -67,8 +74,17 @@ void mox__issue_drain(mox_device *dev)
         dev->backend->vt->execute(dev->backend, &s->pub);
         atomic_store_explicit(&signal.sem->issued, signal.value, memory_order_release);
         mox__lock(&dev->lock);
+        s = issue_pop_locked(dev);
+        mox__unlock(&dev->lock);
     }
+}
+
+void mox__issue_drain(mox_device *dev)
+{
+    mox__lock(&dev->lock);
+    mox__sub *s = issue_pop_locked(dev);
     mox__unlock(&dev->lock);
+    issue_drain_from(dev, s);
 }
 
 void mox__lock_pair(mox_device *a, mox_device *b)
@@ -115,6 +131,10 @@ mox__submit_result mox__sub_submit(mox_device *dev, mox__sub *s, mox__waker_cell
     }
     *error = mox__sub_prepare_locked(dev, s);
     bool drain = !*error && mox__issue_locked(dev, s);
+    /* This thread drains: the list's head goes out without taking the
+     * lock once more (the list may hold earlier batches, and `issuing`
+     * keeps anyone else from draining meanwhile). */
+    mox__sub *first = drain ? issue_pop_locked(dev) : NULL;
     mox_device *drain_other = mox__issue_staged_locked(s);
     mox__unlock_pair(dev, s->other);
     if (*error)
@@ -122,7 +142,7 @@ mox__submit_result mox__sub_submit(mox_device *dev, mox__sub *s, mox__waker_cell
     if (drain_other)
         mox__issue_drain(drain_other);
     if (drain)
-        mox__issue_drain(dev);
+        issue_drain_from(dev, first);
     return MOX__SUBMIT_DONE;
 }
 

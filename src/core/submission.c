@@ -4,6 +4,7 @@
  * for small batches. Submission and completion are in scheduler.c. */
 #include "submission.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -22,13 +23,14 @@ static mox__dispatch *dispatch_alloc_raw(mox_device *device, uint32_t arg_count,
     size_t off_addr = off_params + arg_count * sizeof(void *);
     size_t off_values = align_up(off_addr + arg_count * sizeof(void *), 16);
     size_t off_be = align_up(off_values + value_bytes, 16);
-    /* calloc (cheaper than an aligned allocation); the backend's scratch
-     * area is aligned to 64 inside the block. */
+    /* A zeroed block (cheaper than an aligned allocation); the backend's
+     * scratch area is aligned to 64 inside it. */
     size_t be_size = device->info.dispatch_state_size;
     size_t total = off_be + (be_size ? be_size + 63 : 0);
-    unsigned char *p = mox__calloc(1, total);
+    unsigned char *p = mox__block_alloc(total);
     if (!p)
         return NULL;
+    memset(p, 0, total);
     mox__dispatch *d = (mox__dispatch *)p;
     d->args = (mox__karg *)(p + off_args);
     d->arg_count = arg_count;
@@ -38,6 +40,7 @@ static mox__dispatch *dispatch_alloc_raw(mox_device *device, uint32_t arg_count,
         *values = p + off_values;
     d->be = be_size ? (void *)(((uintptr_t)(p + off_be) + 63u) & ~(uintptr_t)63u) : NULL;
     d->storage = p;
+    d->storage_size = total;
     return d;
 }
 
@@ -109,22 +112,27 @@ void mox__dispatch_free(mox__dispatch *d)
         mox_buffer_release(d->args[i].buffer);
     mox_error_release(d->error);
     mox_error_release(atomic_load(&d->cause));
-    mox__free(d->storage);
+    mox__block_free(d->storage, d->storage_size);
 }
 
 mox__sub *mox__sub_create(mox_device *device)
 {
     size_t be = device->info.submission_state_size;
     size_t head = align_up(sizeof(mox__sub), 16);
-    unsigned char *p = mox__calloc(1, head + (be ? be + 63 : 0));
+    size_t size = head + (be ? be + 63 : 0);
+    unsigned char *p = mox__block_alloc(size);
     if (!p)
         return NULL;
+    memset(p, 0, offsetof(mox__sub, d_inline));
+    if (be)
+        memset(p + head, 0, be + 63);
     mox__sub *s = (mox__sub *)p;
+    s->alloc_size = (uint32_t)size;
     s->pub.be = be ? (void *)(((uintptr_t)(p + head) + 63u) & ~(uintptr_t)63u) : NULL;
     atomic_init(&s->refs, 1);
     atomic_init(&s->done, false);
     atomic_init(&s->pub.awaited, false);
-    mox__mutex_init(&s->lock);
+    mox__spin_init(&s->lock);
     s->d = s->d_inline;
     s->cap = 2;
     s->preds = s->preds_inline;
@@ -184,16 +192,14 @@ void mox__sub_unref(mox__sub *sub)
     if (sub->points != sub->points_inline)
         mox__free(sub->points);
     mox__free(sub->ub_index);
-    mox__free(sub->gates);
-    mox__mutex_destroy(&sub->lock);
-    mox__free(sub);
+    if (sub->gates != sub->gates_inline)
+        mox__free(sub->gates);
+    mox__block_free(sub, sub->alloc_size);
 }
 
 /* Grows an array that starts in inline storage. */
-static bool grow(void **arr, uint32_t *cap, const void *inline_arr, size_t elem, uint32_t need)
+static bool grow_slow(void **arr, uint32_t *cap, const void *inline_arr, size_t elem, uint32_t need)
 {
-    if (need <= *cap)
-        return true;
     uint32_t ncap = *cap * 2;
     while (ncap < need)
         ncap *= 2;
@@ -210,6 +216,11 @@ static bool grow(void **arr, uint32_t *cap, const void *inline_arr, size_t elem,
     *arr = n;
     *cap = ncap;
     return true;
+}
+
+static inline bool grow(void **arr, uint32_t *cap, const void *inline_arr, size_t elem, uint32_t need)
+{
+    return need <= *cap || grow_slow(arr, cap, inline_arr, elem, need);
 }
 
 static uint32_t hash_buffer(const mox_buffer *b, uint32_t mask)

@@ -50,13 +50,16 @@ typedef struct mox__reader_node {
 
 typedef struct mox_result mox_result;
 
+#define MOX__SUB_INLINE_GATES 4
+
 struct mox__sub {
     mox__submission pub;       /* what the backend sees; must be first */
     _Atomic unsigned refs;
+    uint32_t alloc_size;       /* bytes of its block (mox__block_alloc) */
     mox_device *device;        /* retained while in flight */
 
-    /* completion, under `lock` */
-    mox__mutex lock;
+    /* completion, under `lock` (a spin lock: a few fields, no call out) */
+    mox__spin lock;
     _Atomic bool done;
     mox__waker_cell *waiter;
     const mox_result *result;  /* built at completion, until the op takes it */
@@ -104,7 +107,9 @@ struct mox__sub {
     bool yields_copy;          /* the result yields copy_bufs: {src, dst} */
     mox_buffer *copy_bufs[2];  /* retained until the result takes them */
 
-    /* small inline storage for the common one- or two-dispatch batch */
+    /* Small inline storage for the common one- or two-dispatch batch. It
+     * is not zeroed at creation (each array is written before it is read);
+     * everything above it is. */
     mox__dispatch *d_inline[2];
     uint32_t preds_inline[4];
     uint32_t succs_inline[4];
@@ -112,6 +117,7 @@ struct mox__sub {
     mox__reader_node readers_inline[6];
     mox__sub *waits_inline[4];
     mox__sem_point points_inline[4];
+    mox__gate gates_inline[MOX__SUB_INLINE_GATES];
 };
 
 static inline mox__sub *mox__sub_of(mox__submission *pub) { return (mox__sub *)pub; }

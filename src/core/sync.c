@@ -2,15 +2,32 @@
 #include "sync.h"
 #include "trace.h"
 
+#include <linux/futex.h>
 #include <sched.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 void mox__mutex_init(mox__mutex *mutex) { pthread_mutex_init(&mutex->m, NULL); }
 void mox__mutex_destroy(mox__mutex *mutex) { pthread_mutex_destroy(&mutex->m); }
 
+void mox__spin_contended(mox__spin *spin)
+{
+    enum { SPINS_BEFORE_YIELD = 64 };
+    for (uint32_t i = 1;; i++) {
+        if (atomic_load_explicit(&spin->held, memory_order_relaxed) == 0 &&
+            atomic_exchange_explicit(&spin->held, 1, memory_order_acquire) == 0)
+            return;
+        if (i % SPINS_BEFORE_YIELD == 0)
+            sched_yield();
+        else
+            mox__cpu_relax();
+    }
+}
+
 void mox__cell_init(mox__waker_cell *cell)
 {
-    mox__mutex_init(&cell->lock);
+    mox__spin_init(&cell->lock);
     cell->waker.wake = NULL;
     cell->waker.ctx = NULL;
     cell->armed = false;
@@ -19,23 +36,21 @@ void mox__cell_init(mox__waker_cell *cell)
     cell->link.list = NULL;
 }
 
-void mox__cell_destroy(mox__waker_cell *cell) { mox__mutex_destroy(&cell->lock); }
-
 void mox__cell_arm(mox__waker_cell *cell, mox_waker waker)
 {
-    mox__lock(&cell->lock);
+    mox__spin_lock(&cell->lock);
     cell->waker = waker;
     cell->armed = waker.wake != NULL;
-    mox__unlock(&cell->lock);
+    mox__spin_unlock(&cell->lock);
 }
 
 void mox__cell_wake(mox__waker_cell *cell)
 {
-    mox__lock(&cell->lock);
+    mox__spin_lock(&cell->lock);
     mox_waker w = cell->waker;
     bool armed = cell->armed;
     cell->armed = false;
-    mox__unlock(&cell->lock);
+    mox__spin_unlock(&cell->lock);
     if (armed && w.wake) {
         if (mox__trace_on())
             mox__trace_wake(cell);
@@ -45,9 +60,9 @@ void mox__cell_wake(mox__waker_cell *cell)
 
 void mox__cell_quiesce(mox__waker_cell *cell)
 {
-    mox__lock(&cell->lock);
+    mox__spin_lock(&cell->lock);
     cell->armed = false;
-    mox__unlock(&cell->lock);
+    mox__spin_unlock(&cell->lock);
     /* A registry that pinned the cell before it was removed may still be
      * calling it; such a call is short (wakers must be cheap). */
     while (atomic_load_explicit(&cell->pins, memory_order_acquire) != 0)
@@ -116,17 +131,19 @@ void mox__wait_list_wake_all(mox__wait_list *list, mox__mutex *lock)
     }
 }
 
-void mox__parker_init(mox__parker *parker)
+void mox__parker_init(mox__parker *parker) { atomic_init(&parker->state, 0); }
+
+void mox__parker_destroy(mox__parker *parker) { (void)parker; }
+
+/* Sleeps while *word == value (or until a spurious wake-up). */
+static void futex_wait(_Atomic int *word, int value)
 {
-    pthread_mutex_init(&parker->m, NULL);
-    pthread_cond_init(&parker->c, NULL);
-    atomic_init(&parker->state, 0);
+    syscall(SYS_futex, (int *)word, FUTEX_WAIT_PRIVATE, value, NULL, NULL, 0);
 }
 
-void mox__parker_destroy(mox__parker *parker)
+static void futex_wake_one(_Atomic int *word)
 {
-    pthread_cond_destroy(&parker->c);
-    pthread_mutex_destroy(&parker->m);
+    syscall(SYS_futex, (int *)word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 uint64_t mox__now_ns(void)
@@ -158,23 +175,17 @@ void mox__parker_park(mox__parker *parker)
                 break;
         }
     }
-    pthread_mutex_lock(&parker->m);
     int expected = 0;
     if (atomic_compare_exchange_strong(&parker->state, &expected, 2)) {
         while (atomic_load(&parker->state) == 2)
-            pthread_cond_wait(&parker->c, &parker->m);
+            futex_wait(&parker->state, 2);
     }
     atomic_store(&parker->state, 0); /* consume the notification */
-    pthread_mutex_unlock(&parker->m);
 }
 
 void mox__parker_unpark(void *p)
 {
     mox__parker *parker = p;
-    if (atomic_exchange(&parker->state, 1) == 2) {
-        /* It sleeps (or is about to): the mutex orders us after its wait. */
-        pthread_mutex_lock(&parker->m);
-        pthread_cond_signal(&parker->c);
-        pthread_mutex_unlock(&parker->m);
-    }
+    if (atomic_exchange(&parker->state, 1) == 2)
+        futex_wake_one(&parker->state); /* it sleeps, or is about to: the futex checks the word */
 }

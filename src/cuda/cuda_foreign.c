@@ -76,8 +76,12 @@ static void point_reached(void *ctx)
 {
     mox__cuda_sub *me = ctx;
     mox__cuda_dev *dev = me->dev;
+    /* The process's driver table, not the device's: once the lock is given
+     * back, `me` may launch and complete, and the device be closed and
+     * freed (TSan saw dev->api read after mox__cuda_dev_close freed it). */
+    const mox__cuda_api *api = dev->api;
     CUcontext prev = NULL;
-    dev->api->cuCtxGetCurrent(&prev);
+    api->cuCtxGetCurrent(&prev);
     pthread_mutex_lock(&dev->lock);
     if (--me->fwaits_left == 0) {
         if (me->fwaiters != me->fwaiters_inline)
@@ -90,8 +94,8 @@ static void point_reached(void *ctx)
          * what their points wait for on the other device. */
         mox__cuda_release_held(dev);
     }
-    pthread_mutex_unlock(&dev->lock); /* `me` may be launched and gone from here */
-    dev->api->cuCtxSetCurrent(prev);
+    pthread_mutex_unlock(&dev->lock); /* `me`, and `dev`, may be gone from here */
+    api->cuCtxSetCurrent(prev);
 }
 
 /* Whether point `pt` of another device can be waited for on the device. */

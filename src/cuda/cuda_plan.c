@@ -527,6 +527,25 @@ static void make_gate(const mox__cuda_dev *dev, const mox__cuda_inst *inst, uint
         gate->deps = (const uint32_t *)(uintptr_t)(inst->deps_dev + 4ull * inst->dep_offset[i]);
 }
 
+/* memcmp of one kernel argument's bytes: arguments are mostly 4 or 8
+ * bytes, compared inline rather than through a call per argument. */
+static bool same_arg(const void *a, const void *b, uint32_t size)
+{
+    if (size == 8) {
+        uint64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        return x == y;
+    }
+    if (size == 4) {
+        uint32_t x, y;
+        memcpy(&x, a, 4);
+        memcpy(&y, b, 4);
+        return x == y;
+    }
+    return memcmp(a, b, size) == 0;
+}
+
 /* Enqueues (stream plans) or updates and launches (graphs) the nodes of
  * `b` on `inst`; `want` holds every node's gate dependencies. */
 static mox_status launch_nodes(mox__cuda_dev *dev, mox__cuda_inst *inst, const mox__cuda_ldesc *b,
@@ -570,7 +589,7 @@ static mox_status launch_nodes(mox__cuda_dev *dev, mox__cuda_inst *inst, const m
         bool same = inst->params_valid && memcmp(&ns->gate, &gate, sizeof gate) == 0;
         uint32_t off = 0;
         for (uint32_t a = 0; same && a < d->param_count; a++) {
-            if (memcmp(last + off, d->params[a], ln->k->param_size[a]) != 0)
+            if (!same_arg(last + off, d->params[a], ln->k->param_size[a]))
                 same = false;
             off += ln->k->param_size[a];
         }

@@ -256,7 +256,8 @@ struct mox__dispatch {
     mox__devmod *devmod;
     mox_error *error;        /* FAILED/GATED after completion: this dispatch's error */
     _Atomic(mox_error *) cause; /* the original failure (FAILED: its own), set once */
-    void *storage;           /* allocation holding this dispatch */
+    void *storage;           /* allocation holding this dispatch (mox__block_alloc) */
+    size_t storage_size;
 };
 
 struct mox__submission {

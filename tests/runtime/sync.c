@@ -1,11 +1,13 @@
 /* sync.c - waker cells and wait lists: the latest waker wins, a wake is
  * one-shot, quiesce waits for a call in progress, wake_all wakes only the
- * cells listed when it started. */
+ * cells listed when it started; spin locks exclude; a parker wakes on an
+ * unpark that came before it parked and on one that comes while it sleeps. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -143,12 +145,71 @@ static void wake_all_wakes_a_snapshot(void **state)
     mox__mutex_destroy(&list_lock);
 }
 
+enum { SPIN_THREADS = 4, SPIN_ROUNDS = 20000 };
+static mox__spin spin; /* zeroed: unlocked */
+static long spin_counter;
+
+static void *spin_adder(void *p)
+{
+    (void)p;
+    for (int i = 0; i < SPIN_ROUNDS; i++) {
+        mox__spin_lock(&spin);
+        long v = spin_counter; /* a plain read-modify-write: only the lock makes it safe */
+        spin_counter = v + 1;
+        mox__spin_unlock(&spin);
+    }
+    return NULL;
+}
+
+static void spin_lock_excludes(void **state)
+{
+    (void)state;
+    pthread_t t[SPIN_THREADS];
+    for (int i = 0; i < SPIN_THREADS; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, spin_adder, NULL), 0);
+    for (int i = 0; i < SPIN_THREADS; i++)
+        pthread_join(t[i], NULL);
+    assert_int_equal(spin_counter, (long)SPIN_THREADS * SPIN_ROUNDS);
+}
+
+static mox__parker parker;
+static _Atomic int unparked;
+
+static void *late_unpark(void *p)
+{
+    (void)p;
+    /* Long enough for the parker to stop spinning and sleep on its futex. */
+    struct timespec ts = {0, 100 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    atomic_store(&unparked, 1);
+    mox__parker_unpark(&parker);
+    return NULL;
+}
+
+static void parker_wakes_early_and_late(void **state)
+{
+    (void)state;
+    mox__parker_init(&parker);
+    mox__parker_unpark(&parker); /* before park: park returns at once */
+    assert_true(mox__parker_notified(&parker));
+    mox__parker_park(&parker);
+    assert_false(mox__parker_notified(&parker));
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, late_unpark, NULL), 0);
+    mox__parker_park(&parker); /* returns only after the unpark */
+    assert_int_equal(atomic_load(&unparked), 1);
+    pthread_join(t, NULL);
+    mox__parker_destroy(&parker);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(latest_waker_wins_once),
         cmocka_unit_test(quiesce_waits_for_a_call_in_progress),
         cmocka_unit_test(wake_all_wakes_a_snapshot),
+        cmocka_unit_test(spin_lock_excludes),
+        cmocka_unit_test(parker_wakes_early_and_late),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
