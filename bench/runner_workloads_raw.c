@@ -17,7 +17,7 @@ const char *const raw_kind_names[RAW_KINDS] = {"raw-gen", "raw-orig", "raw-orig-
  * no gating, as for a launch outside a runtime batch. */
 static mox_gate no_gate;
 
-static bool raw_check(raw_ctx *rc, CUresult r, const char *what)
+bool raw_check(raw_ctx *rc, CUresult r, const char *what)
 {
     if (r == CUDA_SUCCESS)
         return true;

@@ -50,6 +50,10 @@ typedef struct raw_instance {
     CUgraphExec graph_exec;
 } raw_instance;
 
+/* true for CUDA_SUCCESS; else records "<what>: <CUDA name>" in rc->err
+ * (a sticky fault marks the context dead) and returns false. */
+bool raw_check(raw_ctx *rc, CUresult r, const char *what);
+
 /* Opens the driver, the primary context, a stream, events and the spin
  * kernel (ref_spin of the references' vec_add.fatbin). false with rc->err
  * (no driver, no device: the suite then runs mox alone). */

@@ -10,21 +10,11 @@
 
 #include "runner_workloads_raw.h"
 
-static bool graph_check(raw_ctx *rc, CUresult r, const char *what)
-{
-    if (r == CUDA_SUCCESS)
-        return true;
-    snprintf(rc->err, sizeof rc->err, "%.500s: %s", what, mox__cuda_error_name(rc->cu, r));
-    if (mox__cuda_error_is_sticky(r))
-        rc->dead = true;
-    return false;
-}
-
 static bool graph_build(raw_instance *ri)
 {
     raw_ctx *rc = ri->rc;
     const mox__cuda_api *cu = rc->cu;
-    if (!graph_check(rc, cu->cuGraphCreate(&ri->graph, 0), "cuGraphCreate"))
+    if (!raw_check(rc, cu->cuGraphCreate(&ri->graph, 0), "cuGraphCreate"))
         return false;
     CUgraphNode prev = NULL;
     for (size_t i = 0; i < ri->count[RAW_GEN]; i++) {
@@ -36,12 +26,12 @@ static bool graph_build(raw_instance *ri)
         CUgraphNode node;
         char what[96];
         snprintf(what, sizeof what, "cuGraphAddKernelNode (launch %zu)", i);
-        if (!graph_check(rc, cu->cuGraphAddKernelNode(&node, ri->graph, prev ? &prev : NULL, prev ? 1 : 0, &kp),
+        if (!raw_check(rc, cu->cuGraphAddKernelNode(&node, ri->graph, prev ? &prev : NULL, prev ? 1 : 0, &kp),
                          what))
             return false;
         prev = node;
     }
-    return graph_check(rc, cu->cuGraphInstantiateWithFlags(&ri->graph_exec, ri->graph, 0),
+    return raw_check(rc, cu->cuGraphInstantiateWithFlags(&ri->graph_exec, ri->graph, 0),
                        "cuGraphInstantiateWithFlags");
 }
 
@@ -49,16 +39,16 @@ bool raw_graph_runs(raw_instance *ri, uint32_t runs)
 {
     raw_ctx *rc = ri->rc;
     const mox__cuda_api *cu = rc->cu;
-    bool ok = !rc->dead && graph_check(rc, cu->cuCtxSetCurrent(rc->ctx), "cuCtxSetCurrent");
+    bool ok = !rc->dead && raw_check(rc, cu->cuCtxSetCurrent(rc->ctx), "cuCtxSetCurrent");
     if (ok && !ri->graph_exec)
         ok = graph_build(ri);
     for (uint32_t r = 0; ok && r < runs; r++)
-        ok = graph_check(rc, cu->cuGraphLaunch(ri->graph_exec, rc->stream), "cuGraphLaunch");
-    ok = ok && graph_check(rc, cu->cuEventRecord(rc->done, rc->stream), "cuEventRecord");
+        ok = raw_check(rc, cu->cuGraphLaunch(ri->graph_exec, rc->stream), "cuGraphLaunch");
+    ok = ok && raw_check(rc, cu->cuEventRecord(rc->done, rc->stream), "cuEventRecord");
     CUresult q = CUDA_ERROR_NOT_READY;
     while (ok && q == CUDA_ERROR_NOT_READY)
         q = cu->cuEventQuery(rc->done);
-    return ok && graph_check(rc, q, "cuEventQuery");
+    return ok && raw_check(rc, q, "cuEventQuery");
 }
 
 void raw_graph_close(raw_instance *ri)
