@@ -372,8 +372,10 @@ typedef struct mox__backend_vtable {
     /* The core is about to block on `sub` (after flush) and lends the
      * calling thread until wait->until_ns (mox__now_ns clock) or until
      * wait->stop(wait->ctx) says to give it back. If completing `sub`
-     * calls no other op's waker and nothing earlier holds its completion
-     * back, the backend may watch the device on this thread and, once
+     * calls no other execution's completion (it is alone in what the
+     * backend launched; the op it resolves may be a shared op, whose
+     * clones the core wakes, docs/async.md A2) and nothing earlier holds
+     * its completion back, the backend may watch the device on this thread and, once
      * `sub` finished there, complete it here (mox__execution_complete is
      * called from inside) and return true - the waiting thread then needs
      * no hand-off from a backend thread. While it watches, its own threads
