@@ -13,6 +13,8 @@
  *
  * CUDA: every generated entry `mox_entry_<kernel>` takes a mox_gate first,
  * then the kernel's parameters (buffers as device pointers, values by value).
+ * In sm_90+ code an entry starts with griddepcontrol.wait, and the module's
+ * `mox__grid_wait_entries` (unsigned int) reads 1 (mox/kernel_cuda.h).
  */
 #ifndef MOX_KERNEL_ABI_H
 #define MOX_KERNEL_ABI_H

@@ -299,6 +299,33 @@ MOX__FN(float) mox_f16_to_f32(mox_f16 h) {
  * published it: moxc sets MOX_KFEAT_FAIL for every kernel from which
  * mox_fail is reachable. */
 
+/* ---- programmatic dependent launch ----
+ * On sm_90 and later every generated entry starts with griddepcontrol.wait:
+ * it returns once every grid this one depends on programmatically has
+ * completed and its memory is visible (at once when the launch has no such
+ * dependency). Nothing of the entry runs before it, so the runtime may
+ * start a dependent grid before its predecessors end (a CUDA graph edge of
+ * type CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC, docs/cuda-backend.md) without
+ * the dependent seeing a predecessor's writes half done. The marker
+ * mox__grid_wait_entries tells the runtime that the code the driver loaded
+ * for this GPU has the wait: 1 in sm_90+ code, 0 in code for older GPUs
+ * (and in PTX for them that the driver would JIT); modules built before the
+ * wait existed lack the marker. The runtime reads it at module load. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define MOX__GRID_WAIT_ENTRIES 1u
+#else
+#define MOX__GRID_WAIT_ENTRIES 0u
+#endif
+extern "C" {
+__device__ unsigned int mox__grid_wait_entries = MOX__GRID_WAIT_ENTRIES;
+}
+
+MOX__FN(void) mox__grid_dependency_wait(void) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 typedef struct mox__gate_slot {
     uint32_t *status;
     uint32_t *host_flag;
@@ -309,10 +336,12 @@ static __shared__ mox__gate_slot mox__gate_shared;
 
 /* Nonzero when the entry must not run: a dependency failed or was gated.
  * Every thread of every block reads the same settled words (dependencies
- * finished before this grid started), so the answer is uniform and the
+ * finished before this grid started, or before griddepcontrol.wait
+ * returned), so the answer is uniform and the
  * early return leaves no barrier half-attended. States are 0, 1 or 2, so
  * OR-ing them tells whether any is not OK. */
 MOX__FN(int) mox__gate_enter(const mox_gate *g) {
+    mox__grid_dependency_wait(); /* first: see "programmatic dependent launch" */
     uint32_t *st = g->status;
     if (st == NULL) return 0;
     uint32_t n = g->dep_count, bad = MOX_DISPATCH_OK;

@@ -41,6 +41,13 @@ int mox__cuda_api_load(const char *library, mox__cuda_api *api, char *why, size_
     } while (0);
     MOX__CUDA_SYMBOLS(MOX__CUDA_LOAD)
 #undef MOX__CUDA_LOAD
+#define MOX__CUDA_LOAD_OPTIONAL(field, symbol, ret, params) \
+    do {                                                    \
+        void *sym = dlsym(lib, #symbol);                    \
+        memcpy(&api->field, &sym, sizeof sym);              \
+    } while (0);
+    MOX__CUDA_OPTIONAL_SYMBOLS(MOX__CUDA_LOAD_OPTIONAL)
+#undef MOX__CUDA_LOAD_OPTIONAL
     api->library = lib;
     CUresult r = api->cuInit(0);
     if (r != CUDA_SUCCESS) {

@@ -210,9 +210,35 @@ typedef struct CUDA_KERNEL_NODE_PARAMS_v1 {
     X(cuGraphLaunch, cuGraphLaunch, CUresult, (CUgraphExec exec, CUstream stream))                 \
     X(cuGraphExecDestroy, cuGraphExecDestroy, CUresult, (CUgraphExec exec))
 
+/* CUgraphEdgeData (CUDA 12.3+): how one graph edge is triggered. */
+enum {
+    CU_GRAPH_DEPENDENCY_TYPE_DEFAULT = 0,
+    CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC = 1,
+    CU_GRAPH_KERNEL_NODE_PORT_DEFAULT = 0,
+    CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC = 1, /* every block of the upstream grid ended */
+    CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER = 2  /* every block of the upstream grid began */
+};
+typedef struct CUgraphEdgeData {
+    unsigned char from_port;
+    unsigned char to_port;
+    unsigned char type;
+    unsigned char reserved[5];
+} CUgraphEdgeData;
+
+/* Symbols used when the driver has them: a driver without one loads all
+ * the same, with the field NULL and what needs it off (docs/cuda-backend.md:
+ * programmatic dependent launch needs both). */
+#define MOX__CUDA_OPTIONAL_SYMBOLS(X)                                                              \
+    X(cuGraphAddDependencies, cuGraphAddDependencies_v2, CUresult,                                 \
+      (CUgraph graph, const CUgraphNode *from, const CUgraphNode *to,                              \
+       const CUgraphEdgeData *edges, size_t count))                                                \
+    X(cuModuleGetGlobal, cuModuleGetGlobal_v2, CUresult,                                           \
+      (CUdeviceptr * dptr, size_t *bytes, CUmodule module, const char *name))
+
 typedef struct mox__cuda_api {
 #define MOX__CUDA_FIELD(field, symbol, ret, params) ret (*field) params;
     MOX__CUDA_SYMBOLS(MOX__CUDA_FIELD)
+    MOX__CUDA_OPTIONAL_SYMBOLS(MOX__CUDA_FIELD)
 #undef MOX__CUDA_FIELD
     void *library; /* dlopen handle; never closed (unloading a driver is unsafe) */
     int driver_version;

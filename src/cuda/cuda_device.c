@@ -18,16 +18,6 @@ static uint32_t attr(mox__cuda_dev *dev, int which)
     return (uint32_t)v;
 }
 
-static mox__cuda_launch_mode mode_from_env(void)
-{
-    const char *m = getenv("MOX_CUDA_LAUNCH");
-    if (m && strcmp(m, "graph") == 0)
-        return MOX__CUDA_LAUNCH_GRAPH;
-    if (m && strcmp(m, "stream") == 0)
-        return MOX__CUDA_LAUNCH_STREAM;
-    return MOX__CUDA_LAUNCH_AUTO;
-}
-
 mox_status mox__cuda_dev_enter(mox__cuda_dev *dev)
 {
     CUresult r = dev->api->cuCtxSetCurrent(dev->ctx);
@@ -64,25 +54,12 @@ mox_status mox__cuda_dev_open(int ordinal, mox__cuda_dev **out)
         return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory opening the CUDA device");
     mox_status st = MOX_OK;
     dev->api = api;
-    dev->mode = mode_from_env();
-    dev->spin_us = 200;
-    const char *spin = getenv("MOX_CUDA_SPIN_US");
-    if (spin && spin[0])
-        dev->spin_us = (uint32_t)strtoul(spin, NULL, 10);
-    dev->poll_ns = 1000;
-    const char *poll = getenv("MOX_CUDA_POLL_NS");
-    if (poll && poll[0])
-        dev->poll_ns = (uint32_t)strtoul(poll, NULL, 10);
-    const char *co = getenv("MOX_CUDA_COALESCE");
-    dev->coalesce = !(co && strcmp(co, "0") == 0);
-    const char *dd = getenv("MOX_CUDA_DEFER_DEPTH");
-    dev->defer_depth = dd && dd[0] ? (uint32_t)strtoul(dd, NULL, 10) : MOX__CUDA_DEFER_DEPTH;
-    if (dev->defer_depth == 0)
-        dev->coalesce = false;
     atomic_init(&dev->lost, false);
     pthread_mutex_init(&dev->lock, NULL);
     pthread_mutex_init(&dev->pool_lock, NULL);
     pthread_cond_init(&dev->work_cv, NULL);
+    if ((st = mox__cuda_read_settings(dev)) != MOX_OK)
+        goto fail;
 
     TRY(api->cuDeviceGet(&dev->device, ordinal), "cuDeviceGet");
     /* Reopening after a sticky fault: the process's primary context is still
@@ -136,6 +113,7 @@ mox_status mox__cuda_dev_open(int ordinal, mox__cuda_dev **out)
     l->sm_count = attr(dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
     l->cc_major = attr(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
     l->cc_minor = attr(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    mox__cuda_settle_pdl(dev);
     size_t total = 0;
     TRY(api->cuDeviceTotalMem(&total, dev->device), "cuDeviceTotalMem");
     l->total_mem = total;
@@ -190,13 +168,14 @@ static void print_stats(const mox__cuda_dev *dev)
             "mox cuda stats: launches %llu (graph %llu, kernels on streams %llu), "
             "submissions coalesced %llu, plans %llu, instantiations %llu, node updates %llu, "
             "deps uploads %llu, status resets %llu, status reads %llu, live gates %llu, "
-            "completed by waiting threads %llu\n",
+            "completed by waiting threads %llu, programmatic edges %llu\n",
             (unsigned long long)s->groups, (unsigned long long)s->graph_launches,
             (unsigned long long)s->stream_launches, (unsigned long long)s->coalesced,
             (unsigned long long)s->plans, (unsigned long long)s->instantiations,
             (unsigned long long)s->node_updates, (unsigned long long)s->deps_uploads,
             (unsigned long long)s->resets, (unsigned long long)s->status_reads,
-            (unsigned long long)s->live_gates, (unsigned long long)s->inline_completions);
+            (unsigned long long)s->live_gates, (unsigned long long)s->inline_completions,
+            (unsigned long long)s->programmatic_edges);
 }
 
 void mox__cuda_dev_close(mox__cuda_dev *dev)

@@ -80,6 +80,7 @@ typedef struct mox__cuda_kernel {
     uint32_t max_dynamic_shared; /* bytes a launch may ask (MOX_KFEAT_DYNAMIC_SHARED kernels) */
     uint32_t param_count;
     uint32_t param_size[MOX_MAX_PARAMS]; /* bytes each parameter occupies */
+    bool grid_wait;         /* its entries start with griddepcontrol.wait (module marker) */
 } mox__cuda_kernel;
 
 typedef struct mox__cuda_module {
@@ -484,6 +485,7 @@ typedef struct mox__cuda_stats {
     atomic_ullong live_gates;      /* gates read from the slots of running launches */
     atomic_ullong gate_deps;       /* dependency words launched gates read */
     atomic_ullong inline_completions; /* launches a waiting user thread completed */
+    atomic_ullong programmatic_edges; /* graph edges added as programmatic (MOX_CUDA_PDL) */
 } mox__cuda_stats;
 
 typedef enum mox__cuda_launch_mode {
@@ -491,6 +493,16 @@ typedef enum mox__cuda_launch_mode {
     MOX__CUDA_LAUNCH_GRAPH = 1,
     MOX__CUDA_LAUNCH_STREAM = 2
 } mox__cuda_launch_mode;
+
+/* MOX_CUDA_PDL: whether graph edges into kernels whose entries wait
+ * (mox__cuda_kernel.grid_wait) are programmatic, and from which port of
+ * the upstream kernel (docs/cuda-backend.md, "Programmatic dependent
+ * launch"). */
+typedef enum mox__cuda_pdl {
+    MOX__CUDA_PDL_OFF = 0,
+    MOX__CUDA_PDL_END = 1,  /* the dependent starts once every upstream block ended */
+    MOX__CUDA_PDL_START = 2 /* ... once every upstream block began */
+} mox__cuda_pdl;
 
 typedef struct mox__cuda_limits {
     uint32_t max_block[3];
@@ -540,6 +552,8 @@ struct mox__cuda_dev {
     char uuid[37];
     mox__cuda_limits limits;
     mox__cuda_launch_mode mode;
+    mox__cuda_pdl pdl;               /* MOX_CUDA_PDL, OFF where the GPU or driver lacks it */
+    atomic_bool pdl_refused;         /* the driver refused a programmatic edge: off from then on */
     bool coalesce;                   /* MOX_CUDA_COALESCE=0 turns it off */
     uint32_t defer_depth;            /* see MOX__CUDA_DEFER_DEPTH */
     CUstream streams[MOX__CUDA_STREAMS];
@@ -612,6 +626,13 @@ struct mox__cuda_dev {
 
     mox__cuda_stats stats;
 };
+
+/* The MOX_CUDA_* settings into `dev` (cuda_settings.c); MOX_ERR_CONFIG
+ * for a bad MOX_CUDA_PDL. */
+mox_status mox__cuda_read_settings(mox__cuda_dev *dev);
+/* Turns MOX_CUDA_PDL off where the GPU (below sm_90) or the driver lacks
+ * what it needs; call once the limits are known. */
+void mox__cuda_settle_pdl(mox__cuda_dev *dev);
 
 /* Opens device `ordinal`: primary context, streams, pools, completion
  * thread. MOX_ERR_DEVICE_UNAVAILABLE without a driver or device. */

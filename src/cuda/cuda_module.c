@@ -2,7 +2,8 @@
  * verified fatbin bytes (never a path), one cuModuleGetFunction per kernel
  * (mox_entry_<kernel>), and the attribute checks that must hold before any
  * launch: the kernel's required block fits the function's thread limit, and
- * its static shared memory fits the device. Runs on the core's preparation
+ * its static shared memory fits the device; with MOX_CUDA_PDL on, whether
+ * the entries wait for programmatic dependencies. Runs on the core's preparation
  * worker thread, so the driver's JIT or load time never blocks a poll.
  */
 #include "cuda/cuda_internal.h"
@@ -83,6 +84,23 @@ static mox_status load_noalias(mox__cuda_dev *dev, CUmodule module, const mox_ab
     return MOX_OK;
 }
 
+/* Whether the code loaded for this GPU starts every entry with
+ * griddepcontrol.wait (mox/kernel_cuda.h's marker reads 1), so that graph
+ * edges into its kernels may be programmatic. Asked only with MOX_CUDA_PDL
+ * on; a module without the marker (built before it existed) or a failing
+ * query means no. */
+static bool module_waits_grid(mox__cuda_dev *dev, CUmodule module)
+{
+    if (dev->pdl == MOX__CUDA_PDL_OFF)
+        return false;
+    CUdeviceptr marker = 0;
+    size_t bytes = 0;
+    unsigned int value = 0;
+    return dev->api->cuModuleGetGlobal(&marker, &bytes, module, "mox__grid_wait_entries") == CUDA_SUCCESS &&
+           bytes == sizeof value && dev->api->cuMemcpyDtoH(&value, marker, sizeof value) == CUDA_SUCCESS &&
+           value == 1u;
+}
+
 mox_status mox__cuda_module_load(mox__cuda_dev *dev, const void *image, size_t size,
                                  const mox_abi *abi, mox__cuda_module **out)
 {
@@ -113,9 +131,11 @@ mox_status mox__cuda_module_load(mox__cuda_dev *dev, const void *image, size_t s
         mox__free(m);
         return st;
     }
+    bool grid_wait = module_waits_grid(dev, m->module);
     for (uint32_t i = 0; i < count; i++) {
         const mox_abi_kernel *ak = &abi->kernels[i];
         char sym[160];
+        k[i].grid_wait = grid_wait;
         snprintf(k[i].name, sizeof k[i].name, "%s", ak->name);
         snprintf(sym, sizeof sym, "mox_entry_%s", ak->name);
         if (ak->param_count > MOX_MAX_PARAMS) {

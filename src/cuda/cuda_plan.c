@@ -45,6 +45,7 @@ struct mox__cuda_plan {
     uint32_t edge_count;
     uint32_t args_total;
     bool use_graph;
+    uint32_t programmatic;          /* programmatic edges in the graph (MOX_CUDA_PDL) */
     CUgraph graph;
     CUgraphNode *graph_nodes;
     mox__cuda_inst *idle;
@@ -190,26 +191,66 @@ static void plan_evict_one(mox__cuda_dev *dev)
     dev->plan_count--;
 }
 
+/* Whether node i's incoming edges are programmatic (MOX_CUDA_PDL): its
+ * kernel's entries start with griddepcontrol.wait, so it may start before
+ * its predecessors end. Graphs hold kernel nodes only (launches with
+ * transfers take the stream path), so every upstream end is a kernel. */
+static bool edges_programmatic(const mox__cuda_dev *dev, const plan_node *n, const mox__cuda_lnode *ln)
+{
+    return dev->pdl != MOX__CUDA_PDL_OFF && !atomic_load(&dev->pdl_refused) && n->edge_cnt > 0 &&
+           ln->k && ln->k->grid_wait;
+}
+
+/* Node i's edges, added after the node with their edge data. A driver that
+ * refuses programmatic edges gets ordinary ones, and MOX_CUDA_PDL is off for
+ * the device from then on. */
+static CUresult add_programmatic_edges(mox__cuda_dev *dev, mox__cuda_plan *p, uint32_t i,
+                                       const CUgraphNode *from, CUgraphNode *to, CUgraphEdgeData *ed)
+{
+    const mox__cuda_api *api = dev->api;
+    uint32_t cnt = p->nodes[i].edge_cnt;
+    unsigned char port = dev->pdl == MOX__CUDA_PDL_START ? CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER
+                                                         : CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
+    for (uint32_t e = 0; e < cnt; e++) {
+        to[e] = p->graph_nodes[i];
+        ed[e] = (CUgraphEdgeData){port, 0, CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC, {0}};
+    }
+    CUresult r = api->cuGraphAddDependencies(p->graph, from, to, ed, cnt);
+    if (r == CUDA_SUCCESS) {
+        p->programmatic += cnt;
+        atomic_fetch_add(&dev->stats.programmatic_edges, cnt);
+        return r;
+    }
+    atomic_store(&dev->pdl_refused, true);
+    memset(ed, 0, cnt * sizeof *ed);
+    return api->cuGraphAddDependencies(p->graph, from, to, ed, cnt);
+}
+
 static mox_status plan_build_graph(mox__cuda_dev *dev, mox__cuda_plan *p,
                                    const mox__cuda_ldesc *b)
 {
     const mox__cuda_api *api = dev->api;
+    p->programmatic = 0;
     CUresult r = api->cuGraphCreate(&p->graph, 0);
     if (r != CUDA_SUCCESS)
         return mox__cuda_fail(api, r, "cuGraphCreate", NULL);
     p->graph_nodes = mox__calloc(p->count, sizeof *p->graph_nodes);
-    CUgraphNode *deps = mox__calloc(p->edge_count ? p->edge_count : 1, sizeof *deps);
-    if (!p->graph_nodes || !deps) {
+    uint32_t ne = p->edge_count ? p->edge_count : 1;
+    CUgraphNode *deps = mox__calloc(2u * ne, sizeof *deps);
+    CUgraphEdgeData *ed = mox__calloc(ne, sizeof *ed);
+    if (!p->graph_nodes || !deps || !ed) {
         mox__free(deps);
+        mox__free(ed);
         return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory building a CUDA graph");
     }
     /* Initial parameters: the first launch's arguments and a disabled gate;
      * every instance sets its real gates before its first launch. */
     mox_gate gate;
     memset(&gate, 0, sizeof gate);
-    for (uint32_t i = 0; i < p->count; i++) {
+    for (uint32_t i = 0; i < p->count && r == CUDA_SUCCESS; i++) {
         const plan_node *n = &p->nodes[i];
         const mox__dispatch *d = b->nodes[i].d;
+        bool prog = edges_programmatic(dev, n, &b->nodes[i]);
         for (uint32_t e = 0; e < n->edge_cnt; e++)
             deps[e] = p->graph_nodes[p->edges[n->edge_off + e]];
         void *params[MOX_MAX_PARAMS + 1];
@@ -219,15 +260,20 @@ static mox_status plan_build_graph(mox__cuda_dev *dev, mox__cuda_plan *p,
         CUDA_KERNEL_NODE_PARAMS_v1 kp = {n->fn,         n->grid[0],  n->grid[1], n->grid[2],
                                          n->block[0],   n->block[1], n->block[2], n->shared_bytes,
                                          params,        NULL};
-        r = api->cuGraphAddKernelNode(&p->graph_nodes[i], p->graph, deps, n->edge_cnt, &kp);
+        r = api->cuGraphAddKernelNode(&p->graph_nodes[i], p->graph, prog ? NULL : deps,
+                                      prog ? 0 : n->edge_cnt, &kp);
+        if (r == CUDA_SUCCESS && prog)
+            r = add_programmatic_edges(dev, p, i, deps, deps + ne, ed);
         if (r != CUDA_SUCCESS) {
-            mox__free(deps);
             char ctx[160];
             snprintf(ctx, sizeof ctx, "(kernel %s)", b->nodes[i].k->name);
-            return mox__cuda_fail(api, r, "cuGraphAddKernelNode", ctx);
+            mox__free(deps);
+            mox__free(ed);
+            return mox__cuda_fail(api, r, prog ? "cuGraphAddDependencies" : "cuGraphAddKernelNode", ctx);
         }
     }
     mox__free(deps);
+    mox__free(ed);
     return MOX_OK;
 }
 
@@ -283,7 +329,28 @@ static mox_status plan_create(mox__cuda_dev *dev, const mox__cuda_ldesc *b, uint
     return MOX_OK;
 }
 
-static mox_status inst_create(mox__cuda_dev *dev, mox__cuda_plan *p, mox__cuda_inst **out)
+/* A graph the driver would not instantiate with programmatic edges is
+ * built again without them (MOX_CUDA_PDL off for the device from then on)
+ * and instantiated once more; only before the plan has an instance. */
+static CUresult instantiate(mox__cuda_dev *dev, mox__cuda_plan *p, const mox__cuda_ldesc *b,
+                            CUgraphExec *exec)
+{
+    const mox__cuda_api *api = dev->api;
+    CUresult r = api->cuGraphInstantiateWithFlags(exec, p->graph, 0);
+    if (r == CUDA_SUCCESS || p->programmatic == 0 || p->inst_count > 0)
+        return r;
+    atomic_store(&dev->pdl_refused, true);
+    api->cuGraphDestroy(p->graph);
+    p->graph = NULL;
+    mox__free(p->graph_nodes);
+    p->graph_nodes = NULL;
+    if (plan_build_graph(dev, p, b) != MOX_OK)
+        return r;
+    return api->cuGraphInstantiateWithFlags(exec, p->graph, 0);
+}
+
+static mox_status inst_create(mox__cuda_dev *dev, mox__cuda_plan *p, const mox__cuda_ldesc *b,
+                              mox__cuda_inst **out)
 {
     const mox__cuda_api *api = dev->api;
     mox__cuda_inst *inst = mox__calloc(1, sizeof *inst);
@@ -318,7 +385,7 @@ static mox_status inst_create(mox__cuda_dev *dev, mox__cuda_plan *p, mox__cuda_i
         off += p->nodes[i].args_size;
     }
     if (p->use_graph) {
-        CUresult r = api->cuGraphInstantiateWithFlags(&inst->exec, p->graph, 0);
+        CUresult r = instantiate(dev, p, b, &inst->exec);
         if (r != CUDA_SUCCESS) {
             st = mox__cuda_fail(api, r, "cuGraphInstantiateWithFlags", NULL);
             goto fail;
@@ -443,7 +510,7 @@ mox_status mox__cuda_plan_acquire(mox__cuda_dev *dev, const mox__cuda_ldesc *b,
     }
     pthread_mutex_unlock(&dev->lock);
     if (!inst) {
-        mox_status st = inst_create(dev, p, &inst); /* the driver: no lock */
+        mox_status st = inst_create(dev, p, b, &inst); /* the driver: no lock */
         if (st != MOX_OK)
             return st;
         inst->busy = true; /* nobody else sees it yet */

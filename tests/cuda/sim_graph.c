@@ -22,6 +22,7 @@ struct CUgraph_st {
     sim_node *nodes;
     struct CUgraphNode_st **handles;
     size_t count;
+    size_t programmatic; /* programmatic edges added (they run as ordinary ones) */
 };
 
 struct CUgraphExec_st {
@@ -89,11 +90,58 @@ CUresult cuGraphAddKernelNode(CUgraphNode *node, CUgraph g, const CUgraphNode *d
     return CUDA_SUCCESS;
 }
 
+/* MOX_SIM_REFUSE_PDL=edges: programmatic edges are refused as a driver
+ * without them would; =instantiate: graphs holding them do not instantiate. */
+static bool refuse_pdl(const char *what)
+{
+    const char *v = getenv("MOX_SIM_REFUSE_PDL");
+    return v && strcmp(v, what) == 0;
+}
+
+/* Edges with their data (CUDA 12.3+). Nodes run in creation order, so an
+ * edge must go from an earlier node to a later one; its data must be what
+ * CUDA accepts: ordinary, or programmatic from a kernel's programmatic or
+ * launch-order port, to port 0, reserved bytes zero. */
+EXPORT CUresult cuGraphAddDependencies_v2(CUgraph g, const CUgraphNode *from, const CUgraphNode *to,
+                                          const CUgraphEdgeData *edges, size_t count);
+CUresult cuGraphAddDependencies_v2(CUgraph g, const CUgraphNode *from, const CUgraphNode *to,
+                                   const CUgraphEdgeData *edges, size_t count)
+{
+    size_t programmatic = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (!from[i] || !to[i] || from[i]->graph != g || to[i]->graph != g || from[i]->index >= to[i]->index) {
+            fprintf(stderr, "simcuda: edge %zu of %zu does not join an earlier node to a later one of its graph\n",
+                    i, count);
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+        CUgraphEdgeData e = edges ? edges[i] : (CUgraphEdgeData){0, 0, 0, {0}};
+        bool zero = true;
+        for (int k = 0; k < 5; k++)
+            zero = zero && e.reserved[k] == 0;
+        bool ordinary = e.type == CU_GRAPH_DEPENDENCY_TYPE_DEFAULT && e.from_port == 0;
+        bool prog = e.type == CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC &&
+                    (e.from_port == CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC ||
+                     e.from_port == CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER);
+        if (!zero || e.to_port != 0 || !(ordinary || prog)) {
+            fprintf(stderr, "simcuda: edge %zu has invalid data (type %u, ports %u/%u)\n", i, e.type,
+                    e.from_port, e.to_port);
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+        programmatic += prog;
+    }
+    if (programmatic && refuse_pdl("edges"))
+        return CUDA_ERROR_NOT_SUPPORTED;
+    g->programmatic += programmatic;
+    return CUDA_SUCCESS;
+}
+
 EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *e, CUgraph g, unsigned long long flags);
 CUresult cuGraphInstantiateWithFlags(CUgraphExec *e, CUgraph g, unsigned long long flags)
 {
     (void)flags;
     STICKY();
+    if (g->programmatic && refuse_pdl("instantiate"))
+        return CUDA_ERROR_NOT_SUPPORTED;
     CUgraphExec x = calloc(1, sizeof *x);
     if (!x)
         return CUDA_ERROR_OUT_OF_MEMORY;
