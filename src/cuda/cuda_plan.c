@@ -17,7 +17,7 @@
  * goes through a one-node graph too: on the H200 that round trip was faster
  * than cuLaunchKernel (22 vs 26 us).
  */
-#include "cuda/cuda_internal.h"
+#include "cuda/cuda_plan_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,33 +26,6 @@
 #define PLAN_BUCKETS 256u
 #define PLAN_LIMIT 512u
 
-typedef struct plan_node {
-    CUfunction fn;                  /* NULL: a transfer */
-    uint32_t grid[3], block[3];
-    uint32_t shared_bytes;          /* dynamic shared memory per block (part of the key) */
-    uint32_t args_size;
-    uint32_t edge_off, edge_cnt;    /* into plan->edges */
-} plan_node;
-
-struct mox__cuda_plan {
-    mox__cuda_plan *next;           /* bucket chain */
-    uint64_t hash;
-    uint64_t *key;
-    uint32_t key_len;
-    uint32_t count;
-    plan_node *nodes;
-    uint32_t *edges;                /* deps of each node, concatenated */
-    uint32_t edge_count;
-    uint32_t args_total;
-    bool use_graph;
-    uint32_t programmatic;          /* programmatic edges in the graph (MOX_CUDA_PDL) */
-    CUgraph graph;
-    CUgraphNode *graph_nodes;
-    mox__cuda_inst *idle;
-    mox__cuda_inst **insts;
-    uint32_t inst_count, inst_cap;
-    uint64_t last_used;
-};
 
 /* ---- keys ---- */
 
@@ -191,92 +164,6 @@ static void plan_evict_one(mox__cuda_dev *dev)
     dev->plan_count--;
 }
 
-/* Whether node i's incoming edges are programmatic (MOX_CUDA_PDL): its
- * kernel's entries start with griddepcontrol.wait, so it may start before
- * its predecessors end. Graphs hold kernel nodes only (launches with
- * transfers take the stream path), so every upstream end is a kernel. */
-static bool edges_programmatic(const mox__cuda_dev *dev, const plan_node *n, const mox__cuda_lnode *ln)
-{
-    return dev->pdl != MOX__CUDA_PDL_OFF && !atomic_load(&dev->pdl_refused) && n->edge_cnt > 0 &&
-           ln->k && ln->k->grid_wait;
-}
-
-/* Node i's edges, added after the node with their edge data. A driver that
- * refuses programmatic edges gets ordinary ones, and MOX_CUDA_PDL is off for
- * the device from then on. */
-static CUresult add_programmatic_edges(mox__cuda_dev *dev, mox__cuda_plan *p, uint32_t i,
-                                       const CUgraphNode *from, CUgraphNode *to, CUgraphEdgeData *ed)
-{
-    const mox__cuda_api *api = dev->api;
-    uint32_t cnt = p->nodes[i].edge_cnt;
-    unsigned char port = dev->pdl == MOX__CUDA_PDL_START ? CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER
-                                                         : CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
-    for (uint32_t e = 0; e < cnt; e++) {
-        to[e] = p->graph_nodes[i];
-        ed[e] = (CUgraphEdgeData){port, 0, CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC, {0}};
-    }
-    CUresult r = api->cuGraphAddDependencies(p->graph, from, to, ed, cnt);
-    if (r == CUDA_SUCCESS) {
-        p->programmatic += cnt;
-        atomic_fetch_add(&dev->stats.programmatic_edges, cnt);
-        return r;
-    }
-    atomic_store(&dev->pdl_refused, true);
-    memset(ed, 0, cnt * sizeof *ed);
-    return api->cuGraphAddDependencies(p->graph, from, to, ed, cnt);
-}
-
-static mox_status plan_build_graph(mox__cuda_dev *dev, mox__cuda_plan *p,
-                                   const mox__cuda_ldesc *b)
-{
-    const mox__cuda_api *api = dev->api;
-    p->programmatic = 0;
-    CUresult r = api->cuGraphCreate(&p->graph, 0);
-    if (r != CUDA_SUCCESS)
-        return mox__cuda_fail(api, r, "cuGraphCreate", NULL);
-    p->graph_nodes = mox__calloc(p->count, sizeof *p->graph_nodes);
-    uint32_t ne = p->edge_count ? p->edge_count : 1;
-    CUgraphNode *deps = mox__calloc(2u * ne, sizeof *deps);
-    CUgraphEdgeData *ed = mox__calloc(ne, sizeof *ed);
-    if (!p->graph_nodes || !deps || !ed) {
-        mox__free(deps);
-        mox__free(ed);
-        return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory building a CUDA graph");
-    }
-    /* Initial parameters: the first launch's arguments and a disabled gate;
-     * every instance sets its real gates before its first launch. */
-    mox_gate gate;
-    memset(&gate, 0, sizeof gate);
-    for (uint32_t i = 0; i < p->count && r == CUDA_SUCCESS; i++) {
-        const plan_node *n = &p->nodes[i];
-        const mox__dispatch *d = b->nodes[i].d;
-        bool prog = edges_programmatic(dev, n, &b->nodes[i]);
-        for (uint32_t e = 0; e < n->edge_cnt; e++)
-            deps[e] = p->graph_nodes[p->edges[n->edge_off + e]];
-        void *params[MOX_MAX_PARAMS + 1];
-        params[0] = &gate;
-        for (uint32_t a = 0; a < d->param_count; a++)
-            params[a + 1] = d->params[a];
-        CUDA_KERNEL_NODE_PARAMS_v1 kp = {n->fn,         n->grid[0],  n->grid[1], n->grid[2],
-                                         n->block[0],   n->block[1], n->block[2], n->shared_bytes,
-                                         params,        NULL};
-        r = api->cuGraphAddKernelNode(&p->graph_nodes[i], p->graph, prog ? NULL : deps,
-                                      prog ? 0 : n->edge_cnt, &kp);
-        if (r == CUDA_SUCCESS && prog)
-            r = add_programmatic_edges(dev, p, i, deps, deps + ne, ed);
-        if (r != CUDA_SUCCESS) {
-            char ctx[160];
-            snprintf(ctx, sizeof ctx, "(kernel %s)", b->nodes[i].k->name);
-            mox__free(deps);
-            mox__free(ed);
-            return mox__cuda_fail(api, r, prog ? "cuGraphAddDependencies" : "cuGraphAddKernelNode", ctx);
-        }
-    }
-    mox__free(deps);
-    mox__free(ed);
-    return MOX_OK;
-}
-
 static mox_status plan_create(mox__cuda_dev *dev, const mox__cuda_ldesc *b, uint64_t *key,
                               uint32_t key_len, uint64_t hash, mox__cuda_plan **out)
 {
@@ -317,7 +204,7 @@ static mox_status plan_create(mox__cuda_dev *dev, const mox__cuda_ldesc *b, uint
     }
     p->use_graph = use_graph_for(dev, b);
     if (p->use_graph) {
-        mox_status st = plan_build_graph(dev, p, b);
+        mox_status st = mox__cuda_plan_build_graph(dev, p, b);
         if (st != MOX_OK) {
             plan_destroy(dev, p);
             return st;
@@ -327,26 +214,6 @@ static mox_status plan_create(mox__cuda_dev *dev, const mox__cuda_ldesc *b, uint
     atomic_fetch_add(&dev->stats.plans, 1);
     *out = p;
     return MOX_OK;
-}
-
-/* A graph the driver would not instantiate with programmatic edges is
- * built again without them (MOX_CUDA_PDL off for the device from then on)
- * and instantiated once more; only before the plan has an instance. */
-static CUresult instantiate(mox__cuda_dev *dev, mox__cuda_plan *p, const mox__cuda_ldesc *b,
-                            CUgraphExec *exec)
-{
-    const mox__cuda_api *api = dev->api;
-    CUresult r = api->cuGraphInstantiateWithFlags(exec, p->graph, 0);
-    if (r == CUDA_SUCCESS || p->programmatic == 0 || p->inst_count > 0)
-        return r;
-    atomic_store(&dev->pdl_refused, true);
-    api->cuGraphDestroy(p->graph);
-    p->graph = NULL;
-    mox__free(p->graph_nodes);
-    p->graph_nodes = NULL;
-    if (plan_build_graph(dev, p, b) != MOX_OK)
-        return r;
-    return api->cuGraphInstantiateWithFlags(exec, p->graph, 0);
 }
 
 static mox_status inst_create(mox__cuda_dev *dev, mox__cuda_plan *p, const mox__cuda_ldesc *b,
@@ -385,7 +252,7 @@ static mox_status inst_create(mox__cuda_dev *dev, mox__cuda_plan *p, const mox__
         off += p->nodes[i].args_size;
     }
     if (p->use_graph) {
-        CUresult r = instantiate(dev, p, b, &inst->exec);
+        CUresult r = mox__cuda_plan_instantiate(dev, p, b, &inst->exec);
         if (r != CUDA_SUCCESS) {
             st = mox__cuda_fail(api, r, "cuGraphInstantiateWithFlags", NULL);
             goto fail;
@@ -410,46 +277,19 @@ fail:
     return st;
 }
 
-static uint32_t deps_total(const mox__cuda_ldesc *b)
-{
-    uint32_t total = 0;
-    for (uint32_t i = 0; i < b->count; i++)
-        total += b->nodes[i].gdep_cnt + b->nodes[i].ext_cnt;
-    return total;
-}
-
-/* The dependency words `b` needs on `inst`: gate dependencies inside the
- * launch as absolute slots, then those on earlier launches (their slots, or
- * a sentinel). Fills inst->dep_offset/dep_count when `layout`. */
-static void deps_fill(mox__cuda_inst *inst, const mox__cuda_ldesc *b, uint32_t *want, bool layout)
-{
-    uint32_t w = 0;
-    for (uint32_t i = 0; i < b->count; i++) {
-        const mox__cuda_lnode *ln = &b->nodes[i];
-        if (layout)
-            inst->dep_offset[i] = w;
-        for (uint32_t e = 0; e < ln->gdep_cnt; e++)
-            want[w++] = inst->slot_base + b->gdeps[ln->gdep_off + e];
-        for (uint32_t e = 0; e < ln->ext_cnt; e++)
-            want[w++] = b->ext[ln->ext_off + e];
-        if (layout)
-            inst->dep_count[i] = w - inst->dep_offset[i];
-    }
-}
-
 /* Among the idle instances, one whose device deps already hold what `b`
  * needs (no upload): in a steady pipeline the same instances keep gating
  * on the same predecessors. Else the most recently idle one. */
 static mox__cuda_inst *pick_idle(mox__cuda_plan *p, const mox__cuda_ldesc *b)
 {
-    uint32_t total = deps_total(b);
+    uint32_t total = mox__cuda_deps_total(b);
     if (total == 0 || total > 256 || !p->idle->next_idle)
         return p->idle;
     uint32_t want[256];
     for (mox__cuda_inst *i = p->idle; i; i = i->next_idle) {
         if (i->deps_len != total)
             continue;
-        deps_fill(i, b, want, false);
+        mox__cuda_deps_fill(i, b, want, false);
         if (memcmp(want, i->deps_host, total * 4u) == 0)
             return i;
     }
@@ -527,205 +367,3 @@ void mox__cuda_inst_release(mox__cuda_dev *dev, mox__cuda_inst *inst)
     inst->next_idle = inst->plan->idle;
     inst->plan->idle = inst;
 }
-
-/* ---- launching ---- */
-
-static mox_status upload_deps(mox__cuda_dev *dev, mox__cuda_inst *inst, const uint32_t *want,
-                              uint32_t len, CUstream stream)
-{
-    const mox__cuda_api *api = dev->api;
-    if (len == 0) {
-        inst->deps_len = 0; /* every gate has dep_count 0: contents unused */
-        return MOX_OK;
-    }
-    if (len == inst->deps_len && memcmp(want, inst->deps_host, len * 4u) == 0)
-        return MOX_OK;
-    if (len > inst->deps_cap) {
-        uint32_t cap = len < 64 ? 64 : len;
-        if (inst->deps_dev)
-            api->cuMemFree(inst->deps_dev);
-        if (inst->deps_stage)
-            api->cuMemFreeHost(inst->deps_stage);
-        inst->deps_dev = 0;
-        inst->deps_stage = NULL;
-        mox__free(inst->deps_host);
-        inst->deps_host = mox__malloc(cap * 4u);
-        inst->deps_cap = 0;
-        inst->deps_len = 0;
-        inst->params_valid = false; /* the deps pointer in every gate moves */
-        if (!inst->deps_host)
-            return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory for gate dependencies");
-        CUresult r = api->cuMemAlloc(&inst->deps_dev, cap * 4u);
-        if (r != CUDA_SUCCESS)
-            return mox__cuda_fail(api, r, "cuMemAlloc", "(gate dependencies)");
-        void *stage = NULL;
-        r = api->cuMemHostAlloc(&stage, cap * 4u, CU_MEMHOSTALLOC_PORTABLE);
-        if (r != CUDA_SUCCESS)
-            return mox__cuda_fail(api, r, "cuMemHostAlloc", "(gate dependencies)");
-        inst->deps_stage = stage;
-        inst->deps_cap = cap;
-    }
-    /* The stage is only rewritten while the instance is idle, i.e. after the
-     * copy that read it last has run. */
-    memcpy(inst->deps_stage, want, len * 4u);
-    CUresult r = api->cuMemcpyHtoDAsync(inst->deps_dev, inst->deps_stage, len * 4u, stream);
-    if (r != CUDA_SUCCESS) {
-        inst->deps_len = 0;
-        return mox__cuda_fail(api, r, "cuMemcpyHtoDAsync", "(gate dependencies)");
-    }
-    memcpy(inst->deps_host, want, len * 4u);
-    inst->deps_len = len;
-    atomic_fetch_add(&dev->stats.deps_uploads, 1);
-    return MOX_OK;
-}
-
-/* The gate of node i: its status slot and dependencies. */
-static void make_gate(const mox__cuda_dev *dev, const mox__cuda_inst *inst, uint32_t i,
-                      const uint32_t *want, mox_gate *gate)
-{
-    memset(gate, 0, sizeof *gate);
-    gate->status = (uint32_t *)(uintptr_t)dev->pool;
-    gate->host_flag = (uint32_t *)(uintptr_t)inst->host_flag_dev;
-    gate->self = inst->slot_base + i;
-    gate->dep_count = inst->dep_count[i];
-    if (gate->dep_count <= MOX_GATE_INLINE_DEPS)
-        memcpy(gate->inline_deps, want + inst->dep_offset[i], 4u * gate->dep_count);
-    else
-        gate->deps = (const uint32_t *)(uintptr_t)(inst->deps_dev + 4ull * inst->dep_offset[i]);
-}
-
-/* memcmp of one kernel argument's bytes: arguments are mostly 4 or 8
- * bytes, compared inline rather than through a call per argument. */
-static bool same_arg(const void *a, const void *b, uint32_t size)
-{
-    if (size == 8) {
-        uint64_t x, y;
-        memcpy(&x, a, 8);
-        memcpy(&y, b, 8);
-        return x == y;
-    }
-    if (size == 4) {
-        uint32_t x, y;
-        memcpy(&x, a, 4);
-        memcpy(&y, b, 4);
-        return x == y;
-    }
-    return memcmp(a, b, size) == 0;
-}
-
-/* Enqueues (stream plans) or updates and launches (graphs) the nodes of
- * `b` on `inst`; `want` holds every node's gate dependencies. */
-static mox_status launch_nodes(mox__cuda_dev *dev, mox__cuda_inst *inst, const mox__cuda_ldesc *b,
-                               mox__cuda_group *group, CUstream stream, const uint32_t *want)
-{
-    const mox__cuda_api *api = dev->api;
-    mox__cuda_plan *p = inst->plan;
-    mox_status st;
-    CUresult r;
-    for (uint32_t i = 0; i < b->count; i++) {
-        const mox__cuda_lnode *ln = &b->nodes[i];
-        const mox__dispatch *d = ln->d;
-        const plan_node *n = &p->nodes[i];
-        mox_gate gate;
-        make_gate(dev, inst, i, want, &gate);
-        if (!ln->k) {
-            st = d->kind == MOX__CMD_COPY ? mox__cuda_copy(dev, group, i, d, &gate, stream)
-                                          : mox__cuda_transfer(dev, group, d, stream);
-            if (st != MOX_OK)
-                return st;
-            continue;
-        }
-        void *params[MOX_MAX_PARAMS + 1];
-        params[0] = &gate;
-        for (uint32_t a = 0; a < d->param_count; a++)
-            params[a + 1] = d->params[a];
-        if (!p->use_graph) {
-            r = api->cuLaunchKernel(n->fn, n->grid[0], n->grid[1], n->grid[2], n->block[0],
-                                    n->block[1], n->block[2], n->shared_bytes, stream, params, NULL);
-            if (r != CUDA_SUCCESS) {
-                char ctx[160];
-                snprintf(ctx, sizeof ctx, "(kernel %s)", ln->k->name);
-                return mox__cuda_fail(api, r, "cuLaunchKernel", ctx);
-            }
-            atomic_fetch_add(&dev->stats.stream_launches, 1);
-            continue;
-        }
-        /* Graph: update the node only if its gate or arguments changed. */
-        mox__cuda_node_state *ns = &inst->node_state[i];
-        unsigned char *last = inst->last_args + ns->args_offset;
-        bool same = inst->params_valid && memcmp(&ns->gate, &gate, sizeof gate) == 0;
-        uint32_t off = 0;
-        for (uint32_t a = 0; same && a < d->param_count; a++) {
-            if (!same_arg(last + off, d->params[a], ln->k->param_size[a]))
-                same = false;
-            off += ln->k->param_size[a];
-        }
-        if (same)
-            continue;
-        CUDA_KERNEL_NODE_PARAMS_v1 kp = {n->fn,       n->grid[0],  n->grid[1], n->grid[2],
-                                         n->block[0], n->block[1], n->block[2], n->shared_bytes,
-                                         params,      NULL};
-        r = api->cuGraphExecKernelNodeSetParams(inst->exec, p->graph_nodes[i], &kp);
-        if (r != CUDA_SUCCESS) {
-            inst->params_valid = false;
-            char ctx[160];
-            snprintf(ctx, sizeof ctx, "(kernel %s)", ln->k->name);
-            return mox__cuda_fail(api, r, "cuGraphExecKernelNodeSetParams", ctx);
-        }
-        atomic_fetch_add(&dev->stats.node_updates, 1);
-        ns->gate = gate;
-        off = 0;
-        for (uint32_t a = 0; a < d->param_count; a++) {
-            memcpy(last + off, d->params[a], ln->k->param_size[a]);
-            off += ln->k->param_size[a];
-        }
-    }
-    if (p->use_graph) {
-        /* Nodes skipped above already matched, so the exec now matches
-         * node_state everywhere. */
-        inst->params_valid = true;
-        r = api->cuGraphLaunch(inst->exec, stream);
-        if (r != CUDA_SUCCESS)
-            return mox__cuda_fail(api, r, "cuGraphLaunch", NULL);
-        atomic_fetch_add(&dev->stats.graph_launches, 1);
-    }
-    return MOX_OK;
-}
-
-mox_status mox__cuda_inst_launch(mox__cuda_dev *dev, mox__cuda_inst *inst,
-                                 const mox__cuda_ldesc *b, mox__cuda_group *group,
-                                 CUstream stream)
-{
-    const mox__cuda_api *api = dev->api;
-    mox__cuda_plan *p = inst->plan;
-    CUresult r;
-    if (inst->dirty) {
-        r = api->cuMemsetD32Async(dev->pool + 8ull * inst->slot_base, 0, 2ull * p->count, stream);
-        if (r != CUDA_SUCCESS)
-            return mox__cuda_fail(api, r, "cuMemsetD32Async", "(gate status reset)");
-        inst->dirty = false;
-        atomic_fetch_add(&dev->stats.resets, 1);
-    }
-    *inst->host_flag = 0;
-
-    uint32_t total = deps_total(b);
-    if (total)
-        atomic_fetch_add(&dev->stats.gate_deps, total);
-    uint32_t stack_deps[512];
-    uint32_t *want = total <= 512 ? stack_deps : mox__malloc(total * 4u);
-    if (!want)
-        return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory for gate dependencies");
-    deps_fill(inst, b, want, true);
-    /* Gates of at most MOX_GATE_INLINE_DEPS dependencies carry them in the
-     * kernel's parameters: no upload, and no dependent load on the device. */
-    bool any_array = false;
-    for (uint32_t i = 0; i < b->count; i++)
-        any_array |= inst->dep_count[i] > MOX_GATE_INLINE_DEPS;
-    mox_status st = upload_deps(dev, inst, want, any_array ? total : 0, stream);
-    if (st == MOX_OK)
-        st = launch_nodes(dev, inst, b, group, stream, want);
-    if (want != stack_deps)
-        mox__free(want);
-    return st;
-}
-
