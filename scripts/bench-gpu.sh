@@ -9,6 +9,11 @@
 #   4. mox_bench --suite cpu: the CPU backend vs plain C on this machine's cores
 #   5. bench/peers/merge.py: one JSON with everything, the peers' ratios
 #   6. bench/plot.py: PNG charts
+#   pdl (only when named): programmatic dependent launch against the
+#      default: bench/cuda_overhead and mox_bench --suite overhead,pipeline
+#      (plus the workloads' pipelined and single cases) with MOX_CUDA_PDL=start
+#      and =end, their JSON and tables in <date>-h200-pdl.tar.gz; compare
+#      with the runner and overhead steps of the same run
 #   workloads (only when named): the public-sample ports' CUDA checks
 #      (wl_test) and mox_bench --suite workloads (mox vs raw streams, ports
 #      vs originals), into <date>-h200-workloads.json, its charts in
@@ -22,7 +27,7 @@
 # Usage: scripts/bench-gpu.sh [build-dir] [steps]
 #   build-dir  default build-cuda (any build of this tree with nvcc found)
 #   steps      comma list of: runner,peers,overhead,cpu,merge,plots (default all),
-#              and workloads (not in the default)
+#              and workloads, pdl (not in the default)
 # MOX_BENCH_ARGS adds arguments to mox_bench (e.g. "--samples 30"),
 # MOX_BENCH_ARGS_WORKLOADS to its workloads run,
 # MOX_BENCH_ARGS_CPU to its CPU-suite run (default "--samples 10 --warmup 1":
@@ -204,6 +209,25 @@ if has_step workloads; then
         note "mox_bench: not built in $build"
         status=1
     fi
+fi
+
+if has_step pdl; then
+    for m in start end; do
+        if [ -x "$bdir/bench/cuda_overhead" ]; then
+            (cd "$bdir/bench" && run_step "cuda_overhead MOX_CUDA_PDL=$m" 120 env MOX_CUDA_PDL=$m ./cuda_overhead \
+                "$work/pdl-$m-cuda_overhead.json") || status=1
+        fi
+        if [ -x "$runner" ]; then
+            run_step "mox_bench overhead,pipeline MOX_CUDA_PDL=$m" 200 env MOX_BACKEND=cuda MOX_CUDA_PDL=$m \
+                "$runner" --suite overhead,pipeline ${MOX_BENCH_ARGS:-} --json "$work/pdl-$m.json" \
+                --md "$work/pdl-$m.md" || status=1
+            run_step "mox_bench workloads MOX_CUDA_PDL=$m" 200 env MOX_BACKEND=cuda MOX_CUDA_PDL=$m MOX_CUDA_STATS=1 \
+                "$runner" --suite workloads --filter .pipelined ${MOX_BENCH_ARGS_WORKLOADS:-} \
+                --json "$work/pdl-$m-workloads.json" --md "$work/pdl-$m-workloads.md" || status=1
+            [ -f "$work/pdl-$m.md" ] && { echo "## MOX_CUDA_PDL=$m"; echo; cat "$work/pdl-$m.md"; echo; } >>"$md"
+        fi
+    done
+    (cd "$work" && ls pdl-* >/dev/null 2>&1 && tar -czf "$OUT/$tag-pdl.tar.gz" pdl-*)
 fi
 
 final=$OUT/$tag.json
