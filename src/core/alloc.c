@@ -286,16 +286,29 @@ void *mox__block_alloc(size_t size)
     return b;
 }
 
+/* mox__block_free's rare cases, out of line so that its common one saves
+ * no registers: the thread's first free (the cache is made), a closed or
+ * full class, a block too big for any class. */
+static __attribute__((noinline)) void block_free_slow(void *block, size_t k)
+{
+    block_cache *c = cache;
+    if (!c && k < BLOCK_CLASSES)
+        c = cache_open();
+    if (k == BLOCK_CLASSES || !c || c->closed || c->count[k] >= BLOCK_KEEP) {
+        free(block);
+        return;
+    }
+    mox__block_free(block, (k + 1) * BLOCK_GRAIN); /* the cache exists now */
+}
+
 void mox__block_free(void *block, size_t size)
 {
     if (!block)
         return;
     size_t k = block_class(size);
     block_cache *c = cache;
-    if (!c && k < BLOCK_CLASSES)
-        c = cache_open();
     if (k == BLOCK_CLASSES || !c || c->closed || c->count[k] >= BLOCK_KEEP) {
-        free(block);
+        block_free_slow(block, k);
         return;
     }
     cached_block *b = block;

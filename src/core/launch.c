@@ -77,11 +77,11 @@ static mox__devmod *devmod_for(launch_memo *m, mox_device *dev, const mox__modin
     return m->dm;
 }
 
+/* Seven uint32_t fields, no padding: one compare of the bytes. */
+_Static_assert(sizeof(mox_launch_config) == 7 * sizeof(uint32_t), "mox_launch_config has padding");
 static bool same_config(const mox_launch_config *a, const mox_launch_config *b)
 {
-    return a->grid.x == b->grid.x && a->grid.y == b->grid.y && a->grid.z == b->grid.z &&
-           a->block.x == b->block.x && a->block.y == b->block.y && a->block.z == b->block.z &&
-           a->shared_bytes == b->shared_bytes;
+    return memcmp(a, b, sizeof *a) == 0;
 }
 
 static const char *arg_name(const mox__kernel_check *k, uint32_t i, char buf[16])
@@ -171,15 +171,25 @@ static mox_op *check_args(mox_device *dev, const mox__kernel_check *k, const mox
     return NULL;
 }
 
+/* What one pass over the arguments finds (args_pass). */
+typedef struct arg_scan {
+    size_t value_bytes;     /* value copies, each rounded up to 16 bytes */
+    uint32_t written;       /* bit i: argument i is a write or atomic buffer */
+    uint32_t buffers;       /* bit i: argument i is a buffer */
+} arg_scan;
+
 /* Whether every argument passes check_args, in one pass over them: the
  * common case (buffers and values of built-in types, of the launch's
  * device). When it does not, check_args finds the first error in the
- * documented order (or that a view or record type passes after all). */
+ * documented order (or that a view or record type passes after all). The
+ * pass also sizes the value copies and notes which arguments are buffers
+ * and which of them the launch writes. */
 static bool args_pass(const mox_device *dev, const mox__kernel_check *k, const mox_arg *args,
-                      uint32_t n)
+                      uint32_t n, arg_scan *scan)
 {
     if (n != k->param_count || n > MOX_MAX_PARAMS)
         return false;
+    *scan = (arg_scan){0, 0, 0};
     for (uint32_t i = 0; i < n; i++) {
         const mox_arg *a = &args[i];
         const mox__param_check *p = &k->params[i];
@@ -190,25 +200,45 @@ static bool args_pass(const mox_device *dev, const mox__kernel_check *k, const m
             if (!a->buffer || a->buffer->device != dev || a->access != p->access ||
                 a->buffer->type != p->builtin)
                 return false;
+            scan->buffers |= 1u << i;
+            if (a->access != MOX_ACCESS_READ)
+                scan->written |= 1u << i;
         } else if (a->kind != MOX_ARG_VALUE || !a->value || a->type != p->builtin ||
                    a->type->size != p->size) {
             return false;
+        } else {
+            scan->value_bytes += ((size_t)p->size + 15u) & ~(size_t)15u;
         }
     }
     return true;
+}
+
+/* args_pass's findings for arguments that passed check_args instead (a
+ * view, or a value of a record type). */
+static void scan_args(const mox__kernel_check *k, const mox_arg *args, uint32_t n, arg_scan *scan)
+{
+    *scan = (arg_scan){0, 0, 0};
+    for (uint32_t i = 0; i < n; i++) {
+        if (args[i].kind == MOX_ARG_VALUE) {
+            scan->value_bytes += ((size_t)k->params[i].size + 15u) & ~(size_t)15u;
+            continue;
+        }
+        scan->buffers |= 1u << i;
+        if (args[i].access != MOX_ACCESS_READ)
+            scan->written |= 1u << i;
+    }
 }
 
 /* The no-alias entry is safe when no buffer the launch writes (a write or
  * atomic argument) is also another of its arguments: then no pointer the
  * kernel reads through can see a store through another. Distinct buffers
  * never overlap, so comparing the buffers is exact (a view is its buffer). */
-static uint32_t entry_for(const mox_arg *args, uint32_t n)
+static uint32_t entry_for(const mox_arg *args, const arg_scan *scan)
 {
-    for (uint32_t i = 0; i < n; i++) {
-        if (args[i].kind != MOX_ARG_BUFFER || args[i].access == MOX_ACCESS_READ)
-            continue;
-        for (uint32_t j = 0; j < n; j++)
-            if (j != i && args[j].kind == MOX_ARG_BUFFER && args[j].buffer == args[i].buffer)
+    for (uint32_t w = scan->written; w; w &= w - 1) {
+        uint32_t i = (uint32_t)__builtin_ctz(w);
+        for (uint32_t b = scan->buffers & ~(1u << i); b; b &= b - 1)
+            if (args[__builtin_ctz(b)].buffer == args[i].buffer)
                 return MOX__ENTRY_DEFAULT;
     }
     return MOX__ENTRY_NOALIAS;
@@ -249,13 +279,10 @@ static mox_op *check_geometry(launch_memo *m, mox_device *device, uint32_t kerne
 /* The launch op of checked arguments: a dispatch holding them, values copied. */
 static mox_op *make_launch(launch_memo *m, mox_device *device, const mox__modinfo *info,
                            uint32_t kernel_index, mox_launch_config config, const mox_arg *args,
-                           uint32_t arg_count)
+                           uint32_t arg_count, const arg_scan *scan)
 {
     const mox__kernel_check *k = &info->kernels[kernel_index];
-    size_t value_bytes = 0;
-    for (uint32_t i = 0; i < arg_count; i++)
-        if (args[i].kind == MOX_ARG_VALUE)
-            value_bytes += ((size_t)k->params[i].size + 15u) & ~(size_t)15u;
+    size_t value_bytes = scan->value_bytes;
     mox__devmod *dm = devmod_for(m, device, info);
     unsigned char *values = NULL;
     mox__dispatch *d = dm ? mox__dispatch_alloc(device, arg_count, value_bytes, &values) : NULL;
@@ -267,7 +294,7 @@ static mox_op *make_launch(launch_memo *m, mox_device *device, const mox__modinf
     d->kernel = kernel_index;
     d->kernel_name = k->name;
     d->kernel_features = k->features;
-    d->entry = entry_for(args, arg_count);
+    d->entry = entry_for(args, scan);
     d->config = config;
     d->devmod = dm;
     size_t at = 0;
@@ -308,12 +335,17 @@ mox_op *mox_launch_generated(mox_device *device, const mox_module_desc *module,
                             "module '%s' has no kernel %u (it has %u)", module->name, kernel_index,
                             info->kernel_count);
     const mox__kernel_check *k = &info->kernels[kernel_index];
-    mox_op *bad = args_pass(device, k, args, arg_count) ? NULL : check_args(device, k, args, arg_count);
+    arg_scan scan;
+    if (!args_pass(device, k, args, arg_count, &scan)) {
+        mox_op *bad = check_args(device, k, args, arg_count);
+        if (bad)
+            return bad;
+        scan_args(k, args, arg_count, &scan);
+    }
+    mox_op *bad = check_geometry(m, device, kernel_index, k, &config);
     if (bad)
         return bad;
-    if ((bad = check_geometry(m, device, kernel_index, k, &config)))
-        return bad;
-    return make_launch(m, device, info, kernel_index, config, args, arg_count);
+    return make_launch(m, device, info, kernel_index, config, args, arg_count, &scan);
 }
 
 mox_status mox_module_prepare(mox_device *device, const mox_module_desc *module)
