@@ -126,22 +126,25 @@ static void end_makes_the_dependent_edge_programmatic(void **state)
     assert_int_equal(edges(), 1);
 }
 
-static void off_by_default(void **state)
+/* MOX_CUDA_PDL=value (NULL: unset) means off: ordinary edges only. */
+static void expect_off(const char *value)
 {
-    (void)state;
-    open_with(NULL, NULL, NULL);
+    open_with(value, NULL, NULL);
     assert_int_equal(F.dev->pdl, MOX__CUDA_PDL_OFF);
     run_two_stage();
     assert_int_equal(edges(), 0);
 }
 
+static void off_by_default(void **state)
+{
+    (void)state;
+    expect_off(NULL);
+}
+
 static void off_when_set_off(void **state)
 {
     (void)state;
-    open_with("off", NULL, NULL);
-    assert_int_equal(F.dev->pdl, MOX__CUDA_PDL_OFF);
-    run_two_stage();
-    assert_int_equal(edges(), 0);
+    expect_off("off");
 }
 
 /* maybe_fail(a) fails, finish(a -> b) after it is gated, under PDL too. */
