@@ -63,7 +63,7 @@ mox_status mox__cuda_plan_build_graph(mox__cuda_dev *dev, mox__cuda_plan *p, con
      * every instance sets its real gates before its first launch. */
     mox_gate gate;
     memset(&gate, 0, sizeof gate);
-    for (uint32_t i = 0; i < p->count && r == CUDA_SUCCESS; i++) {
+    for (uint32_t i = 0; i < p->count; i++) {
         const plan_node *n = &p->nodes[i];
         const mox__dispatch *d = b->nodes[i].d;
         bool prog = edges_programmatic(dev, n, &b->nodes[i]);
@@ -93,22 +93,40 @@ mox_status mox__cuda_plan_build_graph(mox__cuda_dev *dev, mox__cuda_plan *p, con
     return MOX_OK;
 }
 
-/* A graph the driver would not instantiate with programmatic edges is
- * built again without them (MOX_CUDA_PDL off for the device from then on)
- * and instantiated once more; only before the plan has an instance. */
-CUresult mox__cuda_plan_instantiate(mox__cuda_dev *dev, mox__cuda_plan *p, const mox__cuda_ldesc *b,
-                                    CUgraphExec *exec)
+/* Drops p->graph (a rebuild starts from nothing; a half-built graph is
+ * never instantiated). */
+static void drop_graph(mox__cuda_dev *dev, mox__cuda_plan *p)
 {
-    const mox__cuda_api *api = dev->api;
-    CUresult r = api->cuGraphInstantiateWithFlags(exec, p->graph, 0);
-    if (r == CUDA_SUCCESS || p->programmatic == 0 || p->inst_count > 0)
-        return r;
-    atomic_store(&dev->pdl_refused, true);
-    api->cuGraphDestroy(p->graph);
+    if (p->graph)
+        dev->api->cuGraphDestroy(p->graph);
     p->graph = NULL;
     mox__free(p->graph_nodes);
     p->graph_nodes = NULL;
-    if (mox__cuda_plan_build_graph(dev, p, b) != MOX_OK)
-        return r;
-    return api->cuGraphInstantiateWithFlags(exec, p->graph, 0);
+}
+
+/* One instantiation of p->graph. A graph the driver would not instantiate
+ * with programmatic edges is built again without them (MOX_CUDA_PDL off for
+ * the device from then on) and instantiated once more; only before the plan
+ * has an instance. A rebuild that fails leaves the plan without a graph,
+ * and the next instantiation builds it first. */
+mox_status mox__cuda_plan_instantiate(mox__cuda_dev *dev, mox__cuda_plan *p, const mox__cuda_ldesc *b,
+                                      CUgraphExec *exec)
+{
+    const mox__cuda_api *api = dev->api;
+    mox_status st;
+    if (!p->graph && (st = mox__cuda_plan_build_graph(dev, p, b)) != MOX_OK) {
+        drop_graph(dev, p);
+        return st;
+    }
+    CUresult r = api->cuGraphInstantiateWithFlags(exec, p->graph, 0);
+    if (r != CUDA_SUCCESS && p->programmatic > 0 && p->inst_count == 0) {
+        atomic_store(&dev->pdl_refused, true);
+        drop_graph(dev, p);
+        if ((st = mox__cuda_plan_build_graph(dev, p, b)) != MOX_OK) {
+            drop_graph(dev, p);
+            return st;
+        }
+        r = api->cuGraphInstantiateWithFlags(exec, p->graph, 0);
+    }
+    return r == CUDA_SUCCESS ? MOX_OK : mox__cuda_fail(api, r, "cuGraphInstantiateWithFlags", NULL);
 }

@@ -219,7 +219,6 @@ static mox_status plan_create(mox__cuda_dev *dev, const mox__cuda_ldesc *b, uint
 static mox_status inst_create(mox__cuda_dev *dev, mox__cuda_plan *p, const mox__cuda_ldesc *b,
                               mox__cuda_inst **out)
 {
-    const mox__cuda_api *api = dev->api;
     mox__cuda_inst *inst = mox__calloc(1, sizeof *inst);
     if (!inst)
         return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory creating a CUDA instance");
@@ -252,11 +251,9 @@ static mox_status inst_create(mox__cuda_dev *dev, mox__cuda_plan *p, const mox__
         off += p->nodes[i].args_size;
     }
     if (p->use_graph) {
-        CUresult r = mox__cuda_plan_instantiate(dev, p, b, &inst->exec);
-        if (r != CUDA_SUCCESS) {
-            st = mox__cuda_fail(api, r, "cuGraphInstantiateWithFlags", NULL);
+        st = mox__cuda_plan_instantiate(dev, p, b, &inst->exec);
+        if (st != MOX_OK)
             goto fail;
-        }
         atomic_fetch_add(&dev->stats.instantiations, 1);
     }
     if (p->inst_count == p->inst_cap) {

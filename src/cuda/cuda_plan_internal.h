@@ -37,10 +37,11 @@ struct mox__cuda_plan {
 /* Builds p->graph (and p->graph_nodes) for the shape of `b`, its first
  * launch's arguments as the nodes' initial parameters. */
 mox_status mox__cuda_plan_build_graph(mox__cuda_dev *dev, mox__cuda_plan *p, const mox__cuda_ldesc *b);
-/* cuGraphInstantiate of p->graph, rebuilding it without programmatic edges
- * once if the driver refuses them. */
-CUresult mox__cuda_plan_instantiate(mox__cuda_dev *dev, mox__cuda_plan *p, const mox__cuda_ldesc *b,
-                                    CUgraphExec *exec);
+/* cuGraphInstantiate of p->graph (built first if a failed rebuild left the
+ * plan without one), rebuilding it without programmatic edges once if the
+ * driver refuses them. */
+mox_status mox__cuda_plan_instantiate(mox__cuda_dev *dev, mox__cuda_plan *p, const mox__cuda_ldesc *b,
+                                      CUgraphExec *exec);
 
 /* The gate dependency words of `b`, and their values on `inst`. */
 uint32_t mox__cuda_deps_total(const mox__cuda_ldesc *b);
