@@ -178,6 +178,18 @@ typedef struct arg_scan {
     uint32_t buffers;       /* bit i: argument i is a buffer */
 } arg_scan;
 
+/* Adds argument i (of `value_size` bytes when a value) to the scan. */
+static inline void scan_add(arg_scan *scan, uint32_t i, const mox_arg *a, uint32_t value_size)
+{
+    if (a->kind == MOX_ARG_VALUE) {
+        scan->value_bytes += ((size_t)value_size + 15u) & ~(size_t)15u;
+        return;
+    }
+    scan->buffers |= 1u << i;
+    if (a->access != MOX_ACCESS_READ)
+        scan->written |= 1u << i;
+}
+
 /* Whether every argument passes check_args, in one pass over them: the
  * common case (buffers and values of built-in types, of the launch's
  * device). When it does not, check_args finds the first error in the
@@ -200,15 +212,11 @@ static bool args_pass(const mox_device *dev, const mox__kernel_check *k, const m
             if (!a->buffer || a->buffer->device != dev || a->access != p->access ||
                 a->buffer->type != p->builtin)
                 return false;
-            scan->buffers |= 1u << i;
-            if (a->access != MOX_ACCESS_READ)
-                scan->written |= 1u << i;
         } else if (a->kind != MOX_ARG_VALUE || !a->value || a->type != p->builtin ||
                    a->type->size != p->size) {
             return false;
-        } else {
-            scan->value_bytes += ((size_t)p->size + 15u) & ~(size_t)15u;
         }
+        scan_add(scan, i, a, p->size);
     }
     return true;
 }
@@ -218,15 +226,8 @@ static bool args_pass(const mox_device *dev, const mox__kernel_check *k, const m
 static void scan_args(const mox__kernel_check *k, const mox_arg *args, uint32_t n, arg_scan *scan)
 {
     *scan = (arg_scan){0, 0, 0};
-    for (uint32_t i = 0; i < n; i++) {
-        if (args[i].kind == MOX_ARG_VALUE) {
-            scan->value_bytes += ((size_t)k->params[i].size + 15u) & ~(size_t)15u;
-            continue;
-        }
-        scan->buffers |= 1u << i;
-        if (args[i].access != MOX_ACCESS_READ)
-            scan->written |= 1u << i;
-    }
+    for (uint32_t i = 0; i < n; i++)
+        scan_add(scan, i, &args[i], k->params[i].size);
 }
 
 /* The no-alias entry is safe when no buffer the launch writes (a write or
