@@ -232,6 +232,8 @@ API CUresult cuCtxSynchronize(void) { return CUDA_SUCCESS; }
 API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t b)
 {
     void *m = malloc(b);
+    if (m) /* Fresh device memory holds no particular value. */
+        memset(m, 0xa5, b);
     *p = (CUdeviceptr)(uintptr_t)m;
     return m ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }

@@ -60,17 +60,22 @@ bool raw_check(raw_ctx *rc, CUresult r, const char *what);
 bool raw_open(raw_ctx *rc);
 void raw_close(raw_ctx *rc);
 
-/* Allocates the slots and loads what exists: the generated module's
- * fatbin, and for a port the original fatbins from orig_dir. A kind whose
- * module cannot be loaded is left out with the reason in ri->missing.
+/* Allocates the slots, loads what exists (the generated module's
+ * fatbin, and for a port the original fatbins from orig_dir) and writes
+ * the initial state for each loaded kind, as wl_mox_open does for mox. A
+ * kind whose module cannot be loaded is left out with the reason in ri->missing.
  * false with rc->err when even the slots cannot be had. */
 bool raw_instance_open(raw_ctx *rc, raw_instance *ri, const wl_instance *in, const void *gen_fatbin,
                        const char *orig_dir);
 void raw_instance_close(raw_instance *ri);
 bool raw_has(const raw_instance *ri, raw_kind kind);
 
-/* Writes the initial contents (poison where none) of the slots kind uses. */
+/* Writes the initial contents (poison where none) of the slots kind uses;
+ * raw_instance_open does it for every kind it loads. */
 bool raw_reset(raw_instance *ri, raw_kind kind);
+/* Whether every slot with initial contents holds them (read back, byte
+ * for byte); false with the first slot that does not in why. */
+bool raw_holds_initial_state(raw_instance *ri, raw_kind kind, char *why, size_t why_len);
 /* Enqueues `runs` runs, records an event and spins until it completes. */
 bool raw_runs(raw_instance *ri, raw_kind kind, uint32_t runs);
 /* Replays one run of the generated kernels as a CUDA graph (each launch
