@@ -61,7 +61,9 @@ int main(int argc, char **argv) {
         float ms; CK(cudaEventElapsedTime(&ms, e0, e1)); if (ms < best) best = ms;
       }
       // correctness of one launch from known data
-      CK(cudaMemcpy(x, h.data(), 4ull * c.n, cudaMemcpyHostToDevice));
+      // On s itself: a pageable cudaMemcpy may return before its DMA lands,
+      // and the non-blocking stream s does not wait for the legacy stream.
+      CK(cudaMemcpyAsync(x, h.data(), 4ull * c.n, cudaMemcpyHostToDevice, s));
       CK(cudaGraphLaunch(ex, s)); CK(cudaStreamSynchronize(s));
       std::vector<float> got(c.n); CK(cudaMemcpy(got.data(), (c.len % 2) ? y : x, 4ull * c.n, cudaMemcpyDeviceToHost));
       for (unsigned i = 0; i < c.n; i++) { float v = h[i]; for (int k = 0; k < c.len; k++) v = v * ((k % 2) ? 0.5f : 2.0f) + 1.0f; want[i] = v; }
