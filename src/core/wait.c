@@ -63,8 +63,10 @@ static bool pending_submission(mox_op *op, pending_batch *out)
  * notice and hand the result over - two thread wake-ups, 20-100 us on a
  * virtual machine. When the backend cannot take the thread (the batch is
  * not out yet, or its launch also carries other batches), it watches for
- * the hand-over instead and offers again every few microseconds. Returns
- * true when it completed the batch. */
+ * the hand-over instead and offers again every few microseconds; the
+ * backend's own threads do not sleep meanwhile (vtable watch), so that
+ * hand-over comes within their query pace. Returns true when it completed
+ * the batch. */
 typedef struct help_ctx {
     mox__sub *sub;
     mox__parker *parker;
@@ -91,20 +93,26 @@ static bool help_batch(mox__sub *sub, mox_device *dev, mox__parker *parker)
         return false;
     help_ctx h = {sub, parker};
     mox__inline_wait w = {mox__now_ns() + dev->wait_spin_ns, help_should_stop, &h};
+    if (be->vt->watch)
+        be->vt->watch(be, true);
+    bool completed = false;
     for (uint64_t next = 0;;) {
         uint64_t t = mox__now_ns();
         if (t >= w.until_ns)
-            return false;
+            break;
         if (t >= next) {
-            if (be->vt->complete_inline(be, &sub->pub, &w))
-                return true;
+            if ((completed = be->vt->complete_inline(be, &sub->pub, &w)))
+                break;
             next = mox__now_ns() + RETRY_NS;
         }
         if (help_should_stop(&h))
-            return false;
+            break;
         for (int i = 0; i < 16; i++)
             mox__cpu_relax();
     }
+    if (be->vt->watch)
+        be->vt->watch(be, false);
+    return completed;
 }
 
 static bool help_before_blocking(mox_op *op, mox__parker *parker)

@@ -100,6 +100,15 @@ static mox_error *be_peer(mox__backend *b, mox__backend *other, uint32_t *link)
 /* A queue's semaphore state lists that stream's launches in flight, for
  * other CUDA devices waiting on its values (cuda_foreign.c); the device's
  * own waits find the launch in its in-flight list (cuda_submit.c). */
+static void be_watch(mox__backend *b, bool on)
+{
+    mox__cuda_dev *dev = dev_of(b);
+    if (on)
+        atomic_fetch_add_explicit(&dev->watchers, 1, memory_order_relaxed);
+    else
+        atomic_fetch_sub_explicit(&dev->watchers, 1, memory_order_relaxed);
+}
+
 static const mox__backend_vtable cuda_vtable = {
     .destroy = be_destroy,
     .buffer_alloc = be_buffer_alloc,
@@ -112,6 +121,7 @@ static const mox__backend_vtable cuda_vtable = {
     .execute = be_execute,
     .flush = be_flush,
     .complete_inline = be_complete_inline,
+    .watch = be_watch,
     .set_hold = be_set_hold,
     .peer = be_peer,
 };

@@ -10,8 +10,9 @@
  * otherwise in a timed condition wait with growing timeouts, which a new
  * launch also ends. With nothing in flight it looks for new work a little
  * longer (IDLE_SPIN_US), then waits on the condition variable and uses no
- * CPU. Launches a waiting user thread watches (mox__cuda_complete_inline)
- * are left to it; while waiting threads complete the launches, new ones are
+ * CPU. While a user thread spins in mox_op_wait on the device (vtable
+ * watch), it never sleeps: it queries at poll pace. Launches a waiting
+ * user thread watches (mox__cuda_complete_inline) are left to it; while waiting threads complete the launches, new ones are
  * looked for every QUIET_POLL_US instead of signalled. Never cuLaunchHostFunc: host functions may not
  * call CUDA and add 20-40 us. Completions go to the core from here, with no
  * backend lock held.
@@ -148,6 +149,17 @@ bool mox__cuda_complete_inline(mox__cuda_dev *dev, mox__submission *pub,
     return true;
 }
 
+/* Whether a user thread spins in mox_op_wait on this device (vtable
+ * watch): then this thread does not sleep either, so a launch the waiter
+ * cannot complete itself (one shared with other executions) is seen done
+ * within poll_ns and handed over at once, not after a wake-up of this
+ * thread (20-40 us). It costs a second core for as long as the waiter
+ * spins (MOX_WAIT_SPIN_US at most). */
+static bool watched_from_outside(mox__cuda_dev *dev)
+{
+    return atomic_load_explicit(&dev->watchers, memory_order_relaxed) != 0;
+}
+
 /* A wait on work_cv of at most `us` (dev->lock held); true when signalled.
  * `quiet`: new launches do not signal it. */
 static bool timed_wait(mox__cuda_dev *dev, uint32_t us, bool quiet)
@@ -194,7 +206,7 @@ static void *completion_main(void *arg)
         if (!dev->inflight_head) {
             if (dev->stopping)
                 break;
-            if (now_ns() - spin_start < idle_spin_ns) {
+            if (now_ns() - spin_start < idle_spin_ns || watched_from_outside(dev)) {
                 /* Just completed something: a launch + wait loop submits
                  * again within microseconds. Spinning here means that
                  * launch needs no condition signal (a futex syscall on the
@@ -205,7 +217,7 @@ static void *completion_main(void *arg)
                 uint32_t seen = atomic_load_explicit(&dev->pushes, memory_order_relaxed);
                 pthread_mutex_unlock(&dev->lock);
                 while (atomic_load_explicit(&dev->pushes, memory_order_relaxed) == seen &&
-                       now_ns() - spin_start < idle_spin_ns)
+                       (now_ns() - spin_start < idle_spin_ns || watched_from_outside(dev)))
                     cpu_relax();
                 pthread_mutex_lock(&dev->lock);
                 continue;
@@ -277,7 +289,8 @@ static void *completion_main(void *arg)
         if (finished) {
             spin_start = now_ns();
             backoff_us = 20;
-        } else if (unwatched && now_ns() - spin_start < (uint64_t)dev->spin_us * 1000u) {
+        } else if (unwatched && (now_ns() - spin_start < (uint64_t)dev->spin_us * 1000u ||
+                                 watched_from_outside(dev))) {
             /* At most one query round per poll_ns (default 1 us): each
              * query takes driver locks that the submitting threads need
              * too; a shorter pace answers a lone waiter sooner. */
@@ -286,6 +299,7 @@ static void *completion_main(void *arg)
                 cpu_relax();
         } else if (unwatched && one_stream && snap[0]->launched && npreds[0] == 0 && !watched[0]) {
             /* Errors come back from the query that follows. */
+            atomic_fetch_add_explicit(&dev->stats.event_sleeps, 1, memory_order_relaxed);
             api->cuEventSynchronize(snap[0]->event);
             spin_start = now_ns();
             slept = true;
@@ -295,7 +309,8 @@ static void *completion_main(void *arg)
         if (!unwatched && any_unwatched(dev))
             unwatched = 1; /* given back since the snapshot: query it now */
         if (!finished && !slept && dev->inflight_head &&
-            (!unwatched || now_ns() - spin_start >= (uint64_t)dev->spin_us * 1000u)) {
+            (!unwatched ||
+             (now_ns() - spin_start >= (uint64_t)dev->spin_us * 1000u && !watched_from_outside(dev)))) {
             /* Everything watched: a waiter gives a launch back with a
              * signal; new launches are looked for every QUIET_POLL_US. */
             bool quiet = !unwatched;

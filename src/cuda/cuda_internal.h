@@ -486,6 +486,7 @@ typedef struct mox__cuda_stats {
     atomic_ullong gate_deps;       /* dependency words launched gates read */
     atomic_ullong inline_completions; /* launches a waiting user thread completed */
     atomic_ullong programmatic_edges; /* graph edges added as programmatic (MOX_CUDA_PDL) */
+    atomic_ullong event_sleeps;    /* completion thread's blocking waits on a launch's event */
 } mox__cuda_stats;
 
 typedef enum mox__cuda_launch_mode {
@@ -616,6 +617,9 @@ struct mox__cuda_dev {
     uint64_t quiet_until_ns;
     _Atomic uint32_t pushes;         /* groups handed to the completion thread; read
                                         without the lock while it spins idle */
+    _Atomic uint32_t watchers;       /* user threads spinning in mox_op_wait on this
+                                        device (vtable watch): the completion
+                                        thread then queries instead of sleeping */
     pthread_t thread;
     bool thread_started;
     bool stopping;

@@ -383,6 +383,15 @@ typedef struct mox__backend_vtable {
      * time is up or stop said so. NULL if unsupported. */
     bool (*complete_inline)(mox__backend *backend, mox__submission *sub,
                             const mox__inline_wait *wait);
+    /* The core's waiting thread starts (on) or stops (off) watching for an
+     * execution of this backend to complete, spinning rather than sleeping
+     * (it offers itself to complete_inline meanwhile). Calls pair up, from
+     * any number of threads. While any thread watches, the backend's own
+     * threads do not sleep on the device either: a launch it cannot hand
+     * to the waiter (one shared with other executions) is then seen done
+     * within the backend's query pace, not after a thread wake-up. NULL if
+     * the backend has no such threads. */
+    void (*watch)(mox__backend *backend, bool on);
     /* Testing hook (src/core/testing.h): while held, executed work does not
      * start; releasing starts it. NULL if unsupported. */
     void (*set_hold)(mox__backend *backend, bool hold);

@@ -4,7 +4,9 @@
  * alone; one it gives back (time up, or its stop says so) is completed by
  * the completion thread; one it cannot take (not launched yet, or shared
  * with other submissions) is refused at once; launches nobody watches
- * complete right after inline completions too. Exits 77 without a GPU. */
+ * complete right after inline completions too; while a waiting thread
+ * watches the device (vtable watch) the completion thread queries instead
+ * of sleeping on a launch's event. Exits 77 without a GPU. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -170,8 +172,77 @@ static void a_held_or_shared_launch_is_refused_at_once(void **state)
     assert_int_equal(inline_count(), before);
 }
 
+/* ---- with MOX_CUDA_SPIN_US=0: the completion thread sleeps on a
+ * launch's event at once, unless a user thread watches the device ---- */
+
+static int setup_no_spin(void **state)
+{
+    (void)state;
+    setenv("MOX_CUDA_SPIN_US", "0", 1);
+    fx_open(&F);
+    flags = fx_alloc(&F, 64 * 4);
+    return 0;
+}
+
+static int teardown_no_spin(void **state)
+{
+    int rc = teardown(state);
+    unsetenv("MOX_CUDA_SPIN_US");
+    return rc;
+}
+
+static unsigned long long event_sleeps(void)
+{
+    return atomic_load(&F.dev->stats.event_sleeps);
+}
+
+/* A launch nobody can watch on its own (here: nobody tries) completes
+ * through the completion thread; while a waiting thread watches the
+ * device it queries instead of sleeping on the launch's event. */
+static void a_watching_thread_keeps_the_completion_thread_querying(void **state)
+{
+    (void)state;
+    unsigned long long before = event_sleeps();
+    F.backend->vt->watch(F.backend, true);
+    fx_sub s;
+    spin_sub(&s, 5, 100);
+    fx_submit(&F, &s);
+    fx_wait(&s);
+    F.backend->vt->watch(F.backend, false);
+    assert_int_equal(s.status, MOX_OK);
+    assert_int_equal(event_sleeps(), before);
+    /* Nobody watching: the same launch is waited for by sleeping. */
+    fx_sub t;
+    spin_sub(&t, 6, 100);
+    fx_submit(&F, &t);
+    fx_wait(&t);
+    assert_int_equal(t.status, MOX_OK);
+    assert_true(event_sleeps() > before);
+}
+
+/* Watches count: with two begun and one ended, it stays awake. */
+static void watches_pair_up(void **state)
+{
+    (void)state;
+    F.backend->vt->watch(F.backend, true);
+    F.backend->vt->watch(F.backend, true);
+    F.backend->vt->watch(F.backend, false);
+    unsigned long long before = event_sleeps();
+    fx_sub s;
+    spin_sub(&s, 7, 50);
+    fx_submit(&F, &s);
+    fx_wait(&s);
+    assert_int_equal(event_sleeps(), before);
+    F.backend->vt->watch(F.backend, false);
+    assert_int_equal(atomic_load(&F.dev->watchers), 0);
+}
+
 int main(void)
 {
+    const struct CMUnitTest no_spin[] = {
+        cmocka_unit_test(a_watching_thread_keeps_the_completion_thread_querying),
+        cmocka_unit_test(watches_pair_up),
+    };
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_watched_launch_completes_on_the_waiting_thread),
         cmocka_unit_test(an_unwatched_launch_after_an_inline_completion_completes),
@@ -179,5 +250,6 @@ int main(void)
         cmocka_unit_test(a_watch_whose_time_is_up_gives_the_launch_back),
         cmocka_unit_test(a_held_or_shared_launch_is_refused_at_once),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    int failed = cmocka_run_group_tests(tests, setup, teardown);
+    return failed ? failed : cmocka_run_group_tests(no_spin, setup_no_spin, teardown_no_spin);
 }
