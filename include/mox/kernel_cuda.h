@@ -334,38 +334,55 @@ typedef struct mox__gate_slot {
 
 static __shared__ mox__gate_slot mox__gate_shared;
 
+/* The gate's rare cases, out of line so that they cost the entry's path
+ * neither registers nor instructions: several dependencies, or a list in
+ * device memory. A dependency's words are final (it finished before this
+ * grid started), so the read-only path is safe; it serves the blocks of a
+ * multiprocessor from one L2 read. A volatile load sends every warp of the
+ * grid to the same L2 line (suspected cause of a 4.6x slower 2^28-element
+ * pipeline on an H200, docs/cuda-backend.md). The arguments come by value:
+ * the call is on the not-taken side, so the entry reads them only there. */
+static __device__ __noinline__ int mox__gate_enter_rare(uint32_t *st, const uint32_t *deps, uint32_t self,
+                                                        uint32_t n, uint32_t d0, uint32_t d1, uint32_t d2,
+                                                        uint32_t d3) {
+    uint32_t bad = MOX_DISPATCH_OK;
+    if (deps == NULL) {
+        /* Inline dependencies: independent loads, no load before them. */
+        bad |= __ldg(&st[2u * d0]);
+        if (n > 1u) bad |= __ldg(&st[2u * d1]);
+        if (n > 2u) bad |= __ldg(&st[2u * d2]);
+        if (n > 3u) bad |= __ldg(&st[2u * d3]);
+    } else {
+        for (uint32_t i = 0; i < n; i++) bad |= __ldg(&st[2u * deps[i]]);
+    }
+    if (bad == MOX_DISPATCH_OK) return 0;
+    if (mox__linear() == 0u) atomicCAS(&st[2u * self], MOX_DISPATCH_OK, MOX_DISPATCH_GATED);
+    return 1;
+}
+
 /* Nonzero when the entry must not run: a dependency failed or was gated.
  * Every thread of every block reads the same settled words (dependencies
  * finished before this grid started, or before griddepcontrol.wait
- * returned), so the answer is uniform and the
- * early return leaves no barrier half-attended. States are 0, 1 or 2, so
- * OR-ing them tells whether any is not OK. */
+ * returned), so the answer is uniform and the early return leaves no
+ * barrier half-attended. States are 0, 1 or 2, so OR-ing them tells
+ * whether any is not OK. On the entry's path: two tests of parameters
+ * (no gate, no dependency) and, for the common gated case of one inline
+ * dependency, its one load; everything else is mox__gate_enter_rare.
+ * Inlining the whole check cost an ungated vec-add 3 % and a gated one
+ * 12 % on an H200 (32 registers instead of 12, bench/experiments/
+ * entry_cost_probe.cu); this split costs 1.7 % and 7 %. */
 MOX__FN(int) mox__gate_enter(const mox_gate *g) {
     mox__grid_dependency_wait(); /* first: see "programmatic dependent launch" */
     uint32_t *st = g->status;
-    if (st == NULL) return 0;
-    uint32_t n = g->dep_count, bad = MOX_DISPATCH_OK;
-    if (n == 0) return 0;
-    /* The words are final (dependencies finished before this grid
-     * started), so the read-only path is safe; it serves the blocks of a
-     * multiprocessor from one L2 read. A volatile load sends every warp of
-     * the grid to the same L2 line (suspected cause of a 4.6x slower
-     * 2^28-element pipeline on an H200, docs/cuda-backend.md). Inline
-     * dependencies come from the parameters with constant indices: no load
-     * before the status loads, which are independent of each other. */
-    if (g->deps == NULL) {
-        bad |= __ldg(&st[2u * g->inline_deps[0]]);
-        if (n > 1u) bad |= __ldg(&st[2u * g->inline_deps[1]]);
-        if (n > 2u) bad |= __ldg(&st[2u * g->inline_deps[2]]);
-        if (n > 3u) bad |= __ldg(&st[2u * g->inline_deps[3]]);
-    } else {
-        for (uint32_t i = 0; i < n; i++) bad |= __ldg(&st[2u * g->deps[i]]);
-    }
-    if (bad != MOX_DISPATCH_OK) {
+    uint32_t n = g->dep_count;
+    if (st == NULL || n == 0u) return 0;
+    if (n == 1u && g->deps == NULL) {
+        if (__ldg(&st[2u * g->inline_deps[0]]) == MOX_DISPATCH_OK) return 0;
         if (mox__linear() == 0u) atomicCAS(&st[2u * g->self], MOX_DISPATCH_OK, MOX_DISPATCH_GATED);
         return 1;
     }
-    return 0;
+    return mox__gate_enter_rare(st, g->deps, g->self, n, g->inline_deps[0], g->inline_deps[1],
+                                g->inline_deps[2], g->inline_deps[3]);
 }
 
 MOX__FN(void) mox__gate_publish(const mox_gate *g) {
