@@ -334,9 +334,8 @@ typedef struct mox__gate_slot {
 
 static __shared__ mox__gate_slot mox__gate_shared;
 
-/* The gate's rare cases, out of line so that they cost the entry's path
- * neither registers nor instructions: several dependencies, or a list in
- * device memory. A dependency's words are final (it finished before this
+/* The gate's rare cases, out of line so that they put no instructions on
+ * the entry's path: several dependencies, or a list in device memory. A dependency's words are final (it finished before this
  * grid started), so the read-only path is safe; it serves the blocks of a
  * multiprocessor from one L2 read. A volatile load sends every warp of the
  * grid to the same L2 line (suspected cause of a 4.6x slower 2^28-element
@@ -368,9 +367,10 @@ static __device__ __noinline__ int mox__gate_enter_rare(uint32_t *st, const uint
  * whether any is not OK. On the entry's path: two tests of parameters
  * (no gate, no dependency) and, for the common gated case of one inline
  * dependency, its one load; everything else is mox__gate_enter_rare.
- * Inlining the whole check cost an ungated vec-add 3 % and a gated one
- * 12 % on an H200 (32 registers instead of 12, bench/experiments/
- * entry_cost_probe.cu); this split costs 1.7 % and 7 %. */
+ * Inlined whole, the check cost an ungated vec-add 3 % and a gated one
+ * 12 % on an H200 against the body alone (which needs 12 registers, the
+ * entry 32); this split costs 1.7 % and 7 % (still 32 registers: the
+ * call's convention), bench/experiments/entry_cost_probe.cu. */
 MOX__FN(int) mox__gate_enter(const mox_gate *g) {
     mox__grid_dependency_wait(); /* first: see "programmatic dependent launch" */
     uint32_t *st = g->status;
