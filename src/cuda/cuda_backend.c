@@ -97,9 +97,8 @@ static mox_error *be_peer(mox__backend *b, mox__backend *other, uint32_t *link)
     return st == MOX_OK ? NULL : mox__cuda_last_error(st);
 }
 
-/* A queue's semaphore state lists that stream's launches in flight, for
- * other CUDA devices waiting on its values (cuda_foreign.c); the device's
- * own waits find the launch in its in-flight list (cuda_submit.c). */
+/* A thread spinning in mox_op_wait keeps the completion thread awake
+ * (cuda_complete.c): a count, read as a hint. */
 static void be_watch(mox__backend *b, bool on)
 {
     mox__cuda_dev *dev = dev_of(b);
@@ -109,6 +108,9 @@ static void be_watch(mox__backend *b, bool on)
         atomic_fetch_sub_explicit(&dev->watchers, 1, memory_order_relaxed);
 }
 
+/* A queue's semaphore state lists that stream's launches in flight, for
+ * other CUDA devices waiting on its values (cuda_foreign.c); the device's
+ * own waits find the launch in its in-flight list (cuda_submit.c). */
 static const mox__backend_vtable cuda_vtable = {
     .destroy = be_destroy,
     .buffer_alloc = be_buffer_alloc,
