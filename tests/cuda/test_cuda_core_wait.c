@@ -1,0 +1,110 @@
+/* tests/cuda/test_cuda_core_wait.c - mox_op_wait through the core on the
+ * CUDA backend: while it spins for a batch it tells the backend (HAL
+ * watch), so the completion thread, which would otherwise sleep on a
+ * launch's event at once (MOX_CUDA_SPIN_US=0), stays awake and hands the
+ * batch over. The batch is held back until the waiter is seen watching, so
+ * nothing depends on timing. Needs the conformance module "conf"; run on
+ * the simulated driver (cuda.sim.core_wait) and on a GPU (cuda.core_wait);
+ * exits 77 when the device is not a CUDA one. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "conf.h"
+#include "core/device.h"
+#include "core/testing.h"
+#include "cuda/cuda_internal.h"
+#include "support.h"
+
+enum { N = 4096, SPINS = 1000000 }; /* the simulated slow_copy naps 20 ms */
+
+typedef struct waiter {
+    mox_op *op;
+    mox_status status;
+} waiter;
+
+static void *wait_main(void *p)
+{
+    waiter *w = p;
+    w->status = mox_op_wait(w->op);
+    return NULL;
+}
+
+static mox__cuda_dev *cuda_of(mox_device *dev)
+{
+    return (mox__cuda_dev *)dev->backend;
+}
+
+static void no_wake(void *ctx) { (void)ctx; }
+
+static void a_waiting_thread_keeps_the_completion_thread_awake(void **state)
+{
+    mox_device *dev = *state;
+    mox__cuda_dev *cd = cuda_of(dev);
+    unsigned long long sleeps = atomic_load(&cd->stats.event_sleeps);
+    mox_buffer *a = conf_ramp(dev, N, 1.0f, 1.0f), *b = conf_zeros(dev, N), *c = conf_zeros(dev, N);
+    assert_int_equal(mox_module_prepare(dev, &conf_module), MOX_OK);
+    assert_int_equal(mox__testing_hold(dev, true), MOX_OK);
+    mox_op *first = conf_slow_copy(dev, conf_cfg(N), a, b, N, SPINS);
+    waiter w = {conf_slow_copy(dev, conf_cfg(N), b, c, N, SPINS), MOX_OK};
+    mox_waker none = {no_wake, NULL};
+    assert_int_equal(mox_op_poll(first, none), MOX_PENDING);
+    assert_int_equal(mox_op_poll(w.op, none), MOX_PENDING);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, wait_main, &w), 0);
+    /* The waiter spins for a batch that cannot start yet: it watches. */
+    int waited_ms = 0;
+    while (atomic_load(&cd->watchers) == 0 && waited_ms < 10000) {
+        conf_nap(1);
+        waited_ms++;
+    }
+    assert_true(atomic_load(&cd->watchers) > 0);
+    assert_int_equal(mox__testing_hold(dev, false), MOX_OK);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_int_equal(w.status, MOX_OK);
+    /* Done watching; the completion thread never slept on an event. */
+    assert_int_equal(atomic_load(&cd->watchers), 0);
+    assert_int_equal(atomic_load(&cd->stats.event_sleeps), sleeps);
+    assert_int_equal(mox_op_wait(first), MOX_OK);
+    float *got = conf_read(c);
+    assert_non_null(got);
+    for (uint32_t i = 0; i < N; i++)
+        assert_true(got[i] == 1.0f + (float)i);
+    free(got);
+    mox_op_drop(first);
+    mox_op_drop(w.op);
+    mox_buffer_release(a);
+    mox_buffer_release(b);
+    mox_buffer_release(c);
+}
+
+int main(void)
+{
+    const char *backend = getenv("MOX_BACKEND");
+    if (!backend || strcmp(backend, "cuda") != 0) {
+        printf("skipped: MOX_BACKEND is not cuda\n");
+        return 77;
+    }
+    mox_device *dev = NULL;
+    mox_status st = mox_device_open(&dev);
+    if (st == MOX_ERR_DEVICE_UNAVAILABLE) {
+        printf("skipped: no CUDA device\n");
+        return 77;
+    }
+    if (st != MOX_OK) {
+        fprintf(stderr, "mox_device_open: %s\n", mox_status_name(st));
+        return 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_prestate(a_waiting_thread_keeps_the_completion_thread_awake, dev),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    mox_device_release(dev);
+    return failed;
+}
