@@ -11,11 +11,13 @@
  * launch also ends. With nothing in flight it looks for new work a little
  * longer (IDLE_SPIN_US), then waits on the condition variable and uses no
  * CPU. While a user thread spins in mox_op_wait on the device (vtable
- * watch), it never sleeps: it queries at poll pace. Launches a waiting
- * user thread watches (mox__cuda_complete_inline) are left to it; while waiting threads complete the launches, new ones are
- * looked for every QUIET_POLL_US instead of signalled. Never cuLaunchHostFunc: host functions may not
- * call CUDA and add 20-40 us. Completions go to the core from here, with no
- * backend lock held.
+ * watch), it sleeps neither on an event nor on the condition variable: it
+ * queries what it must complete at poll pace and spins for new launches.
+ * Launches a waiting user thread watches (mox__cuda_complete_inline) are
+ * left to it; while waiting threads complete the launches, new ones are
+ * looked for every QUIET_POLL_US instead of signalled. Never
+ * cuLaunchHostFunc: host functions may not call CUDA and add 20-40 us.
+ * Completions go to the core from here, with no backend lock held.
  */
 #include "cuda/cuda_internal.h"
 
@@ -207,8 +209,10 @@ static void *completion_main(void *arg)
             if (dev->stopping)
                 break;
             if (now_ns() - spin_start < idle_spin_ns || watched_from_outside(dev)) {
-                /* Just completed something: a launch + wait loop submits
-                 * again within microseconds. Spinning here means that
+                /* Just completed something, or a thread waits on this
+                 * device: a launch + wait loop submits again within
+                 * microseconds, and a waiter's merged launch is seen at
+                 * once. Spinning here means that
                  * launch needs no condition signal (a futex syscall on the
                  * submitting thread) and no wake-up of this thread before
                  * its first query: most of the round trip over a raw spin
