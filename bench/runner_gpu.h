@@ -40,7 +40,10 @@ typedef struct gpu_ctx {
 } gpu_ctx;
 
 typedef struct gpu_kernel {
-    CUfunction fn[2]; /* [0] ref_<name>, [1] mox_entry_<name> */
+    /* [0] ref_<name>; [1] mox_entry_<name>__ungated (mox_entry_<name> in
+     * artifacts built before it existed), the entry mox runs for a launch
+     * no failure can reach; [2] mox_entry_<name>, the gated one */
+    CUfunction fn[3];
     int regs[2], local_bytes[2];
 } gpu_kernel;
 

@@ -122,15 +122,22 @@ static bool launch_aliases(const wl_launch *l)
 }
 
 /* The function a launch runs: for the generated kernels the entry mox
- * would pick (mox_entry_<k>__noalias where it exists and nothing aliases,
- * as the runtime decides per launch), for the originals their symbol. */
+ * picks for a launch no failure can reach (mox_entry_<k>__ungated, with
+ * __noalias where that exists and nothing aliases, as the runtime decides
+ * per launch; older artifacts lack some), for the originals their symbol. */
 static bool find_function(raw_instance *ri, raw_kind kind, const wl_launch *src, CUfunction *fn)
 {
     raw_ctx *rc = ri->rc;
     const char *kernel = plan_of(ri, kind)->kernels[src->kernel];
     char name[192];
-    if (kind == RAW_GEN && !launch_aliases(src)) {
-        snprintf(name, sizeof name, "mox_entry_%s" MOX_ENTRY_NOALIAS_SUFFIX, kernel);
+    static const char *const variants[][2] = {
+        {MOX_ENTRY_UNGATED_SUFFIX, MOX_ENTRY_NOALIAS_SUFFIX}, {"", MOX_ENTRY_NOALIAS_SUFFIX},
+        {MOX_ENTRY_UNGATED_SUFFIX, ""}}; /* the runtime's order (mox__cuda_entry_fn) */
+    bool aliases = launch_aliases(src);
+    for (size_t v = 0; kind == RAW_GEN && v < sizeof variants / sizeof variants[0]; v++) {
+        if (aliases && variants[v][1][0])
+            continue;
+        snprintf(name, sizeof name, "mox_entry_%s%s%s", kernel, variants[v][0], variants[v][1]);
         if (rc->cu->cuModuleGetFunction(fn, ri->module[kind], name) == CUDA_SUCCESS)
             return true;
     }

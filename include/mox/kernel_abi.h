@@ -134,6 +134,15 @@ typedef struct mox_cpu_module_entry {
  * data path (ld.global.nc). */
 #define MOX_ENTRY_NOALIAS_SUFFIX "__noalias"
 
+/* Every kernel also has mox_entry_<kernel> + this suffix (and + this
+ * suffix + MOX_ENTRY_NOALIAS_SUFFIX where a no-alias entry exists): the same
+ * entry without the gate check, and so without the grid-dependency wait the
+ * check starts with. The runtime launches it when no failure can reach the
+ * launch (its gate would have no dependency) and programmatic dependent
+ * launch is off (MOX_CUDA_PDL), so that such a launch runs the kernel's body
+ * alone. It still publishes the gate for mox_fail. */
+#define MOX_ENTRY_UNGATED_SUFFIX "__ungated"
+
 /* First parameter of every generated CUDA entry. `status` is a device array
  * of 2 words per status slot (state, fail code), zeroed before a slot is
  * used. An entry first checks the state of each dependency's slot: if any

@@ -168,14 +168,16 @@ static void print_stats(const mox__cuda_dev *dev)
             "mox cuda stats: launches %llu (graph %llu, kernels on streams %llu), "
             "submissions coalesced %llu, plans %llu, instantiations %llu, node updates %llu, "
             "deps uploads %llu, status resets %llu, status reads %llu, live gates %llu, "
-            "completed by waiting threads %llu, programmatic edges %llu, event sleeps %llu\n",
+            "completed by waiting threads %llu, programmatic edges %llu, event sleeps %llu, "
+            "ungated plan nodes %llu\n",
             (unsigned long long)s->groups, (unsigned long long)s->graph_launches,
             (unsigned long long)s->stream_launches, (unsigned long long)s->coalesced,
             (unsigned long long)s->plans, (unsigned long long)s->instantiations,
             (unsigned long long)s->node_updates, (unsigned long long)s->deps_uploads,
             (unsigned long long)s->resets, (unsigned long long)s->status_reads,
             (unsigned long long)s->live_gates, (unsigned long long)s->inline_completions,
-            (unsigned long long)s->programmatic_edges, (unsigned long long)s->event_sleeps);
+            (unsigned long long)s->programmatic_edges, (unsigned long long)s->event_sleeps,
+            (unsigned long long)s->ungated_nodes);
 }
 
 void mox__cuda_dev_close(mox__cuda_dev *dev)

@@ -74,6 +74,9 @@ mox_error *mox__cuda_last_error(mox_status code);
 typedef struct mox__cuda_kernel {
     CUfunction fn;
     CUfunction fn_noalias;  /* mox_entry_<kernel>__noalias, or NULL (no read buffers, older artifact) */
+    /* The same two without the gate check (MOX_ENTRY_UNGATED_SUFFIX), or
+     * NULL: older artifact, or MOX_CUDA_PDL on (they lack the grid wait). */
+    CUfunction fn_ungated, fn_ungated_noalias;
     char name[96];
     uint32_t max_threads;   /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK */
     uint32_t static_shared; /* bytes */
@@ -97,10 +100,15 @@ mox_status mox__cuda_module_load(mox__cuda_dev *dev, const void *image, size_t s
                                  const mox_abi *abi, mox__cuda_module **out);
 void mox__cuda_module_unload(mox__cuda_module *module);
 
-/* The entry a dispatch of kernel k runs (mox__dispatch.entry). */
-static inline CUfunction mox__cuda_entry_fn(const mox__cuda_kernel *k, const mox__dispatch *d)
+/* The entry a dispatch of kernel k runs: the no-alias one where
+ * mox__dispatch.entry asks for it and it exists, and where the launch's gate
+ * has no dependency (`gated` false: no failure can reach it) the one of
+ * those without the gate check, where that exists. */
+static inline CUfunction mox__cuda_entry_fn(const mox__cuda_kernel *k, const mox__dispatch *d, bool gated)
 {
-    return d->entry == MOX__ENTRY_NOALIAS && k->fn_noalias ? k->fn_noalias : k->fn;
+    bool noalias = d->entry == MOX__ENTRY_NOALIAS && k->fn_noalias;
+    CUfunction ungated = gated ? NULL : noalias ? k->fn_ungated_noalias : k->fn_ungated;
+    return ungated ? ungated : noalias ? k->fn_noalias : k->fn;
 }
 
 /* ---- per-submission state: lives in sub->be ---- */
@@ -207,6 +215,13 @@ typedef struct mox__cuda_lnode {
     uint32_t gdep_off, gdep_cnt;   /* gate dependencies (launch indices) */
     uint32_t ext_off, ext_cnt;     /* gate dependencies (absolute slots) */
 } mox__cuda_lnode;
+
+/* The function kernel node `ln` runs: its gate has dependencies exactly
+ * when it has gate dependencies inside the launch or on earlier ones. */
+static inline CUfunction mox__cuda_node_fn(const mox__cuda_lnode *ln)
+{
+    return mox__cuda_entry_fn(ln->k, ln->d, ln->gdep_cnt + ln->ext_cnt > 0);
+}
 
 typedef struct mox__cuda_ldesc {
     uint32_t count;
@@ -487,6 +502,7 @@ typedef struct mox__cuda_stats {
     atomic_ullong inline_completions; /* launches a waiting user thread completed */
     atomic_ullong programmatic_edges; /* graph edges added as programmatic (MOX_CUDA_PDL) */
     atomic_ullong event_sleeps;    /* completion thread's blocking waits on a launch's event */
+    atomic_ullong ungated_nodes;   /* plan nodes that run an entry without the gate check */
 } mox__cuda_stats;
 
 typedef enum mox__cuda_launch_mode {

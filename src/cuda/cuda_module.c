@@ -1,6 +1,6 @@
 /* src/cuda/cuda_module.c - module preparation: cuModuleLoadData on the
  * verified fatbin bytes (never a path), one cuModuleGetFunction per kernel
- * (mox_entry_<kernel>), and the attribute checks that must hold before any
+ * entry (mox_entry_<kernel> and its variants), and the attribute checks that must hold before any
  * launch: the kernel's required block fits the function's thread limit, and
  * its static shared memory fits the device; with MOX_CUDA_PDL on, whether
  * the entries wait for programmatic dependencies. Runs on the core's preparation
@@ -37,8 +37,8 @@ static mox_status allow_dynamic_shared(mox__cuda_dev *dev, const mox_abi_kernel 
     k->max_dynamic_shared = limit > k->static_shared ? limit - k->static_shared : 0;
     if (!(ak->features & MOX_KFEAT_DYNAMIC_SHARED) || k->max_dynamic_shared <= dev->limits.shared_per_block)
         return MOX_OK;
-    CUfunction fns[2] = {k->fn, k->fn_noalias};
-    for (int i = 0; i < 2; i++) {
+    CUfunction fns[4] = {k->fn, k->fn_noalias, k->fn_ungated, k->fn_ungated_noalias};
+    for (int i = 0; i < 4; i++) {
         if (!fns[i])
             continue;
         CUresult r = dev->api->cuFuncSetAttribute(fns[i], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -53,35 +53,52 @@ static mox_status allow_dynamic_shared(mox__cuda_dev *dev, const mox_abi_kernel 
     return MOX_OK;
 }
 
-/* The no-alias entry of a kernel with read buffers (gen_cuda.c): absent
- * from artifacts built before it existed, and dropped when it cannot run the
- * required block, so the default entry always remains. */
-static mox_status load_noalias(mox__cuda_dev *dev, CUmodule module, const mox_abi_kernel *ak, uint64_t need,
-                               mox__cuda_kernel *k)
+/* A second entry of kernel `ak` (mox_entry_<kernel> + `suffix`, gen_cuda.c)
+ * into *fn: NULL when the artifact lacks it (built before it existed) or
+ * when it cannot run the required block or differs from the default entry
+ * in shared memory, so the default entry always remains. */
+static mox_status load_variant(mox__cuda_dev *dev, CUmodule module, const mox_abi_kernel *ak, uint64_t need,
+                               const mox__cuda_kernel *k, const char *suffix, CUfunction *fn)
+{
+    char sym[192];
+    snprintf(sym, sizeof sym, "mox_entry_%s%s", ak->name, suffix);
+    *fn = NULL;
+    CUfunction found = NULL;
+    CUresult r = dev->api->cuModuleGetFunction(&found, module, sym);
+    if (r == CUDA_ERROR_NOT_FOUND)
+        return MOX_OK;
+    if (r != CUDA_SUCCESS)
+        return mox__cuda_fail(dev->api, r, "cuModuleGetFunction", sym);
+    uint32_t threads = 0, shared = 0;
+    mox_status st = fn_attr(dev, found, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, ak->name, &threads);
+    if (st == MOX_OK)
+        st = fn_attr(dev, found, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, ak->name, &shared);
+    if (st != MOX_OK)
+        return st;
+    if (need <= threads && shared == k->static_shared && threads >= k->max_threads)
+        *fn = found;
+    return MOX_OK;
+}
+
+/* The no-alias entry of a kernel with read buffers, and the entries
+ * without the gate check (not with MOX_CUDA_PDL on: they do not wait for
+ * programmatic dependencies). */
+static mox_status load_variants(mox__cuda_dev *dev, CUmodule module, const mox_abi_kernel *ak, uint64_t need,
+                                mox__cuda_kernel *k)
 {
     bool reads = false;
     for (size_t p = 0; p < ak->param_count; p++)
         reads = reads || (ak->params[p].kind == MOX_PARAM_BUFFER && ak->params[p].access == MOX_PARAM_READ);
-    if (!reads)
-        return MOX_OK;
-    char sym[192];
-    snprintf(sym, sizeof sym, "mox_entry_%s" MOX_ENTRY_NOALIAS_SUFFIX, ak->name);
-    CUresult r = dev->api->cuModuleGetFunction(&k->fn_noalias, module, sym);
-    if (r == CUDA_ERROR_NOT_FOUND) {
-        k->fn_noalias = NULL;
-        return MOX_OK;
-    }
-    if (r != CUDA_SUCCESS)
-        return mox__cuda_fail(dev->api, r, "cuModuleGetFunction", sym);
-    uint32_t threads = 0, shared = 0;
-    mox_status st = fn_attr(dev, k->fn_noalias, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, ak->name, &threads);
-    if (st == MOX_OK)
-        st = fn_attr(dev, k->fn_noalias, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, ak->name, &shared);
-    if (st != MOX_OK)
+    mox_status st = MOX_OK;
+    if (reads)
+        st = load_variant(dev, module, ak, need, k, MOX_ENTRY_NOALIAS_SUFFIX, &k->fn_noalias);
+    if (st != MOX_OK || dev->pdl != MOX__CUDA_PDL_OFF)
         return st;
-    if (need > threads || shared != k->static_shared || threads < k->max_threads)
-        k->fn_noalias = NULL;
-    return MOX_OK;
+    st = load_variant(dev, module, ak, need, k, MOX_ENTRY_UNGATED_SUFFIX, &k->fn_ungated);
+    if (st == MOX_OK && k->fn_noalias)
+        st = load_variant(dev, module, ak, need, k, MOX_ENTRY_UNGATED_SUFFIX MOX_ENTRY_NOALIAS_SUFFIX,
+                          &k->fn_ungated_noalias);
+    return st;
 }
 
 /* Whether the code loaded for this GPU starts every entry with
@@ -180,7 +197,7 @@ mox_status mox__cuda_module_load(mox__cuda_dev *dev, const void *image, size_t s
                                  dev->limits.shared_per_block);
             goto fail;
         }
-        st = load_noalias(dev, m->module, ak, need, &k[i]);
+        st = load_variants(dev, m->module, ak, need, &k[i]);
         if (st == MOX_OK)
             st = allow_dynamic_shared(dev, ak, &k[i]);
         if (st != MOX_OK)

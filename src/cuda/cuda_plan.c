@@ -46,7 +46,7 @@ static void key_fill(const mox__cuda_ldesc *b, uint64_t *k)
     for (uint32_t i = 0; i < b->count; i++) {
         const mox__cuda_lnode *ln = &b->nodes[i];
         const mox__dispatch *d = ln->d;
-        k[w++] = ln->k ? (uint64_t)(uintptr_t)mox__cuda_entry_fn(ln->k, d) : (uint64_t)d->kind;
+        k[w++] = ln->k ? (uint64_t)(uintptr_t)mox__cuda_node_fn(ln) : (uint64_t)d->kind;
         k[w++] = ((uint64_t)d->config.grid.x << 32) | d->config.block.x;
         k[w++] = ((uint64_t)d->config.grid.y << 32) | d->config.block.y;
         k[w++] = ((uint64_t)d->config.grid.z << 32) | d->config.block.z;
@@ -181,12 +181,13 @@ static mox_status plan_create(mox__cuda_dev *dev, const mox__cuda_ldesc *b, uint
         plan_destroy(dev, p);
         return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory creating a CUDA plan");
     }
-    uint32_t e = 0;
+    uint32_t e = 0, ungated = 0;
     for (uint32_t i = 0; i < b->count; i++) {
         const mox__cuda_lnode *ln = &b->nodes[i];
         const mox__dispatch *d = ln->d;
         plan_node *n = &p->nodes[i];
-        n->fn = ln->k ? mox__cuda_entry_fn(ln->k, d) : NULL;
+        n->fn = ln->k ? mox__cuda_node_fn(ln) : NULL;
+        ungated += ln->k && n->fn && (n->fn == ln->k->fn_ungated || n->fn == ln->k->fn_ungated_noalias);
         n->grid[0] = d->config.grid.x;
         n->grid[1] = d->config.grid.y;
         n->grid[2] = d->config.grid.z;
@@ -212,6 +213,7 @@ static mox_status plan_create(mox__cuda_dev *dev, const mox__cuda_ldesc *b, uint
     }
     p->key = key; /* owned from here on */
     atomic_fetch_add(&dev->stats.plans, 1);
+    atomic_fetch_add(&dev->stats.ungated_nodes, ungated);
     *out = p;
     return MOX_OK;
 }

@@ -1,41 +1,31 @@
 /* tests/cuda/kernels.cu - kernels for the CUDA backend's own tests, written
  * the way moxc writes kernels_cuda.cu (a gated entry mox_entry_<name> per
- * kernel, gate first), so the backend can be tested on its own. Built with
+ * kernel, gate first; for some also mox_entry_<name>__ungated), so the
+ * backend can be tested on its own. Built with
  * nvcc into kernels.fatbin (sm_90 SASS + PTX). */
 #include <mox/kernel.h>
 
 /* out[i] = in[i] * 4 + 3 */
-extern "C" __global__ void __launch_bounds__(256) mox_entry_bt_scale(mox_gate g, const float *in,
-                                                                  float *out, uint32_t n)
+static __device__ void bt_scale(const float *in, float *out, uint32_t n)
 {
-    if (mox__gate_enter(&g))
-        return;
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n)
         out[i] = __fadd_rn(__fmul_rn(in[i], 4.0f), 3.0f);
-    mox__gate_leave(&g);
 }
 
 /* out[i] = in[i] + 1 */
-extern "C" __global__ void mox_entry_bt_finish(mox_gate g, const float *in, float *out, uint32_t n)
+static __device__ void bt_finish(const float *in, float *out, uint32_t n)
 {
-    if (mox__gate_enter(&g))
-        return;
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n)
         out[i] = __fadd_rn(in[i], 1.0f);
-    mox__gate_leave(&g);
 }
 
 /* Fails with `code` when code != 0, after spinning for `spin` clock cycles
  * (so that later batches find it still running); writes out[0] = 1 when it
  * does not fail. */
-extern "C" __global__ void mox_entry_bt_maybe_fail(mox_gate g, float *out, uint32_t code,
-                                                uint32_t spin)
+static __device__ void bt_maybe_fail(float *out, uint32_t code, uint32_t spin)
 {
-    if (mox__gate_enter(&g))
-        return;
-    MOX__GATE_PUBLISH(&g);
     if (spin) {
         long long start = clock64();
         while (clock64() - start < (long long)spin)
@@ -45,8 +35,30 @@ extern "C" __global__ void mox_entry_bt_maybe_fail(mox_gate g, float *out, uint3
         mox_fail(code);
     else if (blockIdx.x == 0 && threadIdx.x == 0)
         out[0] = 1.0f;
-    mox__gate_leave(&g);
 }
+
+/* The three above get both entries moxc writes: gated, and without the
+ * gate check (MOX_ENTRY_UNGATED_SUFFIX) for launches no failure can reach. */
+#define BT_ENTRIES(bounds, name, publish, params, args)                                           \
+    extern "C" __global__ void bounds mox_entry_##name(mox_gate g, MOX__EXPAND params)           \
+    {                                                                                             \
+        if (mox__gate_enter(&g))                                                                  \
+            return;                                                                               \
+        publish;                                                                                  \
+        name args;                                                                                \
+        mox__gate_leave(&g);                                                                      \
+    }                                                                                             \
+    extern "C" __global__ void bounds mox_entry_##name##__ungated(mox_gate g, MOX__EXPAND params) \
+    {                                                                                             \
+        publish;                                                                                  \
+        name args;                                                                                \
+        mox__gate_leave(&g);                                                                      \
+    }
+#define MOX__EXPAND(...) __VA_ARGS__
+
+BT_ENTRIES(__launch_bounds__(256), bt_scale, (void)0, (const float *in, float *out, uint32_t n), (in, out, n))
+BT_ENTRIES(, bt_finish, (void)0, (const float *in, float *out, uint32_t n), (in, out, n))
+BT_ENTRIES(, bt_maybe_fail, MOX__GATE_PUBLISH(&g), (float *out, uint32_t code, uint32_t spin), (out, code, spin))
 
 /* Writes through a wild pointer: a sticky CUDA_ERROR_ILLEGAL_ADDRESS. */
 extern "C" __global__ void mox_entry_bt_fault(mox_gate g, float *out, uint32_t n)

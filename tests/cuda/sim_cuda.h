@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "cuda/cuda_api.h"
+#include <mox/kernel_abi.h>
 
 /* One launch: geometry and copies of the kernel's parameters. */
 typedef struct sim_launch {
@@ -23,10 +24,14 @@ struct CUfunc_st {
     uint32_t nargs;
     uint32_t size[8];
     sim_kernel_fn fn;
+    bool ungated; /* mox_entry_<k>__ungated: runs without the gate check */
 };
 
-/* The kernels the simulated driver knows (sim_kernels.c). */
+/* The kernels the simulated driver knows (sim_kernels.c), and each again
+ * as its entry without the gate check (MOX_ENTRY_UNGATED_SUFFIX), which
+ * runs the same code with the gate's dependencies ignored. */
 extern struct CUfunc_st sim_funcs[];
+extern struct CUfunc_st sim_ungated_funcs[];
 extern const size_t sim_func_count;
 
 /* Makes every later driver call of the running kernel's context fail with

@@ -371,9 +371,12 @@ EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
 CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
 {
     (void)m;
+    size_t len = strlen(name), tail = strlen(MOX_ENTRY_UNGATED_SUFFIX);
+    bool ungated = len > tail && strcmp(name + len - tail, MOX_ENTRY_UNGATED_SUFFIX) == 0;
+    size_t base = ungated ? len - tail : len;
     for (size_t i = 0; i < sim_func_count; i++) {
-        if (strcmp(sim_funcs[i].name, name) == 0) {
-            *f = &sim_funcs[i];
+        if (strlen(sim_funcs[i].name) == base && strncmp(sim_funcs[i].name, name, base) == 0) {
+            *f = ungated ? &sim_ungated_funcs[i] : &sim_funcs[i];
             return CUDA_SUCCESS;
         }
     }

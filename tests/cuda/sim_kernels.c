@@ -395,42 +395,52 @@ static void b_busy(const sim_launch *l)
 #define GATE_SIZE ((uint32_t)sizeof(mox_gate))
 struct CUfunc_st sim_funcs[] = {
     /* tests/cuda/kernels.cu */
-    {"mox_entry_bt_scale", 4, {GATE_SIZE, 8, 8, 4}, k_scale},
-    {"mox_entry_bt_finish", 4, {GATE_SIZE, 8, 8, 4}, k_finish},
-    {"mox_entry_bt_maybe_fail", 4, {GATE_SIZE, 8, 4, 4}, k_maybe_fail},
-    {"mox_entry_bt_fault", 3, {GATE_SIZE, 8, 4}, k_fault},
-    {"mox_entry_bt_spin", 4, {GATE_SIZE, 8, 4, 4}, k_spin},
+    {"mox_entry_bt_scale", 4, {GATE_SIZE, 8, 8, 4}, k_scale, false},
+    {"mox_entry_bt_finish", 4, {GATE_SIZE, 8, 8, 4}, k_finish, false},
+    {"mox_entry_bt_maybe_fail", 4, {GATE_SIZE, 8, 4, 4}, k_maybe_fail, false},
+    {"mox_entry_bt_fault", 3, {GATE_SIZE, 8, 4}, k_fault, false},
+    {"mox_entry_bt_spin", 4, {GATE_SIZE, 8, 4, 4}, k_spin, false},
     /* tests/conformance/kernels/conf.c */
-    {"mox_entry_scale", 5, {GATE_SIZE, 8, 8, 4, 4}, c_scale},
-    {"mox_entry_add", 5, {GATE_SIZE, 8, 8, 8, 4}, c_add},
-    {"mox_entry_step", 3, {GATE_SIZE, 8, 4}, c_step},
-    {"mox_entry_fill", 4, {GATE_SIZE, 8, 4, 4}, c_fill},
-    {"mox_entry_fail_if_negative", 4, {GATE_SIZE, 8, 8, 4}, c_fail_if_negative},
-    {"mox_entry_slow_copy", 5, {GATE_SIZE, 8, 8, 4, 4}, c_slow_copy},
-    {"mox_entry_count", 3, {GATE_SIZE, 8, 4}, c_count},
-    {"mox_entry_iota", 3, {GATE_SIZE, 8, 4}, c_iota},
-    {"mox_entry_fixed64", 3, {GATE_SIZE, 8, 4}, c_fixed64},
-    {"mox_entry_tenfold", 4, {GATE_SIZE, 8, 8, 4}, c_tenfold},
+    {"mox_entry_scale", 5, {GATE_SIZE, 8, 8, 4, 4}, c_scale, false},
+    {"mox_entry_add", 5, {GATE_SIZE, 8, 8, 8, 4}, c_add, false},
+    {"mox_entry_step", 3, {GATE_SIZE, 8, 4}, c_step, false},
+    {"mox_entry_fill", 4, {GATE_SIZE, 8, 4, 4}, c_fill, false},
+    {"mox_entry_fail_if_negative", 4, {GATE_SIZE, 8, 8, 4}, c_fail_if_negative, false},
+    {"mox_entry_slow_copy", 5, {GATE_SIZE, 8, 8, 4, 4}, c_slow_copy, false},
+    {"mox_entry_count", 3, {GATE_SIZE, 8, 4}, c_count, false},
+    {"mox_entry_iota", 3, {GATE_SIZE, 8, 4}, c_iota, false},
+    {"mox_entry_fixed64", 3, {GATE_SIZE, 8, 4}, c_fixed64, false},
+    {"mox_entry_tenfold", 4, {GATE_SIZE, 8, 8, 4}, c_tenfold, false},
     /* tests/conformance/kernels/mdk.c */
-    {"mox_entry_wild_write", 3, {GATE_SIZE, 8, 4}, c_wild_write},
+    {"mox_entry_wild_write", 3, {GATE_SIZE, 8, 4}, c_wild_write, false},
     /* examples/pipeline/kernels/stages.c */
-    {"mox_entry_scale_128", 4, {GATE_SIZE, 8, 8, 4}, e_scale_128},
-    {"mox_entry_finish", 4, {GATE_SIZE, 8, 8, 4}, e_finish},
+    {"mox_entry_scale_128", 4, {GATE_SIZE, 8, 8, 4}, e_scale_128, false},
+    {"mox_entry_finish", 4, {GATE_SIZE, 8, 8, 4}, e_finish, false},
     /* bench/kernels/multi_gpu.c */
-    {"mox_entry_mg_stage", 5, {GATE_SIZE, 8, 8, 4, 4}, g_stage},
-    {"mox_entry_mg_maybe_fail", 4, {GATE_SIZE, 8, 4, 4}, g_maybe_fail},
-    {"mox_entry_mg_fill", 3, {GATE_SIZE, 8, 4}, g_fill},
+    {"mox_entry_mg_stage", 5, {GATE_SIZE, 8, 8, 4, 4}, g_stage, false},
+    {"mox_entry_mg_maybe_fail", 4, {GATE_SIZE, 8, 4, 4}, g_maybe_fail, false},
+    {"mox_entry_mg_fill", 3, {GATE_SIZE, 8, 4}, g_fill, false},
     /* src/cuda/cuda_copy_kernel.cu */
-    {"mox__copy_gated", 4, {GATE_SIZE, 8, 8, 8}, x_copy_gated},
+    {"mox__copy_gated", 4, {GATE_SIZE, 8, 8, 8}, x_copy_gated, false},
     /* tests/hal/kernels/halk.c */
-    {"mox_entry_hal_fill", 4, {GATE_SIZE, 8, 4, 4}, h_fill},
-    {"mox_entry_hal_add", 5, {GATE_SIZE, 8, 8, 4, 4}, h_add},
-    {"mox_entry_hal_fail", 4, {GATE_SIZE, 8, 4, 4}, h_fail},
-    {"mox_entry_hal_slow", 5, {GATE_SIZE, 8, 8, 4, 4}, h_slow},
+    {"mox_entry_hal_fill", 4, {GATE_SIZE, 8, 4, 4}, h_fill, false},
+    {"mox_entry_hal_add", 5, {GATE_SIZE, 8, 8, 4, 4}, h_add, false},
+    {"mox_entry_hal_fail", 4, {GATE_SIZE, 8, 4, 4}, h_fail, false},
+    {"mox_entry_hal_slow", 5, {GATE_SIZE, 8, 8, 4, 4}, h_slow, false},
     /* bench/kernels/cuda_bench.c */
-    {"mox_entry_scale_256", 4, {GATE_SIZE, 8, 8, 4}, b_scale_256},
-    {"mox_entry_finish_256", 4, {GATE_SIZE, 8, 8, 4}, b_finish_256},
-    {"mox_entry_busy", 4, {GATE_SIZE, 8, 4, 4}, b_busy},
+    {"mox_entry_scale_256", 4, {GATE_SIZE, 8, 8, 4}, b_scale_256, false},
+    {"mox_entry_finish_256", 4, {GATE_SIZE, 8, 8, 4}, b_finish_256, false},
+    {"mox_entry_busy", 4, {GATE_SIZE, 8, 4, 4}, b_busy, false},
 };
 
 const size_t sim_func_count = sizeof sim_funcs / sizeof sim_funcs[0];
+
+struct CUfunc_st sim_ungated_funcs[sizeof sim_funcs / sizeof sim_funcs[0]];
+
+__attribute__((constructor)) static void make_ungated_funcs(void)
+{
+    for (size_t i = 0; i < sim_func_count; i++) {
+        sim_ungated_funcs[i] = sim_funcs[i];
+        sim_ungated_funcs[i].ungated = true;
+    }
+}

@@ -5,7 +5,8 @@
  * later batch gated on a failed dispatch of a batch still running is gated
  * on the device (also inside one coalesced launch), and so is one submitted
  * after that batch finished; an instance that saw a failure is reset before
- * it runs again. Exits 77 without a GPU. */
+ * it runs again; launches no failure can reach run the entries without the
+ * gate check, and only those. Exits 77 without a GPU. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -178,6 +179,65 @@ static void gates_only_follow_kernels_that_can_fail(void **state)
     assert_int_equal(stat(&F.dev->stats.gate_deps), deps0 + 1);
 }
 
+/* Launches no failure can reach run the entry without the gate check
+ * (MOX_ENTRY_UNGATED_SUFFIX): every node of a chain of kernels that cannot
+ * fail, and in a batch with one that can, that kernel and what does not
+ * depend on it. Its dependent keeps the gated entry and is gated when it
+ * fails: the ungated entries (kernels.cu; on the simulated driver, the
+ * kernels with the gate's dependencies ignored) would run it. Blocks of 96
+ * threads: shapes no other test plans, so each plan is new here. */
+static void ungated_entries_where_no_failure_reaches(void **state)
+{
+    (void)state;
+    put(a, 0.0f);
+    put(b, -1.0f);
+    put(c, 10.0f);
+    unsigned long long ungated0 = stat(&F.dev->stats.ungated_nodes);
+    fx_sub s;
+    fx_sub_init(&s);
+    fx_kernel(&s, &F, FX_MAYBE_FAIL, 1, 96);
+    fx_ptr(&s, a);
+    fx_u32(&s, 5);
+    fx_u32(&s, 0);
+    fx_kernel(&s, &F, FX_FINISH, 1, 96);
+    fx_ptr(&s, a);
+    fx_ptr(&s, b);
+    fx_u32(&s, 1);
+    fx_pred(&s, 0);
+    fx_kernel(&s, &F, FX_FINISH, 1, 96);
+    fx_ptr(&s, c);
+    fx_ptr(&s, c);
+    fx_u32(&s, 1);
+    fx_submit(&F, &s);
+    fx_wait(&s);
+    assert_int_equal(s.status, MOX_OK);
+    assert_int_equal(fx_state(&s, 0), MOX_DISPATCH_FAILED);
+    assert_int_equal(fx_code(&s, 0), 5);
+    assert_int_equal(fx_state(&s, 1), MOX_DISPATCH_GATED);
+    assert_int_equal(fx_state(&s, 2), MOX_DISPATCH_OK);
+    assert_true(get(b) == -1.0f);
+    assert_true(get(c) == 11.0f);
+    assert_int_equal(stat(&F.dev->stats.ungated_nodes), ungated0 + 2);
+
+    put(c, 3.0f);
+    fx_sub t;
+    fx_sub_init(&t);
+    fx_kernel(&t, &F, FX_FINISH, 1, 96);
+    fx_ptr(&t, c);
+    fx_ptr(&t, b);
+    fx_u32(&t, 1);
+    fx_kernel(&t, &F, FX_SCALE, 1, 96);
+    fx_ptr(&t, b);
+    fx_ptr(&t, c);
+    fx_u32(&t, 1);
+    fx_pred(&t, 0);
+    fx_submit(&F, &t);
+    fx_wait(&t);
+    assert_int_equal(t.status, MOX_OK);
+    assert_true(get(c) == 19.0f); /* (3 + 1) * 4 + 3 */
+    assert_int_equal(stat(&F.dev->stats.ungated_nodes), ungated0 + 4);
+}
+
 static void set_coalesce(bool on)
 {
     pthread_mutex_lock(&F.dev->lock);
@@ -322,6 +382,7 @@ int main(void)
         cmocka_unit_test(failure_gates_dependents_in_the_batch),
         cmocka_unit_test(clean_batch_needs_one_host_load),
         cmocka_unit_test(gates_only_follow_kernels_that_can_fail),
+        cmocka_unit_test(ungated_entries_where_no_failure_reaches),
         cmocka_unit_test(later_batch_is_gated_by_a_running_failure),
         cmocka_unit_test(reader_deferred_behind_a_running_failure_is_gated),
         cmocka_unit_test(gate_inside_a_coalesced_launch),

@@ -114,6 +114,9 @@ static void start_makes_the_dependent_edge_programmatic(void **state)
         run_two_stage(); /* the cached graph: no new edges */
     assert_int_equal(edges(), 1);
     assert_false(atomic_load(&F.dev->pdl_refused));
+    /* The entries without the gate check lack the wait: not loaded. */
+    assert_null(F.mod->kernels[FX_FINISH].fn_ungated);
+    assert_int_equal(atomic_load(&F.dev->stats.ungated_nodes), 0);
 }
 
 static void end_makes_the_dependent_edge_programmatic(void **state)
@@ -133,6 +136,8 @@ static void expect_off(const char *value)
     assert_int_equal(F.dev->pdl, MOX__CUDA_PDL_OFF);
     run_two_stage();
     assert_int_equal(edges(), 0);
+    /* Nothing in it can fail: both nodes run the entries without the check. */
+    assert_int_equal(atomic_load(&F.dev->stats.ungated_nodes), 2);
 }
 
 static void off_by_default(void **state)

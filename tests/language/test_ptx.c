@@ -1,8 +1,9 @@
 /* test_ptx.c - the CUDA code of the dialect's constructs: compiles the
  * artifact's kernels_cuda.cu to PTX with the artifact's own nvcc flags and
  * checks that each kernel moves its vectors with single
- * ld/st.global[.nc].v2/.v4 instructions, as CUDA's float2/float4 do, and
- * reads its tables from the parameter bank. Needs
+ * ld/st.global[.nc].v2/.v4 instructions, as CUDA's float2/float4 do,
+ * reads its tables from the parameter bank, and that the entries without
+ * the gate check have none. Needs
  * nvcc (exit 77 without it, or when the module was built without CUDA);
  * no GPU. */
 #include <stdio.h>
@@ -171,6 +172,34 @@ static void test_noalias_entries(void **state)
     assert_null(strstr(ptx, ".entry mox_entry_inc_u32__noalias("));
 }
 
+/* Every kernel has entries without the gate check (__ungated, and
+ * __ungated__noalias where a no-alias entry exists), which the runtime
+ * runs where no failure can reach a launch: no grid-dependency wait and no
+ * call of the gate's rare path, while the gated entries start with the
+ * wait (compute_90); the no-alias one still loads through the read-only
+ * path. */
+static void test_ungated_entries(void **state)
+{
+    const char *ptx = *state;
+    static const struct {
+        const char *kernel, *load;
+    } cases[] = {{"stencil9", "ld.global.nc.f32"}, {"scale4", "ld.global.nc.v4.f32"},
+                 {"inc_u32", NULL}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char name[96];
+        if (!has_text(ptx, cases[i].kernel, "griddepcontrol.wait"))
+            fail_msg("the gated entry of %s does not wait for the grid's dependencies", cases[i].kernel);
+        for (int noalias = 0; noalias <= (cases[i].load != NULL); noalias++) {
+            snprintf(name, sizeof name, "%s__ungated%s", cases[i].kernel, noalias ? "__noalias" : "");
+            if (has_text(ptx, name, "griddepcontrol.wait") || has_text(ptx, name, "mox__gate_enter_rare"))
+                fail_msg("entry %s checks the gate", name);
+            if (noalias && !has_text(ptx, name, cases[i].load))
+                fail_msg("entry %s has no %s", name, cases[i].load);
+        }
+    }
+    assert_null(strstr(ptx, ".entry mox_entry_inc_u32__ungated__noalias("));
+}
+
 int main(void)
 {
     if (!MOX_NVCC_PATH[0]) {
@@ -192,6 +221,7 @@ int main(void)
         cmocka_unit_test_prestate(test_vector_accesses, ptx),
         cmocka_unit_test_prestate(test_table_reads, ptx),
         cmocka_unit_test_prestate(test_noalias_entries, ptx),
+        cmocka_unit_test_prestate(test_ungated_entries, ptx),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     free(ptx);

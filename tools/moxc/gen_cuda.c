@@ -3,7 +3,9 @@
  * said (functions and file-scope constants), then one gated __global__ entry
  * per kernel, named mox_entry_<kernel>, that the CUDA backend launches, and
  * for kernels with read buffers a second one, mox_entry_<kernel>__noalias,
- * whose pointers are all __restrict__ (the runtime picks it per launch). */
+ * whose pointers are all __restrict__; and both again without the gate
+ * check, mox_entry_<kernel>__ungated[__noalias], for launches that no
+ * failure can reach (the runtime picks one of them per launch). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,15 +95,24 @@ static bool has_noalias_entry(const mox_abi_kernel *k)
     return false;
 }
 
-static void put_entry(moxc_buf *b, const moxc_module *module, size_t index, bool noalias)
+/* The comment above each entry but the first: when the runtime runs it. */
+static void put_entry_comment(moxc_buf *b, bool noalias, bool gated)
+{
+    if (noalias)
+        moxc_buf_put(b, "\n/* The runtime launches this one when no written buffer of the launch is\n"
+                        " * also another of its arguments: every pointer is __restrict__. */");
+    if (!gated)
+        moxc_buf_put(b, "\n/* Without the gate check (and the grid-dependency wait that comes with it):\n"
+                        " * for launches no failure can reach (MOX_CUDA_PDL off). */");
+}
+
+static void put_entry(moxc_buf *b, const moxc_module *module, size_t index, bool noalias, bool gated)
 {
     const mox_abi_kernel *k = &module->abi->kernels[index];
     const moxc_kernel_info *info = module->kernels ? &module->kernels[index] : NULL;
-    if (noalias)
-        moxc_buf_printf(b, "\n/* The runtime launches this one when no written buffer of the launch is\n"
-                           " * also another of its arguments: every pointer is __restrict__. */");
-    else
+    if (!noalias && gated)
         put_table_types(b, module, k, info);
+    put_entry_comment(b, noalias, gated);
     moxc_buf_put(b, "\nextern \"C\" __global__ void ");
     if (k->has_required_block) {
         /* The product fits u32: mox_abi_validate checked it. */
@@ -109,7 +120,8 @@ static void put_entry(moxc_buf *b, const moxc_module *module, size_t index, bool
             (unsigned long long)k->required_block[0] * k->required_block[1] * k->required_block[2];
         moxc_buf_printf(b, "__launch_bounds__(%llu) ", threads);
     }
-    moxc_buf_printf(b, "mox_entry_%s%s(mox_gate mox__gate", k->name, noalias ? MOX_ENTRY_NOALIAS_SUFFIX : "");
+    moxc_buf_printf(b, "mox_entry_%s%s%s(mox_gate mox__gate", k->name, gated ? "" : MOX_ENTRY_UNGATED_SUFFIX,
+                    noalias ? MOX_ENTRY_NOALIAS_SUFFIX : "");
     for (size_t i = 0; i < k->param_count; ++i) {
         moxc_buf_put(b, ", ");
         put_entry_param(b, module, k->name, &k->params[i], info && info->params ? &info->params[i] : NULL, i,
@@ -126,7 +138,8 @@ static void put_entry(moxc_buf *b, const moxc_module *module, size_t index, bool
         for (int a = 0; a < 3; ++a)
             moxc_buf_printf(b, "    __builtin_assume(threadIdx.%c < %uu);\n", axis[a], k->required_block[a]);
     }
-    moxc_buf_put(b, "    if (mox__gate_enter(&mox__gate))\n        return;\n");
+    if (gated)
+        moxc_buf_put(b, "    if (mox__gate_enter(&mox__gate))\n        return;\n");
     /* mox_fail, possibly deep in a helper, cannot see the parameter: it
      * finds the gate in block-shared memory (mox/kernel_cuda.h). */
     if (k->features & MOX_KFEAT_FAIL)
@@ -155,9 +168,12 @@ char *moxc_gen_cuda(const moxc_module *module, const moxc_source_text *texts, si
     if (module->edit_count)
         moxc_buf_printf(&b, "#line %zu \"kernels_cuda.cu\"\n", count_lines(&b) + 2);
     for (size_t k = 0; k < module->abi->kernel_count; ++k) {
-        put_entry(&b, module, k, false);
-        if (has_noalias_entry(&module->abi->kernels[k]))
-            put_entry(&b, module, k, true);
+        bool noalias = has_noalias_entry(&module->abi->kernels[k]);
+        for (int gated = 1; gated >= 0; gated--) {
+            put_entry(&b, module, k, false, gated);
+            if (noalias)
+                put_entry(&b, module, k, true, gated);
+        }
     }
     return moxc_buf_finish(&b);
 }
