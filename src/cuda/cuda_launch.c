@@ -32,14 +32,18 @@ static void *zalloc(size_t count, size_t size)
     return p;
 }
 
+/* A launch's group comes from the per-thread block cache (alloc.h): one
+ * per launch, so a launch + wait round trip would otherwise pay malloc and
+ * free each time. */
 mox__cuda_group *mox__cuda_group_new(uint32_t nsubs)
 {
-    mox__cuda_group *g = zalloc(1, sizeof *g);
+    mox__cuda_group *g = mox__block_alloc(sizeof *g);
     if (!g)
         return NULL;
+    memset(g, 0, sizeof *g);
     g->subs = nsubs <= 1 ? g->subs_inline : zalloc(nsubs, sizeof *g->subs);
     if (!g->subs) {
-        mox__free(g);
+        mox__block_free(g, sizeof *g);
         return NULL;
     }
     return g;
@@ -55,7 +59,7 @@ void mox__cuda_group_free(mox__cuda_group *g)
     mox__free(g->copybacks);
     mox__free(g->stages);
     mox__cuda_foreign_free(g);
-    mox__free(g);
+    mox__block_free(g, sizeof *g);
 }
 
 /* `later` completes only after `earlier` did (once per pair). */
