@@ -57,23 +57,45 @@ static int teardown(void **state)
     return 0;
 }
 
-/* [0] maybe_fail(a, code, spin)  [1] finish(a -> b) after 0  [2] finish(c -> c) */
-static void fail_batch(fx_sub *s, uint32_t code, uint32_t spin)
+/* [0] maybe_fail(a, code, spin)  [1] finish(a -> b) after 0  [2] finish(c -> c),
+ * in blocks of `block` threads. */
+static void fail_batch_of(fx_sub *s, uint32_t code, uint32_t spin, uint32_t block)
 {
     fx_sub_init(s);
-    fx_kernel(s, &F, FX_MAYBE_FAIL, 1, 64);
+    fx_kernel(s, &F, FX_MAYBE_FAIL, 1, block);
     fx_ptr(s, a);
     fx_u32(s, code);
     fx_u32(s, spin);
-    fx_kernel(s, &F, FX_FINISH, 1, 64);
+    fx_kernel(s, &F, FX_FINISH, 1, block);
     fx_ptr(s, a);
     fx_ptr(s, b);
     fx_u32(s, 1);
     fx_pred(s, 0);
-    fx_kernel(s, &F, FX_FINISH, 1, 64);
+    fx_kernel(s, &F, FX_FINISH, 1, block);
     fx_ptr(s, c);
     fx_ptr(s, c);
     fx_u32(s, 1);
+}
+
+static void fail_batch(fx_sub *s, uint32_t code, uint32_t spin)
+{
+    fail_batch_of(s, code, spin, 64);
+}
+
+/* kernel `first`(from -> via), then finish(via -> to) after it, in blocks
+ * of `block` threads. */
+static void chain_batch(fx_sub *s, uint32_t first, CUdeviceptr from, CUdeviceptr via, CUdeviceptr to, uint32_t block)
+{
+    fx_sub_init(s);
+    fx_kernel(s, &F, first, 1, block);
+    fx_ptr(s, from);
+    fx_ptr(s, via);
+    fx_u32(s, 1);
+    fx_kernel(s, &F, FX_FINISH, 1, block);
+    fx_ptr(s, via);
+    fx_ptr(s, to);
+    fx_u32(s, 1);
+    fx_pred(s, 0);
 }
 
 /* One dispatch that spins ~`spin` cycles then fails with `code` (0: ok). */
@@ -153,16 +175,7 @@ static void gates_only_follow_kernels_that_can_fail(void **state)
     (void)state;
     put(a, 1.0f);
     fx_sub s;
-    fx_sub_init(&s);
-    fx_kernel(&s, &F, FX_FINISH, 1, 64);
-    fx_ptr(&s, a);
-    fx_ptr(&s, b);
-    fx_u32(&s, 1);
-    fx_kernel(&s, &F, FX_FINISH, 1, 64);
-    fx_ptr(&s, b);
-    fx_ptr(&s, c);
-    fx_u32(&s, 1);
-    fx_pred(&s, 0);
+    chain_batch(&s, FX_FINISH, a, b, c, 64);
     unsigned long long deps0 = stat(&F.dev->stats.gate_deps);
     fx_submit(&F, &s);
     fx_wait(&s);
@@ -194,20 +207,7 @@ static void ungated_entries_where_no_failure_reaches(void **state)
     put(c, 10.0f);
     unsigned long long ungated0 = stat(&F.dev->stats.ungated_nodes);
     fx_sub s;
-    fx_sub_init(&s);
-    fx_kernel(&s, &F, FX_MAYBE_FAIL, 1, 96);
-    fx_ptr(&s, a);
-    fx_u32(&s, 5);
-    fx_u32(&s, 0);
-    fx_kernel(&s, &F, FX_FINISH, 1, 96);
-    fx_ptr(&s, a);
-    fx_ptr(&s, b);
-    fx_u32(&s, 1);
-    fx_pred(&s, 0);
-    fx_kernel(&s, &F, FX_FINISH, 1, 96);
-    fx_ptr(&s, c);
-    fx_ptr(&s, c);
-    fx_u32(&s, 1);
+    fail_batch_of(&s, 5, 0, 96);
     fx_submit(&F, &s);
     fx_wait(&s);
     assert_int_equal(s.status, MOX_OK);
@@ -221,20 +221,11 @@ static void ungated_entries_where_no_failure_reaches(void **state)
 
     put(c, 3.0f);
     fx_sub t;
-    fx_sub_init(&t);
-    fx_kernel(&t, &F, FX_FINISH, 1, 96);
-    fx_ptr(&t, c);
-    fx_ptr(&t, b);
-    fx_u32(&t, 1);
-    fx_kernel(&t, &F, FX_SCALE, 1, 96);
-    fx_ptr(&t, b);
-    fx_ptr(&t, c);
-    fx_u32(&t, 1);
-    fx_pred(&t, 0);
+    chain_batch(&t, FX_SCALE, c, b, a, 96);
     fx_submit(&F, &t);
     fx_wait(&t);
     assert_int_equal(t.status, MOX_OK);
-    assert_true(get(c) == 19.0f); /* (3 + 1) * 4 + 3 */
+    assert_true(get(a) == 16.0f); /* 3 * 4 + 3, then + 1 */
     assert_int_equal(stat(&F.dev->stats.ungated_nodes), ungated0 + 4);
 }
 
