@@ -27,7 +27,7 @@ test-plain: build
 test-asan: deps
 	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DMOX_SANITIZE=address -DMOX_BUILD_BENCH=OFF
 	cmake --build $(BUILD)-asan -j $(JOBS)
-	cd $(BUILD)-asan && ctest --output-on-failure -j $(JOBS) -L sanitize --timeout 900
+	cd $(BUILD)-asan && bash $(CURDIR)/scripts/ctest-sanitized.sh -j $(JOBS) -L sanitize --timeout 900
 
 test-tsan: deps
 	cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=Debug -DMOX_SANITIZE=thread -DMOX_BUILD_BENCH=OFF
