@@ -9,6 +9,8 @@
  *                    slope (t16 - t1) / 15 per launch, per sample
  *   round-trip       one launch, constructed and waited
  *   round-trip-read  one launch, waited, then 256 floats read to the host
+ *   round-trip-wait  the mox_op_wait part of a round trip alone: the first
+ *                    poll (record, submit) is made before the clock starts
  *   submit-poll      the first poll of a launch (records and submits it)
  *   drop-after-submit  dropping a submitted, unfinished launch (A8)
  * First-use and memory cases are in runner_overhead_mem.c. */
@@ -277,6 +279,40 @@ static void latency(bench_report *r, tiny *t, const char *name, bool read)
         bench_case_fail(r, c, "%s", err);
 }
 
+/* The part of a round trip after the first poll: flushing, the device's
+ * work, and the completion reaching the waiter. With round-trip it splits
+ * a slow round trip into its submitting and waiting halves. */
+static void wait_latency(bench_report *r, tiny *t)
+{
+    if (!bench_wants(r, "overhead", "round-trip-wait"))
+        return;
+    bench_case *c = bench_case_add(r, "overhead", "round-trip-wait", "mox", "us");
+    snprintf(c->params, sizeof c->params, "n=%u", TINY_N);
+    snprintf(c->note, sizeof c->note, "mox_op_wait of a launch its first poll submitted (each sample one)");
+    char err[256] = "";
+    bool ok = true;
+    uint32_t n = latency_samples(r);
+    for (uint32_t s = 0; ok && s < n + r->config.warmup; s++) {
+        mox_op *op = benchrt_stage_a(t->dev, t->cfg, t->in, t->out, TINY_N);
+        (void)mox_op_poll(op, rt_no_waker());
+        uint64_t t0 = bench_now_ns();
+        mox_status st = mox_op_wait(op);
+        uint64_t t1 = bench_now_ns();
+        mox_op_drop(op);
+        if (st != MOX_OK) {
+            rt_error(err, sizeof err, "launch", st);
+            ok = false;
+        } else if (s >= r->config.warmup) {
+            bench_case_sample(c, (double)(t1 - t0) / 1e3);
+        }
+    }
+    if (ok)
+        ok = tiny_check(t, err, sizeof err);
+    c->verified = ok;
+    if (!ok)
+        bench_case_fail(r, c, "%s", err);
+}
+
 /* The first poll submits; the drop that follows must not wait for the
  * GPU. Every 32 drops a host read waits for the dropped work (A4: host
  * access is ordered after pending work even when its op was dropped), so
@@ -344,6 +380,7 @@ void bench_suite_overhead(bench_report *r)
     if (tiny_create(&t, dev, err, sizeof err)) {
         latency(r, &t, "round-trip", false);
         latency(r, &t, "round-trip-read", true);
+        wait_latency(r, &t);
         submit_and_drop(r, &t);
     } else {
         bench_case *c = bench_case_add(r, "overhead", "round-trip", "mox", "us");

@@ -114,13 +114,20 @@ bool mox__cuda_complete_inline(mox__cuda_dev *dev, mox__submission *pub,
     mox__cuda_group *g = mox__cuda_sub_of(pub)->group;
     /* Only a launch of this execution alone: completing it calls no other
      * op's waker on the waiting thread. */
-    bool mine = g && g->linked && g->launched && !g->claimed && g->nsubs == 1 && g->npred == 0 &&
-                mox__cuda_foreign_ready(g);
-    if (mine)
+    atomic_ullong *declined = NULL;
+    if (!g || !g->linked || !g->launched)
+        declined = &dev->stats.inline_not_out;
+    else if (g->nsubs != 1 || g->npred != 0 || !mox__cuda_foreign_ready(g))
+        declined = &dev->stats.inline_shared;
+    else if (g->claimed)
+        declined = &dev->stats.inline_taken;
+    else
         g->claimed = true; /* the completion thread leaves it alone now */
     pthread_mutex_unlock(&dev->lock);
-    if (!mine)
+    if (declined) {
+        atomic_fetch_add_explicit(declined, 1, memory_order_relaxed);
         return false;
+    }
     /* The waiting thread is the user's: the context may not be current on
      * it, and finishing reads the status words (cuMemcpyDtoH needs it).
      * If it cannot be made current, the completion thread finishes. */
@@ -135,6 +142,7 @@ bool mox__cuda_complete_inline(mox__cuda_dev *dev, mox__submission *pub,
             break;
         uint64_t t = now_ns();
         if (t >= wait->until_ns || wait->stop(wait->ctx)) {
+            atomic_fetch_add_explicit(&dev->stats.inline_missed, 1, memory_order_relaxed);
             unclaim(dev, g);
             return false;
         }
@@ -173,6 +181,8 @@ static bool timed_wait(mox__cuda_dev *dev, uint32_t us, bool quiet)
     ts.tv_nsec = (long)(ns % 1000000000u);
     dev->waiting = true;
     dev->quiet = quiet;
+    if (quiet)
+        atomic_fetch_add_explicit(&dev->stats.quiet_waits, 1, memory_order_relaxed);
     int rc = pthread_cond_timedwait(&dev->work_cv, &dev->lock, &ts);
     dev->waiting = false;
     dev->quiet = false;

@@ -169,7 +169,8 @@ static void print_stats(const mox__cuda_dev *dev)
             "submissions coalesced %llu, plans %llu, instantiations %llu, node updates %llu, "
             "deps uploads %llu, status resets %llu, status reads %llu, live gates %llu, "
             "completed by waiting threads %llu, programmatic edges %llu, event sleeps %llu, "
-            "ungated plan nodes %llu\n",
+            "ungated plan nodes %llu, inline offers declined (not launched %llu, shared %llu, "
+            "taken %llu), inline watches given back %llu, quiet waits %llu\n",
             (unsigned long long)s->groups, (unsigned long long)s->graph_launches,
             (unsigned long long)s->stream_launches, (unsigned long long)s->coalesced,
             (unsigned long long)s->plans, (unsigned long long)s->instantiations,
@@ -177,7 +178,9 @@ static void print_stats(const mox__cuda_dev *dev)
             (unsigned long long)s->resets, (unsigned long long)s->status_reads,
             (unsigned long long)s->live_gates, (unsigned long long)s->inline_completions,
             (unsigned long long)s->programmatic_edges, (unsigned long long)s->event_sleeps,
-            (unsigned long long)s->ungated_nodes);
+            (unsigned long long)s->ungated_nodes, (unsigned long long)s->inline_not_out,
+            (unsigned long long)s->inline_shared, (unsigned long long)s->inline_taken,
+            (unsigned long long)s->inline_missed, (unsigned long long)s->quiet_waits);
 }
 
 void mox__cuda_dev_close(mox__cuda_dev *dev)

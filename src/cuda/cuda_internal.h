@@ -503,6 +503,14 @@ typedef struct mox__cuda_stats {
     atomic_ullong programmatic_edges; /* graph edges added as programmatic (MOX_CUDA_PDL) */
     atomic_ullong event_sleeps;    /* completion thread's blocking waits on a launch's event */
     atomic_ullong ungated_nodes;   /* plan nodes that run an entry without the gate check */
+    /* Offers of a waiting thread to complete its launch that were declined
+     * (mox__cuda_complete_inline), by reason, and watches that ended
+     * before the launch did (the waiter's spin ran out or it was woken). */
+    atomic_ullong inline_not_out;  /* the launch was not made yet */
+    atomic_ullong inline_shared;   /* it carries other executions, or waits for other launches */
+    atomic_ullong inline_taken;    /* another waiting thread watches it */
+    atomic_ullong inline_missed;   /* watched, then given back unfinished */
+    atomic_ullong quiet_waits;     /* completion thread's timed waits new launches do not end */
 } mox__cuda_stats;
 
 typedef enum mox__cuda_launch_mode {

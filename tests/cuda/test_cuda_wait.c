@@ -49,6 +49,19 @@ static unsigned long long inline_count(void)
     return atomic_load(&F.dev->stats.inline_completions);
 }
 
+/* The counters of declined offers and of watches given back, in order:
+ * not launched, shared, taken, given back. */
+typedef struct offer_counts {
+    unsigned long long not_out, shared, taken, missed;
+} offer_counts;
+
+static offer_counts offers(void)
+{
+    const mox__cuda_stats *st = &F.dev->stats;
+    return (offer_counts){atomic_load(&st->inline_not_out), atomic_load(&st->inline_shared),
+                          atomic_load(&st->inline_taken), atomic_load(&st->inline_missed)};
+}
+
 /* One dispatch that runs for about `ms` milliseconds (sets flags[slot]). */
 static void spin_sub(fx_sub *s, uint32_t slot, uint32_t ms)
 {
@@ -133,8 +146,11 @@ static void a_watch_given_back_is_completed_by_the_backend(void **state)
     spin_sub(&s, 1, 200);
     fx_submit(&F, &s);
     int left = 50;
+    offer_counts o = offers();
     assert_false(watch(&s, 10000000000ull, after_calls, &left)); /* stop said so */
     assert_false(s.done);
+    assert_int_equal(offers().missed, o.missed + 1); /* counted as given back */
+    assert_int_equal(offers().not_out, o.not_out);
     fx_wait(&s); /* the completion thread takes it back: no hang */
     assert_int_equal(s.status, MOX_OK);
     assert_int_equal(fx_state(&s, 0), MOX_DISPATCH_OK);
@@ -165,7 +181,10 @@ static void a_held_or_shared_launch_is_refused_at_once(void **state)
     fx_sub a, b;
     spin_sub(&a, 3, 1);
     fx_submit(&F, &a);
+    offer_counts o = offers();
     assert_false(watch(&a, 10000000000ull, never, NULL));
+    assert_int_equal(offers().not_out, o.not_out + 1); /* counted by its reason */
+    assert_int_equal(offers().shared, o.shared);
     /* A second submission behind it on the same stream: on release both
      * may go out as one launch, which calls two completions: never
      * completed on a waiting thread then. */
@@ -173,8 +192,11 @@ static void a_held_or_shared_launch_is_refused_at_once(void **state)
     fx_after(&b, &a);
     fx_submit(&F, &b);
     F.backend->vt->set_hold(F.backend, false); /* both go out as one launch */
+    o = offers();
     assert_false(watch(&a, 10000000000ull, never, NULL));
     assert_false(watch(&b, 10000000000ull, never, NULL));
+    assert_int_equal(offers().shared, o.shared + 2);
+    assert_int_equal(offers().missed, o.missed);
     fx_wait(&a);
     fx_wait(&b);
     assert_int_equal(a.status, MOX_OK);
