@@ -183,6 +183,22 @@ void mox__parker_park(mox__parker *parker)
     atomic_store(&parker->state, 0); /* consume the notification */
 }
 
+bool mox__parker_nap(mox__parker *parker, uint64_t until_ns)
+{
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&parker->state, &expected, 2))
+        return true; /* notified already */
+    for (uint64_t t = mox__now_ns(); t < until_ns && atomic_load(&parker->state) == 2;
+         t = mox__now_ns()) {
+        struct timespec left = {(time_t)((until_ns - t) / 1000000000u),
+                                (long)((until_ns - t) % 1000000000u)};
+        syscall(SYS_futex, (int *)&parker->state, FUTEX_WAIT_PRIVATE, 2, &left, NULL, 0);
+    }
+    expected = 2;
+    /* Failing means an unpark came (state 1): it stays for the next park. */
+    return !atomic_compare_exchange_strong(&parker->state, &expected, 0);
+}
+
 void mox__parker_unpark(void *p)
 {
     mox__parker *parker = p;

@@ -119,6 +119,10 @@ void mox__parker_init(mox__parker *parker);
 void mox__parker_destroy(mox__parker *parker);
 void mox__parker_park(mox__parker *parker);
 void mox__parker_unpark(void *parker); /* a mox_waker.wake */
+/* Sleeps, without spinning first, until `until_ns` (mox__now_ns clock) or
+ * an unpark, whichever comes first; the unpark is left for the next park
+ * to consume. True when unparked (now or before the call). */
+bool mox__parker_nap(mox__parker *parker, uint64_t until_ns);
 /* Whether an unpark is waiting to be consumed by the next park. */
 static inline bool mox__parker_notified(mox__parker *parker)
 {

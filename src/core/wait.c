@@ -79,6 +79,16 @@ static bool help_should_stop(void *p)
            atomic_load_explicit(&h->sub->done, memory_order_acquire);
 }
 
+/* Sleeps until `until_ns` or an unpark (the op's waker ran); the unpark
+ * stays for the park that follows if the waiter gives up. */
+static bool help_nap(void *p, uint64_t until_ns)
+{
+    help_ctx *h = p;
+    if (!atomic_load_explicit(&h->sub->done, memory_order_acquire))
+        (void)mox__parker_nap(h->parker, until_ns);
+    return help_should_stop(h);
+}
+
 static bool help_batch(mox__sub *sub, mox_device *dev, mox__parker *parker)
 {
     enum { RETRY_NS = 2000 };
@@ -92,7 +102,7 @@ static bool help_batch(mox__sub *sub, mox_device *dev, mox__parker *parker)
     if (!be->vt->complete_inline || dev->wait_spin_ns == 0)
         return false;
     help_ctx h = {sub, parker};
-    mox__inline_wait w = {mox__now_ns() + dev->wait_spin_ns, help_should_stop, &h};
+    mox__inline_wait w = {mox__now_ns() + dev->wait_spin_ns, help_should_stop, &h, help_nap};
     if (be->vt->watch)
         be->vt->watch(be, true);
     bool completed = false;

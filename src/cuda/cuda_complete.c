@@ -13,8 +13,8 @@
  * CPU. While a user thread spins in mox_op_wait on the device (vtable
  * watch), it sleeps neither on an event nor on the condition variable: it
  * queries what it must complete at poll pace and spins for new launches.
- * Launches a waiting user thread watches (mox__cuda_complete_inline) are
- * left to it; while waiting threads complete the launches, new ones are
+ * Launches a waiting user thread watches (mox__cuda_complete_inline,
+ * cuda_watch.c) are left to it; while waiting threads complete the launches, new ones are
  * looked for every QUIET_POLL_US instead of signalled. Never
  * cuLaunchHostFunc: host functions may not call CUDA and add 20-40 us.
  * Completions go to the core from here, with no backend lock held.
@@ -38,22 +38,6 @@
 #define QUIET_WINDOW_US 2000u
 #define QUIET_POLL_US 50u
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
 void mox__cuda_completion_push(mox__cuda_dev *dev, mox__cuda_group *g)
 {
     mox__cuda_sem_register(dev, g); /* other devices may wait for it from now */
@@ -71,7 +55,7 @@ void mox__cuda_completion_push(mox__cuda_dev *dev, mox__cuda_group *g)
         pthread_cond_signal(&dev->work_cv);
 }
 
-static void unlink_group(mox__cuda_dev *dev, mox__cuda_group *g)
+void mox__cuda_inflight_unlink(mox__cuda_dev *dev, mox__cuda_group *g)
 {
     if (g->prev)
         g->prev->next = g->next;
@@ -86,77 +70,11 @@ static void unlink_group(mox__cuda_dev *dev, mox__cuda_group *g)
     dev->inflight--;
 }
 
-/* Gives a group a waiting thread watched back to the completion thread. */
-static void unclaim(mox__cuda_dev *dev, mox__cuda_group *g)
+/* A waiting thread completed a launch (cuda_watch.c): for QUIET_WINDOW_US
+ * new launches do not signal this thread. dev->lock held. */
+void mox__cuda_quiet_after_inline(mox__cuda_dev *dev)
 {
-    pthread_mutex_lock(&dev->lock);
-    g->claimed = false;
-    if (dev->waiting) /* quiet or not: this launch is the thread's now */
-        pthread_cond_signal(&dev->work_cv);
-    pthread_mutex_unlock(&dev->lock);
-}
-
-/* Query pace of a watching user thread: tight at first (a raw spin wait
- * queries back to back; most launches end within tens of microseconds),
- * then every half microsecond: the end of a long launch is then seen
- * 0.25 us late on average (4 us pacing lost 1-1.5 % of a 250 us
- * single-shot kernel on the H200), for a few driver calls per microsecond
- * on a thread that spins anyway. */
-static uint64_t watch_pace_ns(uint64_t waited_ns)
-{
-    return waited_ns < 20000u ? 200u : 500u;
-}
-
-bool mox__cuda_complete_inline(mox__cuda_dev *dev, mox__submission *pub,
-                               const mox__inline_wait *wait)
-{
-    pthread_mutex_lock(&dev->lock);
-    mox__cuda_group *g = mox__cuda_sub_of(pub)->group;
-    /* Only a launch of this execution alone: completing it calls no other
-     * op's waker on the waiting thread. */
-    atomic_ullong *declined = NULL;
-    if (!g || !g->linked || !g->launched)
-        declined = &dev->stats.inline_not_out;
-    else if (g->nsubs != 1 || g->npred != 0 || !mox__cuda_foreign_ready(g))
-        declined = &dev->stats.inline_shared;
-    else if (g->claimed)
-        declined = &dev->stats.inline_taken;
-    else
-        g->claimed = true; /* the completion thread leaves it alone now */
-    pthread_mutex_unlock(&dev->lock);
-    if (declined) {
-        atomic_fetch_add_explicit(declined, 1, memory_order_relaxed);
-        return false;
-    }
-    /* The waiting thread is the user's: the context may not be current on
-     * it, and finishing reads the status words (cuMemcpyDtoH needs it).
-     * If it cannot be made current, the completion thread finishes. */
-    if (mox__cuda_dev_enter(dev) != MOX_OK) {
-        unclaim(dev, g);
-        return false;
-    }
-    CUresult r;
-    for (uint64_t start = now_ns();;) {
-        r = dev->api->cuEventQuery(g->event);
-        if (r != CUDA_ERROR_NOT_READY)
-            break;
-        uint64_t t = now_ns();
-        if (t >= wait->until_ns || wait->stop(wait->ctx)) {
-            atomic_fetch_add_explicit(&dev->stats.inline_missed, 1, memory_order_relaxed);
-            unclaim(dev, g);
-            return false;
-        }
-        for (uint64_t until = t + watch_pace_ns(t - start); now_ns() < until;)
-            cpu_relax();
-    }
-    pthread_mutex_lock(&dev->lock);
-    unlink_group(dev, g);
-    dev->quiet_until_ns = now_ns() + 1000ull * QUIET_WINDOW_US;
-    pthread_mutex_unlock(&dev->lock);
-    atomic_fetch_add(&dev->stats.inline_completions, 1);
-    /* The completion thread may hold g in its snapshot: it is freed there. */
-    mox__cuda_group_finish(dev, g, r, true);
-    return true;
+    dev->quiet_until_ns = mox__cuda_now_ns() + 1000ull * QUIET_WINDOW_US;
 }
 
 /* Whether a user thread spins in mox_op_wait on this device (vtable
@@ -209,7 +127,7 @@ static void *completion_main(void *arg)
     CUresult res[SNAPSHOT];
     uint32_t npreds[SNAPSHOT];
     bool watched[SNAPSHOT];
-    uint64_t spin_start = now_ns();
+    uint64_t spin_start = mox__cuda_now_ns();
     uint32_t backoff_us = 20;
     uint64_t idle_spin_ns = 1000ull * (dev->spin_us < IDLE_SPIN_US ? dev->spin_us : IDLE_SPIN_US);
 
@@ -218,7 +136,7 @@ static void *completion_main(void *arg)
         if (!dev->inflight_head) {
             if (dev->stopping)
                 break;
-            if (now_ns() - spin_start < idle_spin_ns || watched_from_outside(dev)) {
+            if (mox__cuda_now_ns() - spin_start < idle_spin_ns || watched_from_outside(dev)) {
                 /* Just completed something, or a thread waits on this
                  * device: a launch + wait loop submits again within
                  * microseconds, and a waiter's merged launch is seen at
@@ -231,21 +149,21 @@ static void *completion_main(void *arg)
                 uint32_t seen = atomic_load_explicit(&dev->pushes, memory_order_relaxed);
                 pthread_mutex_unlock(&dev->lock);
                 while (atomic_load_explicit(&dev->pushes, memory_order_relaxed) == seen &&
-                       (now_ns() - spin_start < idle_spin_ns || watched_from_outside(dev)))
-                    cpu_relax();
+                       (mox__cuda_now_ns() - spin_start < idle_spin_ns || watched_from_outside(dev)))
+                    mox__cuda_cpu_relax();
                 pthread_mutex_lock(&dev->lock);
                 continue;
             }
-            if (now_ns() < dev->quiet_until_ns) {
+            if (mox__cuda_now_ns() < dev->quiet_until_ns) {
                 /* Waiting threads complete the launches: look again soon. */
                 if (timed_wait(dev, QUIET_POLL_US, true) || dev->inflight_head)
-                    spin_start = now_ns(); /* signalled, or launches came: spin on them */
+                    spin_start = mox__cuda_now_ns(); /* signalled, or launches came: spin on them */
                 continue;
             }
             dev->waiting = true;
             pthread_cond_wait(&dev->work_cv, &dev->lock);
             dev->waiting = false;
-            spin_start = now_ns();
+            spin_start = mox__cuda_now_ns();
             backoff_us = 20;
             continue;
         }
@@ -292,7 +210,7 @@ static void *completion_main(void *arg)
             pthread_mutex_lock(&dev->lock);
             bool ours = snap[i]->linked && !snap[i]->claimed;
             if (ours)
-                unlink_group(dev, snap[i]);
+                mox__cuda_inflight_unlink(dev, snap[i]);
             pthread_mutex_unlock(&dev->lock);
             if (!ours)
                 continue; /* a waiting thread is completing it, or did */
@@ -301,21 +219,21 @@ static void *completion_main(void *arg)
         }
         bool slept = false;
         if (finished) {
-            spin_start = now_ns();
+            spin_start = mox__cuda_now_ns();
             backoff_us = 20;
-        } else if (unwatched && (now_ns() - spin_start < (uint64_t)dev->spin_us * 1000u ||
+        } else if (unwatched && (mox__cuda_now_ns() - spin_start < (uint64_t)dev->spin_us * 1000u ||
                                  watched_from_outside(dev))) {
             /* At most one query round per poll_ns (default 1 us): each
              * query takes driver locks that the submitting threads need
              * too; a shorter pace answers a lone waiter sooner. */
-            uint64_t until = now_ns() + dev->poll_ns;
-            while (now_ns() < until)
-                cpu_relax();
+            uint64_t until = mox__cuda_now_ns() + dev->poll_ns;
+            while (mox__cuda_now_ns() < until)
+                mox__cuda_cpu_relax();
         } else if (unwatched && one_stream && snap[0]->launched && npreds[0] == 0 && !watched[0]) {
             /* Errors come back from the query that follows. */
             atomic_fetch_add_explicit(&dev->stats.event_sleeps, 1, memory_order_relaxed);
             api->cuEventSynchronize(snap[0]->event);
-            spin_start = now_ns();
+            spin_start = mox__cuda_now_ns();
             slept = true;
         }
 
@@ -324,13 +242,13 @@ static void *completion_main(void *arg)
             unwatched = 1; /* given back since the snapshot: query it now */
         if (!finished && !slept && dev->inflight_head &&
             (!unwatched ||
-             (now_ns() - spin_start >= (uint64_t)dev->spin_us * 1000u && !watched_from_outside(dev)))) {
+             (mox__cuda_now_ns() - spin_start >= (uint64_t)dev->spin_us * 1000u && !watched_from_outside(dev)))) {
             /* Everything watched: a waiter gives a launch back with a
              * signal; new launches are looked for every QUIET_POLL_US. */
             bool quiet = !unwatched;
             if (timed_wait(dev, quiet ? QUIET_POLL_US : backoff_us, quiet) ||
                 (quiet && any_unwatched(dev)))
-                spin_start = now_ns(); /* new work: spin again */
+                spin_start = mox__cuda_now_ns(); /* new work: spin again */
             else if (!quiet && backoff_us < 1000)
                 backoff_us *= 2;
         }

@@ -170,7 +170,8 @@ static void print_stats(const mox__cuda_dev *dev)
             "deps uploads %llu, status resets %llu, status reads %llu, live gates %llu, "
             "completed by waiting threads %llu, programmatic edges %llu, event sleeps %llu, "
             "ungated plan nodes %llu, inline offers declined (not launched %llu, shared %llu, "
-            "taken %llu), inline watches given back %llu, quiet waits %llu\n",
+            "taken %llu), inline watches given back %llu, quiet waits %llu, naps through long runs %llu (woke %.1f us late on average, "
+            "%llu overslept the run)\n",
             (unsigned long long)s->groups, (unsigned long long)s->graph_launches,
             (unsigned long long)s->stream_launches, (unsigned long long)s->coalesced,
             (unsigned long long)s->plans, (unsigned long long)s->instantiations,
@@ -180,7 +181,10 @@ static void print_stats(const mox__cuda_dev *dev)
             (unsigned long long)s->programmatic_edges, (unsigned long long)s->event_sleeps,
             (unsigned long long)s->ungated_nodes, (unsigned long long)s->inline_not_out,
             (unsigned long long)s->inline_shared, (unsigned long long)s->inline_taken,
-            (unsigned long long)s->inline_missed, (unsigned long long)s->quiet_waits);
+            (unsigned long long)s->inline_missed, (unsigned long long)s->quiet_waits,
+            (unsigned long long)s->inline_naps,
+            s->inline_naps ? (double)s->nap_late_ns / 1e3 / (double)s->inline_naps : 0.0,
+            (unsigned long long)s->nap_overslept);
 }
 
 void mox__cuda_dev_close(mox__cuda_dev *dev)

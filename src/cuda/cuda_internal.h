@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <mox/kernel_abi.h>
 #include <mox/module.h>
@@ -51,6 +52,24 @@ typedef struct mox__cuda_dev mox__cuda_dev;
 typedef struct mox__cuda_plan mox__cuda_plan;
 typedef struct mox__cuda_inst mox__cuda_inst;
 typedef struct mox__cuda_group mox__cuda_group;
+
+/* CLOCK_MONOTONIC in ns (the core's mox__now_ns clock; the backend's
+ * tests link it without the core). */
+static inline uint64_t mox__cuda_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline void mox__cuda_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
 
 /* ---- errors (cuda_error.c) ---- */
 
@@ -184,6 +203,8 @@ struct mox__cuda_group {
     bool launched;                  /* event recorded */
     bool linked;                    /* on the in-flight list */
     bool claimed;                   /* a waiting thread is completing it */
+    bool idle_launch;               /* launched with nothing else in flight on the device */
+    uint64_t launch_ns;             /* when it was launched (mox__now_ns clock) */
     mox_status status;              /* not OK: complete every member with it */
     mox_error *error;
     mox__gate *live_gates;          /* gates read from running launches' slots */
@@ -308,6 +329,24 @@ void mox__cuda_trace_close(mox__cuda_dev *dev);
  * stop says so. */
 bool mox__cuda_complete_inline(mox__cuda_dev *dev, mox__submission *pub,
                                const mox__inline_wait *wait);
+/* Run-time estimates of graph instances (cuda_watch.c), dev->lock held.
+ * When a waiting thread should wake from a nap through a run of `inst`
+ * launched at `launch_ns`, or 0: no nap (fewer than two runs measured,
+ * runs shorter than MOX_CUDA_NAP_US, or naps off). */
+uint64_t mox__cuda_nap_end(const mox__cuda_dev *dev, const mox__cuda_inst *inst, uint64_t launch_ns);
+/* A run of `inst` seen done `ns` after its launch, `gap` after a query
+ * found it still running: exact when that is within a 64th of the run (or
+ * 20 us: a waiter the scheduler set aside for a moment). An inexact one
+ * below the estimate (the run ended unseen, during a nap when `napped`:
+ * it was shorter than the runs before) lowers it and stops the naps until
+ * two runs are measured again; an inexact one above it says nothing. */
+void mox__cuda_run_observe(mox__cuda_dev *dev, mox__cuda_inst *inst, uint64_t ns, uint64_t gap,
+                           bool napped);
+/* Takes g off the in-flight list; dev->lock held (cuda_complete.c). */
+void mox__cuda_inflight_unlink(mox__cuda_dev *dev, mox__cuda_group *g);
+/* After a waiting thread completed a launch: new launches do not signal
+ * the completion thread for a while; dev->lock held. */
+void mox__cuda_quiet_after_inline(mox__cuda_dev *dev);
 /* Frees the groups waiting threads completed. Caller holds dev->lock and
  * holds no snapshot of the in-flight list. */
 void mox__cuda_groups_reap(mox__cuda_dev *dev);
@@ -443,6 +482,12 @@ struct mox__cuda_inst {
     uint32_t *dep_offset;     /* per node: its deps in deps_dev */
     uint32_t *dep_count;
     CUgraphExec exec;         /* graph plans */
+    /* How long its runs take, launch to done, measured by waiting threads
+     * on runs launched onto an idle device (cuda_watch.c); forgotten when
+     * a node's arguments change. Read and written under dev->lock, or by
+     * the launcher while the instance is its own. */
+    uint64_t run_ns;
+    uint32_t run_obs;         /* runs measured exactly since */
     mox__cuda_node_state *node_state;
     unsigned char *last_args;
     bool params_valid;        /* node_state/last_args describe the exec */
@@ -511,6 +556,9 @@ typedef struct mox__cuda_stats {
     atomic_ullong inline_taken;    /* another waiting thread watches it */
     atomic_ullong inline_missed;   /* watched, then given back unfinished */
     atomic_ullong quiet_waits;     /* completion thread's timed waits new launches do not end */
+    atomic_ullong inline_naps;     /* waiting threads' sleeps through a predicted long run */
+    atomic_ullong nap_late_ns;     /* their wake-ups past the time asked, summed */
+    atomic_ullong nap_overslept;   /* naps the run ended in (seen late, estimate lowered) */
 } mox__cuda_stats;
 
 typedef enum mox__cuda_launch_mode {
@@ -651,6 +699,7 @@ struct mox__cuda_dev {
     char lost_message[320];
     uint32_t spin_us;
     uint32_t poll_ns;         /* least time between two query rounds while spinning */
+    uint64_t nap_min_ns;      /* MOX_CUDA_NAP_US: least expected run a waiter sleeps through (0: never) */
 
     mox__cuda_stats stats;
 };

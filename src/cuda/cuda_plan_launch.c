@@ -179,6 +179,7 @@ static mox_status launch_nodes(mox__cuda_dev *dev, mox__cuda_inst *inst, const m
             return mox__cuda_fail(api, r, "cuGraphExecKernelNodeSetParams", ctx);
         }
         atomic_fetch_add(&dev->stats.node_updates, 1);
+        inst->run_obs = 0; /* other arguments: its runs may take another time */
         ns->gate = gate;
         off = 0;
         for (uint32_t a = 0; a < d->param_count; a++) {

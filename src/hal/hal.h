@@ -331,6 +331,11 @@ typedef struct mox__inline_wait {
     uint64_t until_ns;       /* give the thread back by then */
     bool (*stop)(void *ctx); /* true: give it back now */
     void *ctx;
+    /* Puts the thread to sleep (no CPU) until `until_ns` or until stop
+     * would say true, and returns stop's answer. Time spent in it does not
+     * count against until_ns: that bounds spinning, not sleeping. NULL:
+     * the thread may only spin. */
+    bool (*nap)(void *ctx, uint64_t until_ns);
 } mox__inline_wait;
 
 /* Every function returning mox_error * returns NULL on success, else the

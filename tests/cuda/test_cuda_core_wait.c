@@ -3,7 +3,8 @@
  * watch), so the completion thread, which would otherwise sleep on a
  * launch's event at once (MOX_CUDA_SPIN_US=0), stays awake and hands the
  * batch over. The batch is held back until the waiter is seen watching, so
- * nothing depends on timing. Needs the conformance module "conf"; run on
+ * nothing depends on timing. A long batch waited for again and again is
+ * slept through (cuda_watch.c). Needs the conformance module "conf"; run on
  * the simulated driver (cuda.sim.core_wait) and on a GPU (cuda.core_wait);
  * exits 77 when the device is not a CUDA one. */
 #include <pthread.h>
@@ -84,6 +85,37 @@ static void a_waiting_thread_keeps_the_completion_thread_awake(void **state)
     mox_buffer_release(c);
 }
 
+/* The same long batch waited for again and again: once two runs were
+ * measured, mox_op_wait sleeps through most of the next (the backend's
+ * nap through the core's parker) and still completes it itself. */
+static void a_repeated_long_wait_sleeps_through_most_of_it(void **state)
+{
+    enum { LONG_SPINS = 4000000, ROUNDS = 10 }; /* about 8 ms on a GPU; 80 ms simulated */
+    mox_device *dev = *state;
+    mox__cuda_dev *cd = cuda_of(dev);
+    unsigned long long naps = atomic_load(&cd->stats.inline_naps);
+    unsigned long long inline_before = atomic_load(&cd->stats.inline_completions);
+    mox_buffer *a = conf_ramp(dev, N, 1.0f, 1.0f), *b = conf_zeros(dev, N);
+    int rounds = 0;
+    while (rounds < ROUNDS && atomic_load(&cd->stats.inline_naps) == naps) {
+        mox_op *op = conf_slow_copy(dev, conf_cfg(N), a, b, N, LONG_SPINS);
+        assert_int_equal(mox_op_wait(op), MOX_OK);
+        mox_op_drop(op);
+        rounds++;
+    }
+    assert_true(atomic_load(&cd->stats.inline_naps) > naps);
+    assert_true(rounds >= 3); /* two measured runs first */
+    /* The run it slept through was completed by the waiting thread. */
+    assert_true(atomic_load(&cd->stats.inline_completions) >= inline_before + (unsigned)rounds - 1);
+    float *got = conf_read(b);
+    assert_non_null(got);
+    for (uint32_t i = 0; i < N; i++)
+        assert_true(got[i] == 1.0f + (float)i);
+    free(got);
+    mox_buffer_release(a);
+    mox_buffer_release(b);
+}
+
 int main(void)
 {
     const char *backend = getenv("MOX_BACKEND");
@@ -103,6 +135,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_prestate(a_waiting_thread_keeps_the_completion_thread_awake, dev),
+        cmocka_unit_test_prestate(a_repeated_long_wait_sleeps_through_most_of_it, dev),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     mox_device_release(dev);

@@ -87,7 +87,7 @@ static bool after_calls(void *ctx)
 
 static bool watch(fx_sub *s, uint64_t for_ns, bool (*stop)(void *), void *ctx)
 {
-    mox__inline_wait w = {now_ns() + for_ns, stop, ctx};
+    mox__inline_wait w = {now_ns() + for_ns, stop, ctx, NULL};
     return F.backend->vt->complete_inline(F.backend, &s->pub, &w);
 }
 

@@ -202,6 +202,29 @@ static void parker_wakes_early_and_late(void **state)
     mox__parker_destroy(&parker);
 }
 
+/* A nap ends at its time, or at an unpark (which stays for the next
+ * park); an unpark made before it ends it at once. */
+static void parker_naps_until_its_time_or_an_unpark(void **state)
+{
+    (void)state;
+    mox__parker_init(&parker);
+    uint64_t t0 = mox__now_ns();
+    assert_false(mox__parker_nap(&parker, t0 + 20 * 1000 * 1000)); /* nobody unparks */
+    assert_true(mox__now_ns() - t0 >= 20 * 1000 * 1000);
+    assert_false(mox__parker_notified(&parker));
+    atomic_store(&unparked, 0);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, late_unpark, NULL), 0);
+    assert_true(mox__parker_nap(&parker, mox__now_ns() + 60ull * 1000 * 1000 * 1000));
+    assert_int_equal(atomic_load(&unparked), 1); /* ended by the unpark, not the time */
+    pthread_join(t, NULL);
+    assert_true(mox__parker_notified(&parker)); /* left for the park */
+    assert_true(mox__parker_nap(&parker, mox__now_ns() + 60ull * 1000 * 1000 * 1000));
+    mox__parker_park(&parker); /* consumes it: returns at once */
+    assert_false(mox__parker_notified(&parker));
+    mox__parker_destroy(&parker);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -210,6 +233,7 @@ int main(void)
         cmocka_unit_test(wake_all_wakes_a_snapshot),
         cmocka_unit_test(spin_lock_excludes),
         cmocka_unit_test(parker_wakes_early_and_late),
+        cmocka_unit_test(parker_naps_until_its_time_or_an_unpark),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
