@@ -99,10 +99,17 @@ static bool help_batch(mox__sub *sub, mox_device *dev, mox__parker *parker)
         atomic_store_explicit(&sub->pub.awaited, true, memory_order_release);
         be->vt->flush(be, &sub->pub);
     }
-    if (!be->vt->complete_inline || dev->wait_spin_ns == 0)
+    if (!be->vt->complete_inline)
         return false;
     help_ctx h = {sub, parker};
-    mox__inline_wait w = {mox__now_ns() + dev->wait_spin_ns, help_should_stop, &h, help_nap};
+    /* Past the spin the thread would sleep until a backend thread wakes it:
+     * the backend may as well keep it, blocked until the batch is done (one
+     * wake-up instead of two). With no spin (MOX_WAIT_SPIN_US=0) that is
+     * all it offers. */
+    mox__inline_wait w = {mox__now_ns() + dev->wait_spin_ns, help_should_stop, &h, help_nap,
+                          dev->wait_spin_ns != 0, true};
+    if (dev->wait_spin_ns == 0)
+        return be->vt->complete_inline(be, &sub->pub, &w);
     if (be->vt->watch)
         be->vt->watch(be, true);
     bool completed = false;

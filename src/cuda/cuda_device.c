@@ -171,7 +171,7 @@ static void print_stats(const mox__cuda_dev *dev)
             "completed by waiting threads %llu, programmatic edges %llu, event sleeps %llu, "
             "ungated plan nodes %llu, inline offers declined (not launched %llu, shared %llu, "
             "taken %llu), inline watches given back %llu, quiet waits %llu, naps through long runs %llu (woke %.1f us late on average, "
-            "%llu overslept the run)\n",
+            "%llu overslept the run), waiting threads blocked on their launch %llu\n",
             (unsigned long long)s->groups, (unsigned long long)s->graph_launches,
             (unsigned long long)s->stream_launches, (unsigned long long)s->coalesced,
             (unsigned long long)s->plans, (unsigned long long)s->instantiations,
@@ -184,7 +184,7 @@ static void print_stats(const mox__cuda_dev *dev)
             (unsigned long long)s->inline_missed, (unsigned long long)s->quiet_waits,
             (unsigned long long)s->inline_naps,
             s->inline_naps ? (double)s->nap_late_ns / 1e3 / (double)s->inline_naps : 0.0,
-            (unsigned long long)s->nap_overslept);
+            (unsigned long long)s->nap_overslept, (unsigned long long)s->inline_blocks);
 }
 
 void mox__cuda_dev_close(mox__cuda_dev *dev)

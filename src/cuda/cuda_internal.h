@@ -559,6 +559,7 @@ typedef struct mox__cuda_stats {
     atomic_ullong inline_naps;     /* waiting threads' sleeps through a predicted long run */
     atomic_ullong nap_late_ns;     /* their wake-ups past the time asked, summed */
     atomic_ullong nap_overslept;   /* naps the run ended in (seen late, estimate lowered) */
+    atomic_ullong inline_blocks;   /* waiting threads' blocking waits on their launch's event */
 } mox__cuda_stats;
 
 typedef enum mox__cuda_launch_mode {
@@ -699,7 +700,7 @@ struct mox__cuda_dev {
     char lost_message[320];
     uint32_t spin_us;
     uint32_t poll_ns;         /* least time between two query rounds while spinning */
-    uint64_t nap_min_ns;      /* MOX_CUDA_NAP_US: least expected run a waiter sleeps through (0: never) */
+    uint64_t nap_min_ns;      /* MOX_CUDA_NAP_US: least expected run a waiter sleeps through (0, the default: never) */
 
     mox__cuda_stats stats;
 };

@@ -46,7 +46,7 @@ mox_status mox__cuda_read_settings(mox__cuda_dev *dev)
     if (poll && poll[0])
         dev->poll_ns = (uint32_t)strtoul(poll, NULL, 10);
     const char *nap = getenv("MOX_CUDA_NAP_US");
-    dev->nap_min_ns = 1000ull * (nap && nap[0] ? strtoul(nap, NULL, 10) : 1000u);
+    dev->nap_min_ns = 1000ull * (nap && nap[0] ? strtoul(nap, NULL, 10) : 0u);
     const char *co = getenv("MOX_CUDA_COALESCE");
     dev->coalesce = !(co && strcmp(co, "0") == 0);
     const char *dd = getenv("MOX_CUDA_DEFER_DEPTH");

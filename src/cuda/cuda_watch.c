@@ -5,13 +5,17 @@
  * carries its execution alone and waits for nothing, the thread claims it
  * (the completion thread leaves it alone), queries its event at a short
  * pace and completes it here the moment it is done: no hand-off through
- * the completion thread, two wake-ups fewer.
+ * the completion thread, two wake-ups fewer. Past its spin (or at once
+ * with none) the core lets it block in cuEventSynchronize on the launch's
+ * blocking-sync event and complete it then: one wake-up instead of the
+ * completion thread's and then its own.
  *
  * A long launch would keep that thread spinning for all of it. So each
  * plan remembers how long its runs take, measured here on runs launched
  * onto an idle device (nothing else in flight: then a run's time is its
- * own). When a claimed launch is of a plan whose runs took at least
- * MOX_CUDA_NAP_US (default 1000), and it is still early, the thread sleeps
+ * own). When a claimed launch is of an instance whose runs took at least
+ * MOX_CUDA_NAP_US (default 0: never; opt-in, as a sleep costs the H200's
+ * 1-3 ms runs 0.5-1.5 % of latency), and it is still early, the thread sleeps
  * (HAL wait->nap, no CPU) until a margin before the expected end - a
  * sixteenth of the run, at least NAP_MARGIN_MIN_US - then queries again at
  * the short pace, so the end is still seen within a microsecond. The
@@ -85,23 +89,41 @@ void mox__cuda_run_observe(mox__cuda_dev *dev, mox__cuda_inst *p, uint64_t ns, u
         p->run_obs++;
 }
 
-/* Sleeps until `until` with this thread not counted as a watcher (the
- * completion thread need not stay awake for it); true when stop says to
- * give the launch back. */
+/* While the waiting thread sleeps it does not count as a watcher: the
+ * completion thread need not stay awake for it. */
+static void step_aside(mox__cuda_dev *dev, const mox__inline_wait *wait, bool aside)
+{
+    if (!wait->watching)
+        return;
+    if (aside)
+        atomic_fetch_sub_explicit(&dev->watchers, 1, memory_order_relaxed);
+    else
+        atomic_fetch_add_explicit(&dev->watchers, 1, memory_order_relaxed);
+}
+
+/* Sleeps until `until`; true when stop says to give the launch back. */
 static bool nap(mox__cuda_dev *dev, const mox__inline_wait *wait, uint64_t until)
 {
-    uint32_t w = atomic_load_explicit(&dev->watchers, memory_order_relaxed);
-    bool counted = false;
-    while (w && !(counted = atomic_compare_exchange_weak(&dev->watchers, &w, w - 1)))
-        ;
+    step_aside(dev, wait, true);
     atomic_fetch_add_explicit(&dev->stats.inline_naps, 1, memory_order_relaxed);
     bool stop = wait->nap(wait->ctx, until);
     uint64_t woke = mox__cuda_now_ns();
     if (woke > until)
         atomic_fetch_add_explicit(&dev->stats.nap_late_ns, woke - until, memory_order_relaxed);
-    if (counted)
-        atomic_fetch_add_explicit(&dev->watchers, 1, memory_order_relaxed);
+    step_aside(dev, wait, false);
     return stop;
+}
+
+/* Past the waiter's spin: blocks in the driver until g is done (its
+ * event is a blocking-sync one), the result from the query after it. */
+static CUresult block_on(mox__cuda_dev *dev, mox__cuda_group *g, const mox__inline_wait *wait)
+{
+    step_aside(dev, wait, true);
+    atomic_fetch_add_explicit(&dev->stats.inline_blocks, 1, memory_order_relaxed);
+    (void)dev->api->cuEventSynchronize(g->event);
+    CUresult r = dev->api->cuEventQuery(g->event);
+    step_aside(dev, wait, false);
+    return r;
 }
 
 /* Claims `pub`'s launch for this thread, or counts why not; dev->lock
@@ -147,8 +169,16 @@ static bool watch(mox__cuda_dev *dev, mox__cuda_group *g, const mox__inline_wait
             return true;
         }
         uint64_t t = last_running = *seen;
-        if (t >= deadline || wait->stop(wait->ctx))
+        if (wait->stop(wait->ctx))
             return false;
+        if (t >= deadline) {
+            if (!wait->block_after)
+                return false;
+            *r = block_on(dev, g, wait);
+            *seen = mox__cuda_now_ns();
+            *gap = UINT64_MAX; /* seen after a wake-up: an upper bound */
+            return true;
+        }
         if (wake && wait->nap && t + 1000ull * NAP_LEAST_US < wake) {
             bool stop = nap(dev, wait, wake);
             *napped = true;

@@ -336,6 +336,11 @@ typedef struct mox__inline_wait {
      * count against until_ns: that bounds spinning, not sleeping. NULL:
      * the thread may only spin. */
     bool (*nap)(void *ctx, uint64_t until_ns);
+    bool watching;    /* the thread is counted by vtable watch meanwhile */
+    /* Past until_ns the backend may keep the thread, blocked in the driver
+     * until the launch is done, instead of giving it back: the core would
+     * only put it to sleep until a backend thread wakes it. */
+    bool block_after;
 } mox__inline_wait;
 
 /* Every function returning mox_error * returns NULL on success, else the
@@ -385,7 +390,8 @@ typedef struct mox__backend_vtable {
      * called from inside) and return true - the waiting thread then needs
      * no hand-off from a backend thread. While it watches, its own threads
      * leave `sub` alone. Returns false at once when it cannot, or when the
-     * time is up or stop said so. NULL if unsupported. */
+     * time is up (unless wait->block_after) or stop said so. NULL if
+     * unsupported. */
     bool (*complete_inline)(mox__backend *backend, mox__submission *sub,
                             const mox__inline_wait *wait);
     /* The core's waiting thread starts (on) or stops (off) watching for an

@@ -4,7 +4,8 @@
  * launch's event at once (MOX_CUDA_SPIN_US=0), stays awake and hands the
  * batch over. The batch is held back until the waiter is seen watching, so
  * nothing depends on timing. A long batch waited for again and again is
- * slept through (cuda_watch.c). Needs the conformance module "conf"; run on
+ * slept through (cuda_watch.c); with no spin the waiter blocks on its
+ * launch's event itself. Needs the conformance module "conf"; run on
  * the simulated driver (cuda.sim.core_wait) and on a GPU (cuda.core_wait);
  * exits 77 when the device is not a CUDA one. */
 #include <pthread.h>
@@ -116,6 +117,32 @@ static void a_repeated_long_wait_sleeps_through_most_of_it(void **state)
     mox_buffer_release(b);
 }
 
+/* With no spin (MOX_WAIT_SPIN_US=0) mox_op_wait blocks on the launch's
+ * event itself and completes the batch on its own thread: one wake-up. */
+static void with_no_spin_the_waiter_blocks_on_its_launch(void **state)
+{
+    mox_device *dev = *state;
+    mox__cuda_dev *cd = cuda_of(dev);
+    uint64_t spin = dev->wait_spin_ns;
+    dev->wait_spin_ns = 0;
+    unsigned long long blocks = atomic_load(&cd->stats.inline_blocks);
+    unsigned long long inline_before = atomic_load(&cd->stats.inline_completions);
+    mox_buffer *a = conf_ramp(dev, N, 1.0f, 1.0f), *b = conf_zeros(dev, N);
+    mox_op *op = conf_slow_copy(dev, conf_cfg(N), a, b, N, SPINS);
+    assert_int_equal(mox_op_wait(op), MOX_OK);
+    mox_op_drop(op);
+    dev->wait_spin_ns = spin;
+    assert_int_equal(atomic_load(&cd->stats.inline_blocks), blocks + 1);
+    assert_int_equal(atomic_load(&cd->stats.inline_completions), inline_before + 1);
+    float *got = conf_read(b);
+    assert_non_null(got);
+    for (uint32_t i = 0; i < N; i++)
+        assert_true(got[i] == 1.0f + (float)i);
+    free(got);
+    mox_buffer_release(a);
+    mox_buffer_release(b);
+}
+
 int main(void)
 {
     const char *backend = getenv("MOX_BACKEND");
@@ -136,6 +163,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_prestate(a_waiting_thread_keeps_the_completion_thread_awake, dev),
         cmocka_unit_test_prestate(a_repeated_long_wait_sleeps_through_most_of_it, dev),
+        cmocka_unit_test_prestate(with_no_spin_the_waiter_blocks_on_its_launch, dev),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     mox_device_release(dev);

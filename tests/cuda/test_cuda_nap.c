@@ -1,7 +1,7 @@
 /* tests/cuda/test_cuda_nap.c - a waiting thread sleeping through most of a
- * long launch (cuda_watch.c): once two runs of a plan launched onto an
- * idle device were measured, a thread watching the next run of at least
- * MOX_CUDA_NAP_US sleeps (the core's nap) until a margin before its
+ * long launch (cuda_watch.c): once two runs of an instance launched onto
+ * an idle device were measured, a thread watching the next run of at least
+ * MOX_CUDA_NAP_US (set to 1000 here; naps are off by default) sleeps (the core's nap) until a margin before its
  * expected end, then watches again and completes it on its own thread; a
  * nap that says stop gives the launch back; short runs, and any run with
  * MOX_CUDA_NAP_US=0, are watched without sleeping; the estimate's rules
@@ -25,6 +25,8 @@ static CUdeviceptr flags;
 static int setup(void **state)
 {
     (void)state;
+    if (!getenv("MOX_CUDA_NAP_US"))
+        setenv("MOX_CUDA_NAP_US", "1000", 1); /* naps are opt-in */
     fx_open(&F);
     flags = fx_alloc(&F, 64 * 4);
     return 0;
@@ -35,6 +37,7 @@ static int teardown(void **state)
     (void)state;
     fx_free(&F, flags);
     fx_close(&F);
+    unsetenv("MOX_CUDA_NAP_US");
     return 0;
 }
 
@@ -88,7 +91,7 @@ static bool run_watched(uint32_t slot, uint32_t ms, nap_log *log)
     fx_sub s;
     spin_sub(&s, slot, ms);
     fx_submit(&F, &s);
-    mox__inline_wait w = {now_ns() + 60ull * 1000000000u, never, log, log_nap};
+    mox__inline_wait w = {now_ns() + 60ull * 1000000000u, never, log, log_nap, false, false};
     bool done = F.backend->vt->complete_inline(F.backend, &s.pub, &w);
     if (!done)
         fx_wait(&s);
@@ -161,14 +164,12 @@ static void short_launches_are_watched_awake(void **state)
 static int setup_no_nap(void **state)
 {
     setenv("MOX_CUDA_NAP_US", "0", 1);
-    return setup(state);
+    return setup(state); /* keeps the 0 */
 }
 
 static int teardown_no_nap(void **state)
 {
-    int rc = teardown(state);
-    unsetenv("MOX_CUDA_NAP_US");
-    return rc;
+    return teardown(state);
 }
 
 static void with_naps_off_long_launches_are_watched_awake(void **state)

@@ -3,7 +3,8 @@
  * it watched on its own thread, and the completion thread then leaves it
  * alone; one it gives back (time up, or its stop says so) is completed by
  * the completion thread; one it cannot take (not launched yet, or shared
- * with other submissions) is refused at once; launches nobody watches
+ * with other submissions) is refused at once; one whose time is up may
+ * block until done where the core lets it; launches nobody watches
  * complete right after inline completions too; while a waiting thread
  * watches the device (vtable watch) the completion thread queries instead
  * of sleeping on a launch's event. Exits 77 without a GPU. */
@@ -87,7 +88,7 @@ static bool after_calls(void *ctx)
 
 static bool watch(fx_sub *s, uint64_t for_ns, bool (*stop)(void *), void *ctx)
 {
-    mox__inline_wait w = {now_ns() + for_ns, stop, ctx, NULL};
+    mox__inline_wait w = {now_ns() + for_ns, stop, ctx, NULL, false, false};
     return F.backend->vt->complete_inline(F.backend, &s->pub, &w);
 }
 
@@ -170,6 +171,26 @@ static void a_watch_whose_time_is_up_gives_the_launch_back(void **state)
     fx_wait(&s);
     assert_int_equal(s.status, MOX_OK);
     assert_int_equal(inline_count(), before);
+}
+
+/* Where the core lets it (block_after), a watch whose time is up blocks
+ * in the driver until the launch is done and completes it itself. */
+static void a_watch_past_its_time_may_block_until_done(void **state)
+{
+    (void)state;
+    unsigned long long before = inline_count();
+    unsigned long long blocks = atomic_load(&F.dev->stats.inline_blocks);
+    fx_sub s;
+    spin_sub(&s, 8, 60);
+    fx_submit(&F, &s);
+    mox__inline_wait w = {now_ns() + 5000000ull, never, NULL, NULL, false, true}; /* 5 of 60 ms */
+    assert_true(F.backend->vt->complete_inline(F.backend, &s.pub, &w));
+    assert_true(s.done);
+    assert_int_equal(s.status, MOX_OK);
+    assert_int_equal(fx_state(&s, 0), MOX_DISPATCH_OK);
+    assert_int_equal(inline_count(), before + 1);
+    assert_int_equal(atomic_load(&F.dev->stats.inline_blocks), blocks + 1);
+    assert_int_equal(atomic_load(&F.dev->watchers), 0); /* not counted: it was no watcher */
 }
 
 static void a_held_or_shared_launch_is_refused_at_once(void **state)
@@ -280,6 +301,7 @@ int main(void)
         cmocka_unit_test(an_unwatched_launch_after_an_inline_completion_completes),
         cmocka_unit_test(a_watch_given_back_is_completed_by_the_backend),
         cmocka_unit_test(a_watch_whose_time_is_up_gives_the_launch_back),
+        cmocka_unit_test(a_watch_past_its_time_may_block_until_done),
         cmocka_unit_test(a_held_or_shared_launch_is_refused_at_once),
     };
     int failed = cmocka_run_group_tests(tests, setup, teardown);
