@@ -10,9 +10,10 @@ Runs `valgrind --tool=callgrind --separate-threads=yes BUILD/bench/dispatch_cost
 MODE COUNT` for both counts (on the simulated driver for --backend cuda, with
 MOX_CUDA_SPIN_US=0 and MOX_WAIT_SPIN_US=0 so no spin loop is counted) and
 prints, per extra dispatch:
-  submitting  the program's thread, less the parker's wait
+  submitting  the program's thread, less the parker's wait and completions
   completion  mox__cuda_group_finish (CUDA) or mox__execution_complete (CPU),
-              inclusive, on the other threads
+              inclusive, on whichever thread ran it (the program's own when
+              it waited on its launch)
   driver      the part of both that is the stand-in driver's own API calls
               (functions cu* of libsimcuda.so, inclusive): not mox's cost
   mox         submitting + completion - driver
@@ -60,9 +61,11 @@ def summary(prefix, completion_fn):
     if not main:
         raise RuntimeError('no callgrind output for the main thread under ' + prefix)
     counts, objects, total = annotate(main[0])
-    submitting = total - counts.get('mox__parker_park', 0)
+    # A waiting program thread may complete its own launch (CUDA: inline,
+    # or blocked on its event): that part is completion, not submitting.
+    completion = counts.get(completion_fn, 0)
+    submitting = total - counts.get('mox__parker_park', 0) - completion
     driver = driver_share(counts, objects)
-    completion = 0
     for f in files:
         if f == main[0]:
             continue

@@ -65,8 +65,10 @@ static bool pending_submission(mox_op *op, pending_batch *out)
  * not out yet, or its launch also carries other batches), it watches for
  * the hand-over instead and offers again every few microseconds; the
  * backend's own threads do not sleep meanwhile (vtable watch), so that
- * hand-over comes within their query pace. Returns true when it completed
- * the batch. */
+ * hand-over comes within their query pace. A backend that took the thread
+ * may sleep it through a run it can predict (help_nap), and keep it past
+ * the spin, blocked until the batch is done (block_after): it would only
+ * sleep here otherwise. Returns true when it completed the batch. */
 typedef struct help_ctx {
     mox__sub *sub;
     mox__parker *parker;
