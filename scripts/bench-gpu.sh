@@ -28,6 +28,8 @@
 #   build-dir  default build-cuda (any build of this tree with nvcc found)
 #   steps      comma list of: runner,peers,overhead,cpu,merge,plots (default all),
 #              and workloads, pdl (not in the default)
+# mox_bench runs with MOX_CUDA_STATS=1: the log keeps the backend's counters
+# of each run (how its waits went, launches, instantiations...).
 # MOX_BENCH_ARGS adds arguments to mox_bench (e.g. "--samples 30"),
 # MOX_BENCH_ARGS_WORKLOADS to its workloads run,
 # MOX_BENCH_ARGS_CPU to its CPU-suite run (default "--samples 10 --warmup 1":
@@ -145,7 +147,7 @@ if has_step runner; then
     if [ -x "$runner" ]; then
         # Every case on the CUDA device; MOX_BACKEND=cuda so a missing GPU
         # is an error instead of a quiet CPU run.
-        run_step "mox_bench" 300 env MOX_BACKEND=cuda "$runner" ${MOX_BENCH_ARGS:-} --json "$work/mox_bench.json" \
+        run_step "mox_bench" 300 env MOX_BACKEND=cuda MOX_CUDA_STATS=1 "$runner" ${MOX_BENCH_ARGS:-} --json "$work/mox_bench.json" \
             --md "$work/mox_bench.md" || status=1
         [ -f "$work/mox_bench.md" ] && { echo "## mox_bench"; echo; cat "$work/mox_bench.md"; echo; } >>"$md"
         # Kept in $OUT at once: a later step that runs out of time loses nothing.
@@ -191,7 +193,7 @@ if has_step workloads; then
         note "wl_test: not built in $build"
     fi
     if [ -x "$runner" ]; then
-        run_step "mox_bench workloads" 420 env MOX_BACKEND=cuda "$runner" --suite workloads \
+        run_step "mox_bench workloads" 420 env MOX_BACKEND=cuda MOX_CUDA_STATS=1 "$runner" --suite workloads \
             ${MOX_BENCH_ARGS_WORKLOADS:-} --json "$work/workloads.json" --md "$work/workloads.md" || status=1
         [ -f "$work/workloads.md" ] && { echo "## workloads"; echo; cat "$work/workloads.md"; echo; } >>"$md"
         if [ -f "$work/workloads.json" ]; then
