@@ -300,3 +300,19 @@ uint32_t fx_code(const fx_sub *s, uint32_t i)
 {
     return s->disp[i].fail_code;
 }
+
+void fx_spin_sub(fx_sub *s, fx *f, CUdeviceptr flags, uint32_t slot, uint32_t cycles)
+{
+    fx_sub_init(s);
+    fx_kernel(s, f, FX_SPIN, 1, 32);
+    fx_ptr(s, flags);
+    fx_u32(s, slot);
+    fx_u32(s, cycles);
+}
+
+uint64_t fx_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}

@@ -65,6 +65,12 @@ typedef struct fx_sub {
 } fx_sub;
 
 void fx_sub_init(fx_sub *s);
+/* `s` as one dispatch of FX_SPIN (one block of 32) that runs for about
+ * `cycles` clock cycles (2 000 000 per millisecond at about 2 GHz; the
+ * simulated driver sleeps as long) and then sets flags[slot] to 1. */
+void fx_spin_sub(fx_sub *s, fx *f, CUdeviceptr flags, uint32_t slot, uint32_t cycles);
+/* CLOCK_MONOTONIC in ns (the backend's clock). */
+uint64_t fx_now_ns(void);
 /* Appends a kernel dispatch (1-D); returns its index. */
 uint32_t fx_kernel(fx_sub *s, fx *f, uint32_t kernel, uint32_t grid, uint32_t block);
 /* Arguments / edges / gates of the last dispatch. */

@@ -14,11 +14,7 @@
 
 static void spin_sub(fx_sub *s, fx *f, CUdeviceptr p, uint32_t cycles)
 {
-    fx_sub_init(s);
-    fx_kernel(s, f, FX_SPIN, 1, 32);
-    fx_ptr(s, p);
-    fx_u32(s, 0);
-    fx_u32(s, cycles);
+    fx_spin_sub(s, f, p, 0, cycles);
 }
 
 static void sticky_fault_loses_the_device(void **state)

@@ -41,13 +41,6 @@ static int teardown(void **state)
     return 0;
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* What the nap callback saw; `stop`: it answers stop (after sleeping). */
 typedef struct nap_log {
     int calls;
@@ -65,7 +58,7 @@ static bool log_nap(void *ctx, uint64_t until_ns)
 {
     nap_log *log = ctx;
     log->calls++;
-    log->called_ns = now_ns();
+    log->called_ns = fx_now_ns();
     log->until_ns = until_ns;
     struct timespec ts = {(time_t)(until_ns / 1000000000u), (long)(until_ns % 1000000000u)};
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0)
@@ -76,11 +69,7 @@ static bool log_nap(void *ctx, uint64_t until_ns)
 /* One dispatch that runs for about `ms` milliseconds (sets flags[slot]). */
 static void spin_sub(fx_sub *s, uint32_t slot, uint32_t ms)
 {
-    fx_sub_init(s);
-    fx_kernel(s, &F, FX_SPIN, 1, 32);
-    fx_ptr(s, flags);
-    fx_u32(s, slot);
-    fx_u32(s, ms * 2000000u); /* clock cycles at about 2 GHz */
+    fx_spin_sub(s, &F, flags, slot, ms * 2000000u);
 }
 
 /* Launches a run of `ms` onto the idle device and watches it with `log`
@@ -91,7 +80,7 @@ static bool run_watched(uint32_t slot, uint32_t ms, nap_log *log)
     fx_sub s;
     spin_sub(&s, slot, ms);
     fx_submit(&F, &s);
-    mox__inline_wait w = {now_ns() + 60ull * 1000000000u, never, log, log_nap, false, false};
+    mox__inline_wait w = {fx_now_ns() + 60ull * 1000000000u, never, log, log_nap, false, false};
     bool done = F.backend->vt->complete_inline(F.backend, &s.pub, &w);
     if (!done)
         fx_wait(&s);
@@ -110,7 +99,7 @@ static int train(uint32_t slot, nap_log *log)
 {
     for (int round = 0; round < ROUNDS; round++) {
         int before = log->calls;
-        uint64_t start = now_ns();
+        uint64_t start = fx_now_ns();
         bool done = run_watched(slot, LONG_MS, log);
         if (log->calls > before) {
             assert_true(done); /* a nap that does not stop: watched to the end */
