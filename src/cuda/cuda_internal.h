@@ -204,7 +204,7 @@ struct mox__cuda_group {
     bool linked;                    /* on the in-flight list */
     bool claimed;                   /* a waiting thread is completing it */
     bool idle_launch;               /* launched with nothing else in flight on the device */
-    uint64_t launch_ns;             /* when it was launched (mox__now_ns clock) */
+    uint64_t launch_ns;             /* when it was launched (mox__now_ns clock); idle launches only */
     mox_status status;              /* not OK: complete every member with it */
     mox_error *error;
     mox__gate *live_gates;          /* gates read from running launches' slots */

@@ -410,8 +410,11 @@ void mox__cuda_launch_group(mox__cuda_dev *dev, mox__submission *const *subs, ui
     atomic_fetch_add(&dev->stats.groups, 1);
     if (st == MOX_OK) {
         g->launched = true;
-        g->launch_ns = mox__cuda_now_ns();
-        g->idle_launch = dev->inflight_head == NULL; /* its run time is its own */
+        /* Onto an idle device its run time is its own (cuda_watch.c times
+         * only such runs): a pipelined launch reads no clock. */
+        g->idle_launch = dev->inflight_head == NULL;
+        if (g->idle_launch)
+            g->launch_ns = mox__cuda_now_ns();
         ss->depth++;
     } else {
         if (g->inst) {
