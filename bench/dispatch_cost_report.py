@@ -34,8 +34,12 @@ TOTAL = re.compile(r'\s*([\d,]+)\s+\(.*?\)\s+PROGRAM TOTALS')
 
 def annotate(path):
     """{function: inclusive count}, {function: object}, and the thread's total."""
-    out = subprocess.run(['callgrind_annotate', '--threshold=100', '--inclusive=yes', path],
-                         capture_output=True, text=True, check=True).stdout
+    # From the root: run where the sources are, callgrind_annotate lists a
+    # function twice (its file found relative to the working directory, and
+    # as recorded), which doubled the figures. No source annotation either.
+    out = subprocess.run(['callgrind_annotate', '--threshold=100', '--inclusive=yes', '--auto=no',
+                          os.path.abspath(path)],
+                         capture_output=True, text=True, check=True, cwd='/').stdout
     counts, objects, total = {}, {}, 0
     for line in out.splitlines():
         m = TOTAL.match(line)

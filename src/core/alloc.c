@@ -202,6 +202,7 @@ typedef struct block_cache {
     cached_block *head[BLOCK_CLASSES];
     uint32_t count[BLOCK_CLASSES];
     bool closed; /* the closed cache of ended threads: caches nothing */
+    void *slots[MOX__THREAD_SLOTS]; /* mox__thread_block */
     struct block_cache *prev, *next; /* in live_caches */
 } block_cache;
 
@@ -235,6 +236,8 @@ static void cache_release(void *arg)
             free(b);
         }
     }
+    for (uint32_t i = 0; i < MOX__THREAD_SLOTS; i++)
+        free(c->slots[i]);
     free(c);
     cache = (block_cache *)&closed_cache; /* never written: closed, and empty */
 }
@@ -318,4 +321,22 @@ void mox__block_free(void *block, size_t size)
     /* All but the link: leak checkers do not follow pointers stored in
      * poisoned memory, and would report the rest of the list as lost. */
     MOX__POISON(b + 1, (k + 1) * BLOCK_GRAIN - sizeof *b);
+}
+
+static __attribute__((noinline)) void *thread_block_slow(unsigned slot, size_t size)
+{
+    block_cache *c = cache ? cache : cache_open();
+    if (!c || c->closed)
+        return NULL;
+    if (!c->slots[slot])
+        c->slots[slot] = calloc(1, size);
+    return c->slots[slot];
+}
+
+void *mox__thread_block(unsigned slot, size_t size)
+{
+    block_cache *c = cache;
+    if (__builtin_expect(c && c->slots[slot] != NULL, 1))
+        return c->slots[slot];
+    return thread_block_slow(slot, size);
 }

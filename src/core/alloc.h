@@ -30,6 +30,16 @@ void *mox__aligned_alloc(size_t alignment, size_t size);
 void *mox__block_alloc(size_t size);
 void mox__block_free(void *block, size_t size);
 
+/* Per-thread memory of the runtime's per-thread memos (launch.c), kept with
+ * the thread's block cache: one initial-exec thread-local load away (the
+ * default model of a shared library calls __tls_get_addr per access), and
+ * reachable from a global, so leak checkers do not call the main thread's
+ * lost. The block of `slot` is `size` bytes, zeroed when first made, freed
+ * when the thread ends; NULL when it cannot be made (no memory, or the
+ * thread is ending): the caller then does without its memo. */
+enum { MOX__SLOT_LAUNCH_MEMO, MOX__THREAD_SLOTS };
+void *mox__thread_block(unsigned slot, size_t size);
+
 /* jansson's parser misbehaves when one of its own allocations fails
  * (docs/errors.md, "What mox cannot guard against"), so while it runs the
  * hook leaves jansson's allocations alone and the whole parse stands for

@@ -38,7 +38,16 @@ typedef struct launch_memo {
         mox_launch_config config;
     } passed[MEMO_KERNELS];
 } launch_memo;
-static _Thread_local launch_memo memo;
+
+/* The calling thread's memo; `scratch`, zeroed, when it has none. */
+static launch_memo *memo_get(launch_memo *scratch)
+{
+    launch_memo *m = mox__thread_block(MOX__SLOT_LAUNCH_MEMO, sizeof *m);
+    if (__builtin_expect(m != NULL, 1))
+        return m;
+    memset(scratch, 0, sizeof *scratch);
+    return scratch;
+}
 
 static bool memo_holds(const launch_memo *m, const mox_device *dev, const mox_module_desc *module)
 {
@@ -326,7 +335,8 @@ mox_op *mox_launch_generated(mox_device *device, const mox_module_desc *module,
         return launch_error(MOX_ERR_INVALID_ARGUMENT, NULL,
                             "mox_launch_generated: %s is NULL",
                             !device ? "device" : !module ? "module" : "args");
-    launch_memo *m = &memo;
+    launch_memo scratch;
+    launch_memo *m = memo_get(&scratch);
     mox_error *failed = NULL;
     const mox__modinfo *info = module_info(m, device, module, &failed);
     if (!info)
@@ -355,7 +365,8 @@ mox_status mox_module_prepare(mox_device *device, const mox_module_desc *module)
     if (!device || !module)
         return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_module_prepare: %s is NULL",
                          device ? "module" : "device");
-    launch_memo *m = &memo;
+    launch_memo scratch;
+    launch_memo *m = memo_get(&scratch);
     mox_error *failed = NULL;
     const mox__modinfo *info = module_info(m, device, module, &failed);
     if (!info)

@@ -167,10 +167,12 @@ static void *completion_main(void *arg)
             backoff_us = 20;
             continue;
         }
-        /* Groups leave the list here or in mox__cuda_complete_inline, but
-         * are freed only here, with no snapshot held: the snapshot's
-         * pointers stay valid after the lock is dropped; whether a group is
-         * still to be finished is decided under the lock. */
+        /* Groups leave the list here or in mox__cuda_complete_inline. One
+         * a waiting thread finished while it was in a snapshot (snapped) is
+         * freed only here, with no snapshot held, so the snapshot's pointers
+         * stay valid after the lock is dropped; any other the waiting thread
+         * frees itself (its block cache serves its next launch). Whether a
+         * group is still to be finished is decided under the lock. */
         mox__cuda_groups_reap(dev);
         uint32_t n = 0, unwatched = 0;
         bool one_stream = true;
@@ -182,6 +184,7 @@ static void *completion_main(void *arg)
             npreds[n] = g->npred + !mox__cuda_foreign_ready(g);
             watched[n] = g->claimed;
             unwatched += !g->claimed;
+            g->snapped = !g->claimed; /* it may use g after the lock: g is not freed elsewhere */
             snap[n++] = g;
             if (g->stream != dev->inflight_head->stream)
                 one_stream = false;
@@ -196,13 +199,17 @@ static void *completion_main(void *arg)
              * pass: taking the lock per group per round (every microsecond
              * while spinning) made the submitting thread, which needs the
              * same lock, collide with it and sleep in the kernel. */
+            /* A group watched at the snapshot may be finished and freed by
+             * its waiter any time now: not touched. */
+            if (watched[i])
+                continue;
             uint32_t npred = npreds[i];
             if (npred && finished) {
                 pthread_mutex_lock(&dev->lock);
                 npred = snap[i]->npred + !mox__cuda_foreign_ready(snap[i]);
                 pthread_mutex_unlock(&dev->lock);
             }
-            if (npred || watched[i])
+            if (npred)
                 continue;
             res[i] = snap[i]->launched ? api->cuEventQuery(snap[i]->event) : CUDA_SUCCESS;
             if (res[i] == CUDA_ERROR_NOT_READY)
@@ -215,6 +222,7 @@ static void *completion_main(void *arg)
             if (!ours)
                 continue; /* a waiting thread is completing it, or did */
             mox__cuda_group_finish(dev, snap[i], res[i], false);
+            snap[i] = NULL; /* freed */
             finished++;
         }
         bool slept = false;
@@ -229,7 +237,8 @@ static void *completion_main(void *arg)
             uint64_t until = mox__cuda_now_ns() + dev->poll_ns;
             while (mox__cuda_now_ns() < until)
                 mox__cuda_cpu_relax();
-        } else if (unwatched && one_stream && snap[0]->launched && npreds[0] == 0 && !watched[0]) {
+        } else if (unwatched && one_stream && !watched[0] && snap[0] && snap[0]->launched &&
+                   npreds[0] == 0) {
             /* Errors come back from the query that follows. */
             atomic_fetch_add_explicit(&dev->stats.event_sleeps, 1, memory_order_relaxed);
             api->cuEventSynchronize(snap[0]->event);
@@ -238,6 +247,9 @@ static void *completion_main(void *arg)
         }
 
         pthread_mutex_lock(&dev->lock);
+        for (uint32_t i = 0; i < n; i++)
+            if (snap[i] && !watched[i])
+                snap[i]->snapped = false; /* a waiter that finishes it may free it now */
         if (!unwatched && any_unwatched(dev))
             unwatched = 1; /* given back since the snapshot: query it now */
         if (!finished && !slept && dev->inflight_head &&

@@ -137,6 +137,8 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, 
     }
     mox__cuda_drop_readers(dev, g);
     mox__cuda_launcher_enter(dev); /* if a flush was asked and nobody launches */
+    /* Unlinked: no later snapshot takes it, so a clear flag stays clear. */
+    bool reap = defer_free && g->snapped;
     pthread_mutex_unlock(&dev->lock);
     if (g->launched && event_back)
         mox__cuda_event_put(dev, g->event);
@@ -150,7 +152,7 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, 
     for (uint32_t s = 0; s < g->nsubs; s++)
         mox__execution_complete(g->subs[s], error ? mox_error_retain(error) : NULL);
     mox_error_release(error);
-    if (!defer_free) {
+    if (!reap) {
         mox__cuda_group_free(g);
         return;
     }

@@ -203,6 +203,8 @@ struct mox__cuda_group {
     bool launched;                  /* event recorded */
     bool linked;                    /* on the in-flight list */
     bool claimed;                   /* a waiting thread is completing it */
+    bool snapped;                   /* in the completion thread's snapshot as unwatched: only
+                                     * the completion thread may free it then (cuda_complete.c) */
     bool idle_launch;               /* launched with nothing else in flight on the device */
     uint64_t launch_ns;             /* when it was launched (mox__now_ns clock); idle launches only */
     mox_status status;              /* not OK: complete every member with it */
@@ -309,8 +311,9 @@ void mox__cuda_release_held(mox__cuda_dev *dev);
 void mox__cuda_flush_stream(mox__cuda_dev *dev, uint32_t stream);
 /* Completes a finished (or failed) group: states, copybacks, releases,
  * then mox__execution_complete for every member. No lock held. The group
- * is freed, or with `defer_free` left on dev->reap for the completion
- * thread, which may still hold it in a snapshot. */
+ * is freed; with `defer_free` (a waiting thread finishing it) and the
+ * group in the completion thread's snapshot (g->snapped), it is left on
+ * dev->reap for that thread instead. */
 void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, bool defer_free);
 
 /* ---- device spans of the timeline trace (cuda_trace.c) ----
