@@ -326,6 +326,76 @@ static mox_op *make_launch(launch_memo *m, mox_device *device, const mox__modinf
     return op;
 }
 
+/* The common launch in one pass: a kernel whose parameters all have
+ * built-in types, a geometry the memo says passed, and arguments that pass
+ * args_pass's checks, checked while they are copied into the dispatch.
+ * NULL (nothing kept) when any of that does not hold: the ordered path then
+ * decides, so the error order of check_args and check_geometry stands. */
+static mox_op *launch_fast(launch_memo *m, mox_device *device, const mox__modinfo *info,
+                           uint32_t kernel_index, const mox_launch_config *config,
+                           const mox_arg *args, uint32_t n)
+{
+    const mox__kernel_check *k = &info->kernels[kernel_index];
+    if (!k->all_builtin || n != k->param_count || n > MOX_MAX_PARAMS ||
+        m->passed[kernel_index % MEMO_KERNELS].kernel != k ||
+        !same_config(&m->passed[kernel_index % MEMO_KERNELS].config, config))
+        return NULL;
+    mox__devmod *dm = devmod_for(m, device, info);
+    unsigned char *values = NULL;
+    mox__dispatch *d = dm ? mox__dispatch_alloc(device, n, k->value_bytes, &values) : NULL;
+    if (!d)
+        return NULL; /* the ordered path reports it */
+    arg_scan scan = {0, 0, 0};
+    size_t at = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const mox_arg *a = &args[i];
+        const mox__param_check *p = &k->params[i];
+        MOX__CHECK_IN(a->buffer, BUFFER, "mox_launch_generated");
+        if (a->kind != p->kind)
+            goto slow;
+        if (a->kind == MOX_ARG_BUFFER) {
+            if (!a->buffer || a->buffer->device != device || a->access != p->access ||
+                a->buffer->type != p->builtin)
+                goto slow;
+            d->args[i].buffer = mox_buffer_retain(a->buffer);
+            d->args[i].access = a->access;
+            *(void **)d->params[i] = a->buffer->address;
+            scan.buffers |= 1u << i;
+            if (a->access != MOX_ACCESS_READ)
+                scan.written |= 1u << i;
+        } else {
+            if (a->kind != MOX_ARG_VALUE || !a->value || a->type != p->builtin)
+                goto slow;
+            /* built-in types have the parameter's size (same pointer) */
+            if (p->size == 4)
+                memcpy(values + at, a->value, 4);
+            else if (p->size == 8)
+                memcpy(values + at, a->value, 8);
+            else
+                memcpy(values + at, a->value, p->size);
+            ((void **)d->params)[i] = values + at;
+            at += ((size_t)p->size + 15u) & ~(size_t)15u;
+        }
+    }
+    mox_op *op = mox__op_alloc(MOX__OP_LAUNCH, device);
+    if (!op)
+        goto slow;
+    d->kernel = kernel_index;
+    d->kernel_name = k->name;
+    d->kernel_features = k->features;
+    d->entry = entry_for(args, &scan);
+    d->config = *config;
+    d->devmod = dm;
+    op->u.launch.d = d;
+    op->u.launch.empty = mox_launch_config_is_empty(config);
+    if (mox__trace_on())
+        mox__trace_op_launch(op, d);
+    return op;
+slow:
+    mox__dispatch_free(d); /* releases the buffers retained so far */
+    return NULL;
+}
+
 mox_op *mox_launch_generated(mox_device *device, const mox_module_desc *module,
                              uint32_t kernel_index, mox_launch_config config, const mox_arg *args,
                              uint32_t arg_count)
@@ -345,6 +415,9 @@ mox_op *mox_launch_generated(mox_device *device, const mox_module_desc *module,
         return launch_error(MOX_ERR_KERNEL_NOT_FOUND, NULL,
                             "module '%s' has no kernel %u (it has %u)", module->name, kernel_index,
                             info->kernel_count);
+    mox_op *fast = launch_fast(m, device, info, kernel_index, &config, args, arg_count);
+    if (fast)
+        return fast;
     const mox__kernel_check *k = &info->kernels[kernel_index];
     arg_scan scan;
     if (!args_pass(device, k, args, arg_count, &scan)) {

@@ -82,6 +82,7 @@ static mox_error *build_checks(mox__modinfo *info)
         if (!kc->params)
             return mox__error_oom();
         kc->param_count = (uint32_t)ak->param_count;
+        kc->all_builtin = true;
         for (size_t p = 0; p < ak->param_count; p++) {
             const mox_abi_param *ap = &ak->params[p];
             mox__param_check *pc = &kc->params[p];
@@ -96,6 +97,9 @@ static mox_error *build_checks(mox__modinfo *info)
             if (!pc->signature)
                 return mox__error_oom();
             pc->builtin = builtin_type(pc->signature);
+            kc->all_builtin &= pc->builtin != NULL;
+            if (pc->kind == MOX_ARG_VALUE)
+                kc->value_bytes += (pc->size + 15u) & ~15u;
         }
     }
     return NULL;

@@ -29,6 +29,8 @@ typedef struct mox__kernel_check {
     bool has_required_block;
     mox_dim3 required_block;
     uint32_t features;         /* MOX_KFEAT_* */
+    bool all_builtin;          /* every parameter's type is a built-in one */
+    uint32_t value_bytes;      /* the value parameters' copies, each rounded up to 16 */
 } mox__kernel_check;
 
 struct mox__modinfo {
