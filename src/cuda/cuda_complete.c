@@ -238,7 +238,7 @@ static void *completion_main(void *arg)
             while (mox__cuda_now_ns() < until)
                 mox__cuda_cpu_relax();
         } else if (unwatched && one_stream && !watched[0] && snap[0] && snap[0]->launched &&
-                   npreds[0] == 0) {
+                   !snap[0]->event_spin && npreds[0] == 0) {
             /* Errors come back from the query that follows. */
             atomic_fetch_add_explicit(&dev->stats.event_sleeps, 1, memory_order_relaxed);
             api->cuEventSynchronize(snap[0]->event);

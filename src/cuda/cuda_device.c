@@ -171,7 +171,8 @@ static void print_stats(const mox__cuda_dev *dev)
             "completed by waiting threads %llu, programmatic edges %llu, event sleeps %llu, "
             "ungated plan nodes %llu, inline offers declined (not launched %llu, shared %llu, "
             "taken %llu), inline watches given back %llu, quiet waits %llu, naps through long runs %llu (woke %.1f us late on average, "
-            "%llu overslept the run), waiting threads blocked on their launch %llu\n",
+            "%llu overslept the run), waiting threads blocked on their launch %llu, "
+            "launches with a spin event %llu\n",
             (unsigned long long)s->groups, (unsigned long long)s->graph_launches,
             (unsigned long long)s->stream_launches, (unsigned long long)s->coalesced,
             (unsigned long long)s->plans, (unsigned long long)s->instantiations,
@@ -184,7 +185,8 @@ static void print_stats(const mox__cuda_dev *dev)
             (unsigned long long)s->inline_missed, (unsigned long long)s->quiet_waits,
             (unsigned long long)s->inline_naps,
             s->inline_naps ? (double)s->nap_late_ns / 1e3 / (double)s->inline_naps : 0.0,
-            (unsigned long long)s->nap_overslept, (unsigned long long)s->inline_blocks);
+            (unsigned long long)s->nap_overslept, (unsigned long long)s->inline_blocks,
+            (unsigned long long)s->spin_events);
 }
 
 void mox__cuda_dev_close(mox__cuda_dev *dev)
@@ -201,9 +203,11 @@ void mox__cuda_dev_close(mox__cuda_dev *dev)
     mox__cuda_copy_unload(dev);
     mox__cuda_plans_destroy(dev);
     mox__cuda_stages_destroy(dev);
-    for (uint32_t i = 0; i < dev->free_event_count; i++)
-        api->cuEventDestroy(dev->free_events[i]);
-    mox__free(dev->free_events);
+    for (int k = 0; k < 2; k++) {
+        for (uint32_t i = 0; i < dev->free_event_count[k]; i++)
+            api->cuEventDestroy(dev->free_events[k][i]);
+        mox__free(dev->free_events[k]);
+    }
     for (mox__cuda_flag_chunk *c = dev->flag_chunks, *n; c; c = n) {
         n = c->next;
         api->cuMemFreeHost(c->host);
@@ -345,38 +349,48 @@ void mox__cuda_flag_free(mox__cuda_dev *dev, uint32_t *host, CUdeviceptr devp)
     dev->free_flag_count++;
 }
 
-/* ---- events: blocking-sync so the completion thread can sleep on one ---- */
+/* ---- events: blocking-sync (a thread can sleep on one) or spin (no interrupt) ---- */
 
-mox_status mox__cuda_event_get(mox__cuda_dev *dev, CUevent *out)
+mox_status mox__cuda_event_get(mox__cuda_dev *dev, bool spin, CUevent *out)
 {
     pthread_mutex_lock(&dev->pool_lock);
-    bool pooled = dev->free_event_count != 0;
+    bool pooled = dev->free_event_count[spin] != 0;
     if (pooled)
-        *out = dev->free_events[--dev->free_event_count];
+        *out = dev->free_events[spin][--dev->free_event_count[spin]];
     pthread_mutex_unlock(&dev->pool_lock);
     if (pooled)
         return MOX_OK;
-    CUresult r = dev->api->cuEventCreate(out, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING);
+    unsigned flags = CU_EVENT_DISABLE_TIMING | (spin ? 0u : (unsigned)CU_EVENT_BLOCKING_SYNC);
+    CUresult r = dev->api->cuEventCreate(out, flags);
     return r == CUDA_SUCCESS ? MOX_OK : mox__cuda_fail(dev->api, r, "cuEventCreate", NULL);
 }
 
-void mox__cuda_event_put(mox__cuda_dev *dev, CUevent event)
+void mox__cuda_event_put(mox__cuda_dev *dev, bool spin, CUevent event)
 {
     pthread_mutex_lock(&dev->pool_lock);
     bool kept = true;
-    if (dev->free_event_count == dev->free_event_cap) {
-        uint32_t cap = dev->free_event_cap ? 2u * dev->free_event_cap : 64u;
-        CUevent *n = mox__realloc(dev->free_events, cap * sizeof *n);
+    if (dev->free_event_count[spin] == dev->free_event_cap[spin]) {
+        uint32_t cap = dev->free_event_cap[spin] ? 2u * dev->free_event_cap[spin] : 64u;
+        CUevent *n = mox__realloc(dev->free_events[spin], cap * sizeof *n);
         if (n) {
-            dev->free_events = n;
-            dev->free_event_cap = cap;
+            dev->free_events[spin] = n;
+            dev->free_event_cap[spin] = cap;
         } else {
             kept = false;
         }
     }
     if (kept)
-        dev->free_events[dev->free_event_count++] = event;
+        dev->free_events[spin][dev->free_event_count[spin]++] = event;
     pthread_mutex_unlock(&dev->pool_lock);
     if (!kept)
         dev->api->cuEventDestroy(event);
+}
+
+bool mox__cuda_event_kind(const mox__cuda_dev *dev, const mox__cuda_inst *inst)
+{
+    if (dev->events != MOX__CUDA_EVENTS_AUTO)
+        return dev->events == MOX__CUDA_EVENTS_SPIN;
+    /* Runs measured (cuda_watch.c) shorter than the completion thread's
+     * spin window end while it spins: nobody needs to sleep on them. */
+    return inst && inst->run_obs >= 2 && inst->run_ns < 1000ull * dev->spin_us;
 }

@@ -141,7 +141,7 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, 
     bool reap = defer_free && g->snapped;
     pthread_mutex_unlock(&dev->lock);
     if (g->launched && event_back)
-        mox__cuda_event_put(dev, g->event);
+        mox__cuda_event_put(dev, g->event_spin, g->event);
     mox__cuda_foreign_release(g); /* other devices' instances it read */
     for (uint32_t i = 0; i < g->stage_count; i++)
         mox__cuda_stage_put(dev, g->stages[i]);

@@ -193,6 +193,7 @@ struct mox__cuda_group {
     uint32_t nsucc;
     mox__cuda_inst *inst;           /* NULL for transfer-only launches */
     CUevent event;
+    bool event_spin;                /* a spin event (mox__cuda_event_kind): no blocking wait on it */
     CUevent trace_start, trace_end; /* timing events around it while tracing (cuda_trace.c) */
     uint32_t stream;
     uint64_t first_value, last_value; /* the stream's semaphore values it signals */
@@ -563,7 +564,20 @@ typedef struct mox__cuda_stats {
     atomic_ullong nap_late_ns;     /* their wake-ups past the time asked, summed */
     atomic_ullong nap_overslept;   /* naps the run ended in (seen late, estimate lowered) */
     atomic_ullong inline_blocks;   /* waiting threads' blocking waits on their launch's event */
+    atomic_ullong spin_events;     /* launches whose event is a spin event (mox__cuda_event_kind) */
 } mox__cuda_stats;
+
+/* MOX_CUDA_EVENTS: the kind of event a launch records. A blocking-sync
+ * event lets a thread sleep in cuEventSynchronize until the launch is
+ * done, but the driver raises an interrupt for every one recorded, and a
+ * thread running on the CPU that takes the GPU's interrupts loses tens of
+ * microseconds to each (docs/performance.md, "the slow-wait mode"). A spin
+ * event raises none; nobody blocks on one. */
+typedef enum mox__cuda_events {
+    MOX__CUDA_EVENTS_AUTO = 0,     /* spin for launches measured shorter than the spin window */
+    MOX__CUDA_EVENTS_BLOCKING = 1, /* always blocking-sync (before 2026-12-02) */
+    MOX__CUDA_EVENTS_SPIN = 2      /* always spin: no thread ever sleeps in the driver */
+} mox__cuda_events;
 
 typedef enum mox__cuda_launch_mode {
     MOX__CUDA_LAUNCH_AUTO = 0,   /* graphs (streams for launches with transfers) */
@@ -652,8 +666,9 @@ struct mox__cuda_dev {
     uint32_t **free_flags;
     CUdeviceptr *free_flags_dev;
     uint32_t free_flag_count, free_flag_cap;
-    CUevent *free_events;
-    uint32_t free_event_count, free_event_cap;
+    CUevent *free_events[2];         /* by kind: [0] blocking-sync, [1] spin */
+    uint32_t free_event_count[2], free_event_cap[2];
+    mox__cuda_events events;         /* MOX_CUDA_EVENTS */
     mox__cuda_stage_pool stages;
     mox__cuda_plan **plans;          /* hash buckets */
     uint32_t plan_cap, plan_count;
@@ -742,8 +757,11 @@ mox_status mox__cuda_flag_alloc(mox__cuda_dev *dev, uint32_t **host, CUdeviceptr
 void mox__cuda_flag_free(mox__cuda_dev *dev, uint32_t *host, CUdeviceptr devp);
 /* Events: got by the launcher, given back by completions. No lock held:
  * the pool's own lock is taken briefly, the driver called outside it. */
-mox_status mox__cuda_event_get(mox__cuda_dev *dev, CUevent *out);
-void mox__cuda_event_put(mox__cuda_dev *dev, CUevent event);
+/* Events from the device's pools, by kind (spin: no blocking wait). */
+mox_status mox__cuda_event_get(mox__cuda_dev *dev, bool spin, CUevent *out);
+void mox__cuda_event_put(mox__cuda_dev *dev, bool spin, CUevent event);
+/* Whether a launch of `inst` records a spin event (MOX_CUDA_EVENTS). */
+bool mox__cuda_event_kind(const mox__cuda_dev *dev, const mox__cuda_inst *inst);
 
 /* ---- completion thread (cuda_complete.c) ---- */
 

@@ -310,11 +310,16 @@ static mox_status launch_unlocked(mox__cuda_dev *dev, mox__cuda_group *g, build 
     if (st == MOX_OK)
         st = mox__cuda_foreign_wait_events(dev, cs, &b->foreign);
     if (st == MOX_OK)
-        st = mox__cuda_event_get(dev, &g->event);
-    if (st == MOX_OK)
         st = mox__cuda_plan_acquire(dev, &b->desc, &g->inst);
+    if (st == MOX_OK) {
+        /* The instance is this launcher's: its estimate is stable here. */
+        g->event_spin = mox__cuda_event_kind(dev, g->inst);
+        st = mox__cuda_event_get(dev, g->event_spin, &g->event);
+    }
     if (st != MOX_OK)
         return st;
+    if (g->event_spin)
+        atomic_fetch_add_explicit(&dev->stats.spin_events, 1, memory_order_relaxed);
     if (mox__trace_on())
         mox__cuda_trace_begin(dev, g, cs);
     st = mox__cuda_inst_launch(dev, g->inst, &b->desc, g, cs);
@@ -399,7 +404,7 @@ void mox__cuda_launch_group(mox__cuda_dev *dev, mox__submission *const *subs, ui
         st = launch_unlocked(dev, g, &b, cs);
     mox__cuda_foreign_unpin_events(&b.foreign); /* waited for (or not, on failure) */
     if (st != MOX_OK && g->event) {
-        mox__cuda_event_put(dev, g->event);
+        mox__cuda_event_put(dev, g->event_spin, g->event);
         g->event = NULL;
     }
     mox__free(b.waits);

@@ -76,7 +76,7 @@ mox_status mox__cuda_buffer_upload(mox__cuda_dev *dev, CUdeviceptr dst, const vo
     for (int i = 0; i < 2 && st == MOX_OK; i++) {
         st = mox__cuda_stage_get(dev, chunk, &stage[i]);
         if (st == MOX_OK)
-            st = mox__cuda_event_get(dev, &done[i]);
+            st = mox__cuda_event_get(dev, false, &done[i]);
     }
     CUresult r = CUDA_SUCCESS;
     const char *call = "";
@@ -112,7 +112,7 @@ mox_status mox__cuda_buffer_upload(mox__cuda_dev *dev, CUdeviceptr dst, const vo
         if (stage[i])
             mox__cuda_stage_put(dev, stage[i]);
         if (done[i])
-            mox__cuda_event_put(dev, done[i]);
+            mox__cuda_event_put(dev, false, done[i]);
     }
     return st;
 }

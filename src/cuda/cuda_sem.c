@@ -20,6 +20,7 @@ typedef struct mox__cuda_evpin {
     struct mox__cuda_evpin *next;
     CUevent event;
     uint32_t count;
+    bool spin;                        /* its kind (its pool) */
     bool orphan;                      /* its launch finished: the last unpin gives it back */
 } mox__cuda_evpin;
 
@@ -123,7 +124,7 @@ static mox__cuda_pt classify_locked(mox__cuda_sem *st, uint64_t value, mox__cuda
     return value <= st->finished ? MOX__CUDA_PT_SETTLED : MOX__CUDA_PT_UNKNOWN;
 }
 
-static void pin_event_locked(mox__cuda_sem *st, CUevent event)
+static void pin_event_locked(mox__cuda_sem *st, CUevent event, bool spin)
 {
     for (mox__cuda_evpin *p = st->pins; p; p = p->next)
         if (p->event == event) {
@@ -131,7 +132,7 @@ static void pin_event_locked(mox__cuda_sem *st, CUevent event)
             return;
         }
     mox__cuda_evpin *p = mox__cuda_xrealloc(NULL, sizeof *p);
-    *p = (mox__cuda_evpin){st->pins, event, 1, false};
+    *p = (mox__cuda_evpin){st->pins, event, 1, spin, false};
     st->pins = p;
 }
 
@@ -141,7 +142,7 @@ mox__cuda_pt mox__cuda_sem_point(mox__cuda_sem *st, uint64_t value, CUevent *eve
     pthread_mutex_lock(&st->lock);
     mox__cuda_pt s = classify_locked(st, value, &g);
     if (s == MOX__CUDA_PT_LIVE && event) {
-        pin_event_locked(st, g->event);
+        pin_event_locked(st, g->event, g->event_spin);
         *event = g->event;
     }
     pthread_mutex_unlock(&st->lock);
@@ -162,7 +163,7 @@ void mox__cuda_sem_unpin_event(mox__cuda_sem *st, CUevent event)
         }
     pthread_mutex_unlock(&st->lock);
     if (gone && gone->orphan)
-        mox__cuda_event_put(st->owner, gone->event); /* its launch finished meanwhile */
+        mox__cuda_event_put(st->owner, gone->spin, gone->event); /* its launch finished meanwhile */
     free(gone);
 }
 

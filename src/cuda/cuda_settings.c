@@ -1,6 +1,7 @@
 /* src/cuda/cuda_settings.c - the CUDA backend's settings from the
  * environment (docs/cuda-backend.md, "Settings"), read when a device opens.
- * MOX_CUDA_PDL is checked: anything but its three words is MOX_ERR_CONFIG.
+ * MOX_CUDA_PDL and MOX_CUDA_EVENTS are checked: anything but their three
+ * words is MOX_ERR_CONFIG.
  * The older tuning knobs keep their lenient reading (an unknown word means
  * the default). */
 #include "cuda/cuda_internal.h"
@@ -34,6 +35,22 @@ static mox_status pdl_from_env(mox__cuda_pdl *out)
     return MOX_OK;
 }
 
+static mox_status events_from_env(mox__cuda_events *out)
+{
+    const char *v = getenv("MOX_CUDA_EVENTS");
+    *out = MOX__CUDA_EVENTS_AUTO;
+    if (!v || !v[0] || strcmp(v, "auto") == 0)
+        return MOX_OK;
+    if (strcmp(v, "blocking") == 0)
+        *out = MOX__CUDA_EVENTS_BLOCKING;
+    else if (strcmp(v, "spin") == 0)
+        *out = MOX__CUDA_EVENTS_SPIN;
+    else
+        return mox__cuda_error(MOX_ERR_CONFIG,
+                               "MOX_CUDA_EVENTS must be auto, blocking or spin (got '%.40s')", v);
+    return MOX_OK;
+}
+
 mox_status mox__cuda_read_settings(mox__cuda_dev *dev)
 {
     dev->mode = mode_from_env();
@@ -53,7 +70,8 @@ mox_status mox__cuda_read_settings(mox__cuda_dev *dev)
     dev->defer_depth = dd && dd[0] ? (uint32_t)strtoul(dd, NULL, 10) : MOX__CUDA_DEFER_DEPTH;
     if (dev->defer_depth == 0)
         dev->coalesce = false;
-    return pdl_from_env(&dev->pdl);
+    mox_status st = events_from_env(&dev->events);
+    return st != MOX_OK ? st : pdl_from_env(&dev->pdl);
 }
 
 void mox__cuda_settle_pdl(mox__cuda_dev *dev)

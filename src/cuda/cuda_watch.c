@@ -172,8 +172,8 @@ static bool watch(mox__cuda_dev *dev, mox__cuda_group *g, const mox__inline_wait
         if (wait->stop(wait->ctx))
             return false;
         if (t >= deadline) {
-            if (!wait->block_after)
-                return false;
+            if (!wait->block_after || g->event_spin)
+                return false; /* nobody blocks on a spin event */
             *r = block_on(dev, g, wait);
             *seen = mox__cuda_now_ns();
             *gap = UINT64_MAX; /* seen after a wake-up: an upper bound */
