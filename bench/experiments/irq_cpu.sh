@@ -28,7 +28,7 @@ echo "busiest nvidia interrupt $irq, delivered to cpu $cpu; near = cpus $near, f
 
 col() { grep -E "\| $2 \|" "$1" | head -1 | awk -F'|' '{gsub(/ /, "", $7); print $7}'; }
 for pin in "$near" "$far"; do
-  for ev in blocking auto spin; do
+  for ev in blocking spin; do
     tag="${pin/,/-}-$ev"
     c0=$(count)
     MOX_CUDA_EVENTS=$ev MOX_CUDA_STATS=1 MOX_BACKEND=cuda timeout 120 taskset -c "$pin" \
@@ -44,7 +44,7 @@ for pin in "$near" "$far"; do
   done
 done
 for pin in "$near" "$far"; do
-  for ev in blocking auto; do
+  for ev in blocking spin; do
     c0=$(count)
     (cd "$B/bench" && MOX_CUDA_EVENTS=$ev timeout 120 taskset -c "$pin" ./cuda_overhead \
        "$OUT/co-${pin/,/-}-$ev.json" > "$OUT/co-${pin/,/-}-$ev.txt" 2>&1)

@@ -238,10 +238,9 @@ static void *completion_main(void *arg)
             while (mox__cuda_now_ns() < until)
                 mox__cuda_cpu_relax();
         } else if (unwatched && one_stream && !watched[0] && snap[0] && snap[0]->launched &&
-                   !snap[0]->event_spin && npreds[0] == 0) {
+                   npreds[0] == 0 && mox__cuda_event_sleep(dev, snap[0])) {
             /* Errors come back from the query that follows. */
             atomic_fetch_add_explicit(&dev->stats.event_sleeps, 1, memory_order_relaxed);
-            api->cuEventSynchronize(snap[0]->event);
             spin_start = mox__cuda_now_ns();
             slept = true;
         }

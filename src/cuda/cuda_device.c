@@ -172,7 +172,7 @@ static void print_stats(const mox__cuda_dev *dev)
             "ungated plan nodes %llu, inline offers declined (not launched %llu, shared %llu, "
             "taken %llu), inline watches given back %llu, quiet waits %llu, naps through long runs %llu (woke %.1f us late on average, "
             "%llu overslept the run), waiting threads blocked on their launch %llu, "
-            "launches with a spin event %llu\n",
+            "launches with a spin event %llu, events recorded to sleep on %llu\n",
             (unsigned long long)s->groups, (unsigned long long)s->graph_launches,
             (unsigned long long)s->stream_launches, (unsigned long long)s->coalesced,
             (unsigned long long)s->plans, (unsigned long long)s->instantiations,
@@ -186,7 +186,7 @@ static void print_stats(const mox__cuda_dev *dev)
             (unsigned long long)s->inline_naps,
             s->inline_naps ? (double)s->nap_late_ns / 1e3 / (double)s->inline_naps : 0.0,
             (unsigned long long)s->nap_overslept, (unsigned long long)s->inline_blocks,
-            (unsigned long long)s->spin_events);
+            (unsigned long long)s->spin_events, (unsigned long long)s->wake_events);
 }
 
 void mox__cuda_dev_close(mox__cuda_dev *dev)
@@ -386,11 +386,23 @@ void mox__cuda_event_put(mox__cuda_dev *dev, bool spin, CUevent event)
         dev->api->cuEventDestroy(event);
 }
 
-bool mox__cuda_event_kind(const mox__cuda_dev *dev, const mox__cuda_inst *inst)
+bool mox__cuda_event_sleep(mox__cuda_dev *dev, mox__cuda_group *g)
 {
-    if (dev->events != MOX__CUDA_EVENTS_AUTO)
-        return dev->events == MOX__CUDA_EVENTS_SPIN;
-    /* Runs measured (cuda_watch.c) shorter than the completion thread's
-     * spin window end while it spins: nobody needs to sleep on them. */
-    return inst && inst->run_obs >= 2 && inst->run_ns < 1000ull * dev->spin_us;
+    if (!g->event_spin) {
+        (void)dev->api->cuEventSynchronize(g->event); /* the result comes from a query after */
+        return true;
+    }
+    pthread_mutex_lock(&dev->lock);
+    bool newest = dev->stream_state[g->stream].last == g;
+    pthread_mutex_unlock(&dev->lock);
+    CUevent wake;
+    if (!newest || mox__cuda_event_get(dev, false, &wake) != MOX_OK)
+        return false;
+    bool slept = dev->api->cuEventRecord(wake, dev->streams[g->stream]) == CUDA_SUCCESS;
+    if (slept) {
+        atomic_fetch_add_explicit(&dev->stats.wake_events, 1, memory_order_relaxed);
+        (void)dev->api->cuEventSynchronize(wake); /* the result comes from g's own event */
+    }
+    mox__cuda_event_put(dev, false, wake);
+    return slept;
 }

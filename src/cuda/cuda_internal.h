@@ -193,7 +193,7 @@ struct mox__cuda_group {
     uint32_t nsucc;
     mox__cuda_inst *inst;           /* NULL for transfer-only launches */
     CUevent event;
-    bool event_spin;                /* a spin event (mox__cuda_event_kind): no blocking wait on it */
+    bool event_spin;                /* a spin event (MOX_CUDA_EVENTS): no blocking wait on it */
     CUevent trace_start, trace_end; /* timing events around it while tracing (cuda_trace.c) */
     uint32_t stream;
     uint64_t first_value, last_value; /* the stream's semaphore values it signals */
@@ -564,7 +564,8 @@ typedef struct mox__cuda_stats {
     atomic_ullong nap_late_ns;     /* their wake-ups past the time asked, summed */
     atomic_ullong nap_overslept;   /* naps the run ended in (seen late, estimate lowered) */
     atomic_ullong inline_blocks;   /* waiting threads' blocking waits on their launch's event */
-    atomic_ullong spin_events;     /* launches whose event is a spin event (mox__cuda_event_kind) */
+    atomic_ullong spin_events;     /* launches whose event is a spin event (MOX_CUDA_EVENTS) */
+    atomic_ullong wake_events;     /* blocking-sync events recorded to sleep on (mox__cuda_event_sleep) */
 } mox__cuda_stats;
 
 /* MOX_CUDA_EVENTS: the kind of event a launch records. A blocking-sync
@@ -572,11 +573,11 @@ typedef struct mox__cuda_stats {
  * done, but the driver raises an interrupt for every one recorded, and a
  * thread running on the CPU that takes the GPU's interrupts loses tens of
  * microseconds to each (docs/performance.md, "the slow-wait mode"). A spin
- * event raises none; nobody blocks on one. */
+ * event raises none: a thread that sleeps on such a launch records a
+ * blocking-sync event behind it when it decides to (mox__cuda_event_sleep). */
 typedef enum mox__cuda_events {
-    MOX__CUDA_EVENTS_AUTO = 0,     /* spin for launches measured shorter than the spin window */
-    MOX__CUDA_EVENTS_BLOCKING = 1, /* always blocking-sync (before 2026-12-02) */
-    MOX__CUDA_EVENTS_SPIN = 2      /* always spin: no thread ever sleeps in the driver */
+    MOX__CUDA_EVENTS_SPIN = 0,     /* the default */
+    MOX__CUDA_EVENTS_BLOCKING = 1  /* every launch blocking-sync (before 2026-12-02) */
 } mox__cuda_events;
 
 typedef enum mox__cuda_launch_mode {
@@ -760,8 +761,13 @@ void mox__cuda_flag_free(mox__cuda_dev *dev, uint32_t *host, CUdeviceptr devp);
 /* Events from the device's pools, by kind (spin: no blocking wait). */
 mox_status mox__cuda_event_get(mox__cuda_dev *dev, bool spin, CUevent *out);
 void mox__cuda_event_put(mox__cuda_dev *dev, bool spin, CUevent event);
-/* Whether a launch of `inst` records a spin event (MOX_CUDA_EVENTS). */
-bool mox__cuda_event_kind(const mox__cuda_dev *dev, const mox__cuda_inst *inst);
+/* Sleeps in the driver until g's launch is done: on its event when that is
+ * blocking-sync, else on a blocking-sync one recorded now on its stream,
+ * provided g is still the newest group there (checked under dev->lock,
+ * taken here; a launch queued behind it meanwhile may make the wake-up
+ * later). False, having done nothing, when it cannot. The context must be
+ * current; no lock held. */
+bool mox__cuda_event_sleep(mox__cuda_dev *dev, mox__cuda_group *g);
 
 /* ---- completion thread (cuda_complete.c) ---- */
 

@@ -1,7 +1,7 @@
 /* src/cuda/cuda_settings.c - the CUDA backend's settings from the
  * environment (docs/cuda-backend.md, "Settings"), read when a device opens.
- * MOX_CUDA_PDL and MOX_CUDA_EVENTS are checked: anything but their three
- * words is MOX_ERR_CONFIG.
+ * MOX_CUDA_PDL and MOX_CUDA_EVENTS are checked: anything but their words
+ * is MOX_ERR_CONFIG.
  * The older tuning knobs keep their lenient reading (an unknown word means
  * the default). */
 #include "cuda/cuda_internal.h"
@@ -38,16 +38,14 @@ static mox_status pdl_from_env(mox__cuda_pdl *out)
 static mox_status events_from_env(mox__cuda_events *out)
 {
     const char *v = getenv("MOX_CUDA_EVENTS");
-    *out = MOX__CUDA_EVENTS_AUTO;
-    if (!v || !v[0] || strcmp(v, "auto") == 0)
+    *out = MOX__CUDA_EVENTS_SPIN;
+    if (!v || !v[0] || strcmp(v, "spin") == 0)
         return MOX_OK;
     if (strcmp(v, "blocking") == 0)
         *out = MOX__CUDA_EVENTS_BLOCKING;
-    else if (strcmp(v, "spin") == 0)
-        *out = MOX__CUDA_EVENTS_SPIN;
     else
         return mox__cuda_error(MOX_ERR_CONFIG,
-                               "MOX_CUDA_EVENTS must be auto, blocking or spin (got '%.40s')", v);
+                               "MOX_CUDA_EVENTS must be spin or blocking (got '%.40s')", v);
     return MOX_OK;
 }
 

@@ -114,16 +114,20 @@ static bool nap(mox__cuda_dev *dev, const mox__inline_wait *wait, uint64_t until
     return stop;
 }
 
-/* Past the waiter's spin: blocks in the driver until g is done (its
- * event is a blocking-sync one), the result from the query after it. */
-static CUresult block_on(mox__cuda_dev *dev, mox__cuda_group *g, const mox__inline_wait *wait)
+/* Past the waiter's spin: blocks in the driver until g is done
+ * (mox__cuda_event_sleep), *r from the query after it; false when it
+ * cannot (g is no longer the newest launch of its stream). */
+static bool block_on(mox__cuda_dev *dev, mox__cuda_group *g, const mox__inline_wait *wait,
+                     CUresult *r)
 {
     step_aside(dev, wait, true);
-    atomic_fetch_add_explicit(&dev->stats.inline_blocks, 1, memory_order_relaxed);
-    (void)dev->api->cuEventSynchronize(g->event);
-    CUresult r = dev->api->cuEventQuery(g->event);
+    bool slept = mox__cuda_event_sleep(dev, g);
+    if (slept) {
+        atomic_fetch_add_explicit(&dev->stats.inline_blocks, 1, memory_order_relaxed);
+        *r = dev->api->cuEventQuery(g->event);
+    }
     step_aside(dev, wait, false);
-    return r;
+    return slept;
 }
 
 /* Claims `pub`'s launch for this thread, or counts why not; dev->lock
@@ -172,9 +176,8 @@ static bool watch(mox__cuda_dev *dev, mox__cuda_group *g, const mox__inline_wait
         if (wait->stop(wait->ctx))
             return false;
         if (t >= deadline) {
-            if (!wait->block_after || g->event_spin)
-                return false; /* nobody blocks on a spin event */
-            *r = block_on(dev, g, wait);
+            if (!wait->block_after || !block_on(dev, g, wait, r))
+                return false;
             *seen = mox__cuda_now_ns();
             *gap = UINT64_MAX; /* seen after a wake-up: an upper bound */
             return true;
