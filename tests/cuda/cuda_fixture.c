@@ -112,6 +112,23 @@ void fx_close(fx *f)
     memset(f, 0, sizeof *f);
 }
 
+mox_error *fx_open_error(const char *var, const char *value)
+{
+    setenv(var, value, 1);
+    mox__backend_config cfg = {.context_id = 1, .ordinal = -1};
+    mox__backend *be = NULL;
+    mox__backend_info info;
+    mox_error *err = mox__cuda_backend_open(&cfg, &be, &info);
+    unsetenv(var);
+    if (err && mox_error_code(err) == MOX_ERR_DEVICE_UNAVAILABLE) {
+        mox_error_release(err);
+        exit(FX_SKIP);
+    }
+    if (be)
+        be->vt->destroy(be);
+    return err;
+}
+
 CUdeviceptr fx_alloc(fx *f, size_t bytes)
 {
     void *h = NULL, *a = NULL;

@@ -33,6 +33,9 @@ typedef struct fx {
  * when no device exists; aborts on any other failure. */
 void fx_open(fx *f);
 void fx_close(fx *f);
+/* The error of opening the CUDA backend with `var` set to `value` (NULL
+ * when it opened; it is closed again). Exits 77 when no device exists. */
+mox_error *fx_open_error(const char *var, const char *value);
 
 CUdeviceptr fx_alloc(fx *f, size_t bytes);
 void fx_free(fx *f, CUdeviceptr p);
