@@ -134,6 +134,8 @@ static void *completion_main(void *arg)
     pthread_mutex_lock(&dev->lock);
     for (;;) {
         if (!dev->inflight_head) {
+            /* Nothing in flight: launches record spin events again. */
+            atomic_store_explicit(&dev->sleepy, false, memory_order_relaxed);
             if (dev->stopping)
                 break;
             if (mox__cuda_now_ns() - spin_start < idle_spin_ns || watched_from_outside(dev)) {
@@ -238,11 +240,15 @@ static void *completion_main(void *arg)
             while (mox__cuda_now_ns() < until)
                 mox__cuda_cpu_relax();
         } else if (unwatched && one_stream && !watched[0] && snap[0] && snap[0]->launched &&
-                   npreds[0] == 0 && mox__cuda_event_sleep(dev, snap[0])) {
-            /* Errors come back from the query that follows. */
-            atomic_fetch_add_explicit(&dev->stats.event_sleeps, 1, memory_order_relaxed);
-            spin_start = mox__cuda_now_ns();
-            slept = true;
+                   npreds[0] == 0) {
+            /* From now on launches can be slept on until their own end. */
+            atomic_store_explicit(&dev->sleepy, true, memory_order_relaxed);
+            if (mox__cuda_event_sleep(dev, snap[0])) {
+                /* Errors come back from the query that follows. */
+                atomic_fetch_add_explicit(&dev->stats.event_sleeps, 1, memory_order_relaxed);
+                spin_start = mox__cuda_now_ns();
+                slept = true;
+            }
         }
 
         pthread_mutex_lock(&dev->lock);
@@ -257,6 +263,8 @@ static void *completion_main(void *arg)
             /* Everything watched: a waiter gives a launch back with a
              * signal; new launches are looked for every QUIET_POLL_US. */
             bool quiet = !unwatched;
+            if (!quiet) /* sleeping on launches nobody watches: let later ones be slept on */
+                atomic_store_explicit(&dev->sleepy, true, memory_order_relaxed);
             if (timed_wait(dev, quiet ? QUIET_POLL_US : backoff_us, quiet) ||
                 (quiet && any_unwatched(dev)))
                 spin_start = mox__cuda_now_ns(); /* new work: spin again */

@@ -386,6 +386,12 @@ void mox__cuda_event_put(mox__cuda_dev *dev, bool spin, CUevent event)
         dev->api->cuEventDestroy(event);
 }
 
+bool mox__cuda_event_spin(const mox__cuda_dev *dev)
+{
+    return dev->events == MOX__CUDA_EVENTS_SPIN &&
+           !atomic_load_explicit(&dev->sleepy, memory_order_relaxed);
+}
+
 bool mox__cuda_event_sleep(mox__cuda_dev *dev, mox__cuda_group *g)
 {
     if (!g->event_spin) {

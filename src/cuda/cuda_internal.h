@@ -670,6 +670,11 @@ struct mox__cuda_dev {
     CUevent *free_events[2];         /* by kind: [0] blocking-sync, [1] spin */
     uint32_t free_event_count[2], free_event_cap[2];
     mox__cuda_events events;         /* MOX_CUDA_EVENTS */
+    /* The completion thread went to sleep with launches nobody watches in
+     * flight (it cleared it when nothing was): new launches record
+     * blocking-sync events, so it can sleep on each until its end even
+     * with others queued behind (mox__cuda_event_spin). */
+    atomic_bool sleepy;
     mox__cuda_stage_pool stages;
     mox__cuda_plan **plans;          /* hash buckets */
     uint32_t plan_cap, plan_count;
@@ -761,6 +766,9 @@ void mox__cuda_flag_free(mox__cuda_dev *dev, uint32_t *host, CUdeviceptr devp);
 /* Events from the device's pools, by kind (spin: no blocking wait). */
 mox_status mox__cuda_event_get(mox__cuda_dev *dev, bool spin, CUevent *out);
 void mox__cuda_event_put(mox__cuda_dev *dev, bool spin, CUevent event);
+/* Whether a launch made now records a spin event: MOX_CUDA_EVENTS=spin and
+ * the completion thread not sleeping on unwatched launches (dev->sleepy). */
+bool mox__cuda_event_spin(const mox__cuda_dev *dev);
 /* Sleeps in the driver until g's launch is done: on its event when that is
  * blocking-sync, else on a blocking-sync one recorded now on its stream,
  * provided g is still the newest group there (checked under dev->lock,

@@ -312,7 +312,7 @@ static mox_status launch_unlocked(mox__cuda_dev *dev, mox__cuda_group *g, build 
     if (st == MOX_OK)
         st = mox__cuda_plan_acquire(dev, &b->desc, &g->inst);
     if (st == MOX_OK) {
-        g->event_spin = dev->events == MOX__CUDA_EVENTS_SPIN;
+        g->event_spin = mox__cuda_event_spin(dev);
         st = mox__cuda_event_get(dev, g->event_spin, &g->event);
     }
     if (st != MOX_OK)

@@ -81,4 +81,5 @@ void mox__cuda_settle_pdl(mox__cuda_dev *dev)
     if (dev->limits.cc_major < 9 || !api->cuGraphAddDependencies || !api->cuModuleGetGlobal)
         dev->pdl = MOX__CUDA_PDL_OFF;
     atomic_init(&dev->pdl_refused, false);
+    atomic_init(&dev->sleepy, false);
 }

@@ -4,7 +4,9 @@
  * spin window, a waiting thread past its time - records a blocking-sync
  * event behind it and sleeps on that, when the launch is the newest of its
  * stream, and completes it; a launch with others behind it is completed
- * without that sleep; `blocking` makes every launch's event blocking-sync
+ * without that sleep; while the completion thread sleeps on launches
+ * nobody watches, new launches record blocking-sync events, and spin ones
+ * again once nothing is in flight; `blocking` makes every launch's event blocking-sync
  * and records none to sleep on; another word is MOX_ERR_CONFIG. Exits 77
  * without a GPU. */
 #include <setjmp.h>
@@ -75,6 +77,15 @@ static bool never(void *ctx)
     return false;
 }
 
+/* Waits (10 s at most) until the completion thread's sleepiness reads `want`. */
+static void await_sleepy(bool want)
+{
+    uint64_t until = fx_now_ns() + 10000000000ull;
+    while (atomic_load(&F.dev->sleepy) != want && fx_now_ns() < until)
+        ;
+    assert_true(atomic_load(&F.dev->sleepy) == want);
+}
+
 static void long_sub(fx_sub *s, uint32_t slot) { fx_spin_sub(s, &F, flags, slot, LONG_MS * 2000000u); }
 
 /* Nobody watches it: the completion thread completes it, sleeping. */
@@ -116,6 +127,7 @@ static void a_sleeper_records_its_own_blocking_event(void **state)
     assert_int_equal(d.spin, c.spin + 1);     /* the launch's own event: spin */
     assert_int_equal(d.sleeps, c.sleeps + 1); /* the completion thread slept... */
     assert_int_equal(d.wake, c.wake + 1);     /* ...on an event it recorded */
+    await_sleepy(false); /* nothing in flight: spin events again */
     watched_then_blocked(1);
     counts e = now();
     assert_int_equal(e.spin, d.spin + 1);
@@ -143,6 +155,31 @@ static void a_launch_with_another_behind_it_completes(void **state)
     assert_int_equal(a.status, MOX_OK);
     assert_int_equal(b.status, MOX_OK);
     flags_set(2, 2);
+}
+
+/* Once the completion thread sleeps on launches nobody watches, launches
+ * made meanwhile record blocking-sync events (it sleeps on each, even with
+ * others queued behind); with nothing in flight spin events come back. */
+static void a_sleeping_completion_thread_gets_blocking_events(void **state)
+{
+    (void)state;
+    counts c = now();
+    fx_sub a, b;
+    long_sub(&a, 6);
+    fx_submit(&F, &a);
+    await_sleepy(true); /* it sleeps on a */
+    long_sub(&b, 7);
+    fx_after(&b, &a);
+    fx_submit(&F, &b);
+    fx_wait(&a);
+    fx_wait(&b);
+    assert_int_equal(a.status, MOX_OK);
+    assert_int_equal(b.status, MOX_OK);
+    assert_int_equal(now().spin, c.spin + 1); /* a only */
+    await_sleepy(false);
+    watched_then_blocked(0);
+    assert_int_equal(now().spin, c.spin + 2);
+    flags_set(6, 2);
 }
 
 static void blocking_records_none_to_sleep_on(void **state)
@@ -177,6 +214,8 @@ int main(void)
         cmocka_unit_test(a_bad_value_is_a_config_error),
         cmocka_unit_test_setup_teardown(a_sleeper_records_its_own_blocking_event, setup_default, teardown),
         cmocka_unit_test_setup_teardown(a_launch_with_another_behind_it_completes, setup_default, teardown),
+        cmocka_unit_test_setup_teardown(a_sleeping_completion_thread_gets_blocking_events, setup_default,
+                                        teardown),
         cmocka_unit_test_setup_teardown(blocking_records_none_to_sleep_on, setup_blocking, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
