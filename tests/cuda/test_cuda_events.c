@@ -141,20 +141,29 @@ static void a_sleeper_records_its_own_blocking_event(void **state)
 /* Two launches on one stream, the second behind the first: the first is
  * not the newest, so nobody sleeps on an event recorded behind it (that
  * would wait for the second too); both complete. */
-static void a_launch_with_another_behind_it_completes(void **state)
+/* Launches a at `slot` and b behind it at slot + 1, nobody watching (b
+ * once the completion thread is asleep, when `after_sleep`); both complete. */
+static void chained_pair(uint32_t slot, bool after_sleep)
 {
-    (void)state;
     fx_sub a, b;
-    long_sub(&a, 2);
+    long_sub(&a, slot);
     fx_submit(&F, &a);
-    long_sub(&b, 3);
+    if (after_sleep)
+        await_sleepy(true); /* it sleeps on a */
+    long_sub(&b, slot + 1);
     fx_after(&b, &a);
     fx_submit(&F, &b);
     fx_wait(&a);
     fx_wait(&b);
     assert_int_equal(a.status, MOX_OK);
     assert_int_equal(b.status, MOX_OK);
-    flags_set(2, 2);
+    flags_set(slot, 2);
+}
+
+static void a_launch_with_another_behind_it_completes(void **state)
+{
+    (void)state;
+    chained_pair(2, false);
 }
 
 /* Once the completion thread sleeps on launches nobody watches, launches
@@ -164,22 +173,11 @@ static void a_sleeping_completion_thread_gets_blocking_events(void **state)
 {
     (void)state;
     counts c = now();
-    fx_sub a, b;
-    long_sub(&a, 6);
-    fx_submit(&F, &a);
-    await_sleepy(true); /* it sleeps on a */
-    long_sub(&b, 7);
-    fx_after(&b, &a);
-    fx_submit(&F, &b);
-    fx_wait(&a);
-    fx_wait(&b);
-    assert_int_equal(a.status, MOX_OK);
-    assert_int_equal(b.status, MOX_OK);
-    assert_int_equal(now().spin, c.spin + 1); /* a only */
+    chained_pair(6, true);
+    assert_int_equal(now().spin, c.spin + 1); /* the first only */
     await_sleepy(false);
     watched_then_blocked(0);
     assert_int_equal(now().spin, c.spin + 2);
-    flags_set(6, 2);
 }
 
 static void blocking_records_none_to_sleep_on(void **state)
