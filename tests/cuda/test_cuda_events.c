@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -81,8 +82,9 @@ static bool never(void *ctx)
 static void await_sleepy(bool want)
 {
     uint64_t until = fx_now_ns() + 10000000000ull;
+    struct timespec pause = {0, 100000}; /* 0.1 ms: the completion thread needs a core */
     while (atomic_load(&F.dev->sleepy) != want && fx_now_ns() < until)
-        ;
+        nanosleep(&pause, NULL);
     assert_true(atomic_load(&F.dev->sleepy) == want);
 }
 
