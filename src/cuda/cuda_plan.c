@@ -27,47 +27,47 @@
 #define PLAN_LIMIT 512u
 
 
-/* ---- keys ---- */
+/* ---- keys ----
+ * Per node: the function (a transfer: its kind), grid and block, dynamic
+ * shared bytes with the edge count, then the edges. The function fixes
+ * the kernel and so its parameter sizes; the counts make the words parse
+ * one way only. Filled and hashed in one pass. */
+
+enum { KEY_NODE_WORDS = 5, KEY_STACK_WORDS = 1024 };
 
 static uint32_t key_words(const mox__cuda_ldesc *b)
 {
     uint32_t n = 1;
-    for (uint32_t i = 0; i < b->count; i++) {
-        const mox__cuda_lnode *ln = &b->nodes[i];
-        n += 7 + ln->edge_cnt + (ln->k ? ln->k->param_count : 0);
-    }
+    for (uint32_t i = 0; i < b->count; i++)
+        n += KEY_NODE_WORDS + b->nodes[i].edge_cnt;
     return n;
 }
 
-static void key_fill(const mox__cuda_ldesc *b, uint64_t *k)
+static inline uint64_t key_mix(uint64_t h, uint64_t w)
 {
-    uint32_t w = 0;
-    k[w++] = b->count;
-    for (uint32_t i = 0; i < b->count; i++) {
-        const mox__cuda_lnode *ln = &b->nodes[i];
-        const mox__dispatch *d = ln->d;
-        k[w++] = ln->k ? (uint64_t)(uintptr_t)mox__cuda_node_fn(ln) : (uint64_t)d->kind;
-        k[w++] = ((uint64_t)d->config.grid.x << 32) | d->config.block.x;
-        k[w++] = ((uint64_t)d->config.grid.y << 32) | d->config.block.y;
-        k[w++] = ((uint64_t)d->config.grid.z << 32) | d->config.block.z;
-        uint32_t pc = ln->k ? ln->k->param_count : 0;
-        k[w++] = ((uint64_t)pc << 32) | ln->edge_cnt;
-        k[w++] = d->config.shared_bytes;
-        for (uint32_t a = 0; a < pc; a++)
-            k[w++] = ln->k->param_size[a];
-        for (uint32_t e = 0; e < ln->edge_cnt; e++)
-            k[w++] = b->edges[ln->edge_off + e];
-        k[w++] = 0x6d6f78u; /* node separator */
-    }
+    h ^= w;
+    h *= 1099511628211ull;
+    return h ^ (h >> 29);
 }
 
-static uint64_t key_hash(const uint64_t *k, uint32_t n)
+static uint64_t key_fill(const mox__cuda_ldesc *b, uint64_t *k)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (uint32_t i = 0; i < n; i++) {
-        h ^= k[i];
-        h *= 1099511628211ull;
-        h ^= h >> 29;
+    uint32_t w = 0;
+    uint64_t h = key_mix(1469598103934665603ull, k[w++] = b->count);
+    for (uint32_t i = 0; i < b->count; i++) {
+        const mox__cuda_lnode *ln = &b->nodes[i];
+        const mox_launch_config *c = &ln->d->config;
+        uint64_t node[KEY_NODE_WORDS] = {
+            ln->k ? (uint64_t)(uintptr_t)mox__cuda_node_fn(ln) : (uint64_t)ln->d->kind,
+            ((uint64_t)c->grid.x << 32) | c->block.x,
+            ((uint64_t)c->grid.y << 32) | c->block.y,
+            ((uint64_t)c->grid.z << 32) | c->block.z,
+            ((uint64_t)c->shared_bytes << 32) | ln->edge_cnt,
+        };
+        for (uint32_t j = 0; j < KEY_NODE_WORDS; j++)
+            h = key_mix(h, k[w++] = node[j]);
+        for (uint32_t e = 0; e < ln->edge_cnt; e++)
+            h = key_mix(h, k[w++] = b->edges[ln->edge_off + e]);
     }
     return h;
 }
@@ -305,12 +305,11 @@ mox_status mox__cuda_plan_acquire(mox__cuda_dev *dev, const mox__cuda_ldesc *b,
         dev->plan_cap = PLAN_BUCKETS;
     }
     uint32_t len = key_words(b);
-    uint64_t stack_key[256];
-    uint64_t *key = len <= 256 ? stack_key : mox__malloc(len * sizeof *key);
+    uint64_t stack_key[KEY_STACK_WORDS];
+    uint64_t *key = len <= KEY_STACK_WORDS ? stack_key : mox__malloc(len * sizeof *key);
     if (!key)
         return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory for a CUDA graph key");
-    key_fill(b, key);
-    uint64_t h = key_hash(key, len);
+    uint64_t h = key_fill(b, key);
     mox__cuda_plan **bucket = &dev->plans[h % dev->plan_cap];
     mox__cuda_plan *p = *bucket;
     while (p && !(p->hash == h && p->key_len == len && memcmp(p->key, key, len * 8u) == 0))

@@ -119,6 +119,14 @@ static bool same_arg(const void *a, const void *b, uint32_t size)
     return memcmp(a, b, size) == 0;
 }
 
+/* A kernel's parameter list: its gate, then the dispatch's arguments. */
+static void kernel_params(void **params, mox_gate *gate, const mox__dispatch *d)
+{
+    params[0] = gate;
+    for (uint32_t a = 0; a < d->param_count; a++)
+        params[a + 1] = d->params[a];
+}
+
 /* Enqueues (stream plans) or updates and launches (graphs) the nodes of
  * `b` on `inst`; `want` holds every node's gate dependencies. */
 static mox_status launch_nodes(mox__cuda_dev *dev, mox__cuda_inst *inst, const mox__cuda_ldesc *b,
@@ -142,10 +150,8 @@ static mox_status launch_nodes(mox__cuda_dev *dev, mox__cuda_inst *inst, const m
             continue;
         }
         void *params[MOX_MAX_PARAMS + 1];
-        params[0] = &gate;
-        for (uint32_t a = 0; a < d->param_count; a++)
-            params[a + 1] = d->params[a];
         if (!p->use_graph) {
+            kernel_params(params, &gate, d);
             r = api->cuLaunchKernel(n->fn, n->grid[0], n->grid[1], n->grid[2], n->block[0],
                                     n->block[1], n->block[2], n->shared_bytes, stream, params, NULL);
             if (r != CUDA_SUCCESS) {
@@ -168,6 +174,7 @@ static mox_status launch_nodes(mox__cuda_dev *dev, mox__cuda_inst *inst, const m
         }
         if (same)
             continue;
+        kernel_params(params, &gate, d);
         CUDA_KERNEL_NODE_PARAMS_v1 kp = {n->fn,       n->grid[0],  n->grid[1], n->grid[2],
                                          n->block[0], n->block[1], n->block[2], n->shared_bytes,
                                          params,      NULL};
