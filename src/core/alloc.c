@@ -189,14 +189,49 @@ char *mox__str_dup(const char *text)
  * static TLS are harmless even when libmox is dlopen'ed). The cache is made
  * on a thread's first free and handed back to malloc by a thread-specific
  * destructor when the thread ends; from then on the thread's frees go
- * straight to free(). A class keeps at most BLOCK_KEEP blocks: what a
- * thread frees beyond that (a completion thread freeing what another
- * thread allocated) goes back to malloc. */
-enum { BLOCK_GRAIN = 64, BLOCK_CLASSES = 32, BLOCK_KEEP = 64 };
+ * straight to free(). A class keeps at most BLOCK_KEEP blocks. A thread
+ * that frees what another allocates (the completion thread, the dispatches
+ * and submissions the program's thread made) hands a full class, the whole
+ * list at once, to the depot; a thread whose class is empty takes a list
+ * back from there before it calls malloc. So a pipeline's blocks circulate
+ * between its two threads, one lock per BLOCK_KEEP blocks, instead of
+ * every block going through malloc on one thread and free on the other.
+ * The depot holds at most DEPOT_LISTS lists per class; beyond that blocks
+ * go back to malloc. */
+enum { BLOCK_GRAIN = 64, BLOCK_CLASSES = 32, BLOCK_KEEP = 64, DEPOT_LISTS = 4 };
 
 typedef struct cached_block {
     struct cached_block *next;
 } cached_block;
+
+/* Lists of BLOCK_KEEP blocks each, poisoned as in a cache; a global, so
+ * leak checkers see them as in use. */
+static struct {
+    pthread_mutex_t lock;
+    cached_block *lists[BLOCK_CLASSES][DEPOT_LISTS];
+    uint32_t count[BLOCK_CLASSES];
+} depot = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Takes a full list of class k (BLOCK_KEEP blocks); false when the depot
+ * has no room for it. */
+static bool depot_put(size_t k, cached_block *list)
+{
+    pthread_mutex_lock(&depot.lock);
+    bool room = depot.count[k] < DEPOT_LISTS;
+    if (room)
+        depot.lists[k][depot.count[k]++] = list;
+    pthread_mutex_unlock(&depot.lock);
+    return room;
+}
+
+/* A full list of class k, or NULL. */
+static cached_block *depot_take(size_t k)
+{
+    pthread_mutex_lock(&depot.lock);
+    cached_block *list = depot.count[k] ? depot.lists[k][--depot.count[k]] : NULL;
+    pthread_mutex_unlock(&depot.lock);
+    return list;
+}
 
 typedef struct block_cache {
     cached_block *head[BLOCK_CLASSES];
@@ -272,6 +307,21 @@ static inline size_t block_class(size_t size)
     return k < BLOCK_CLASSES ? k : BLOCK_CLASSES;
 }
 
+/* An empty class: a list from the depot (the thread's cache made first,
+ * on a thread that had never freed), else malloc. */
+static __attribute__((noinline)) void *block_refill(block_cache *c, size_t k)
+{
+    if (!c)
+        c = cache_open();
+    cached_block *b = c && !c->closed ? depot_take(k) : NULL;
+    if (!b)
+        return malloc((k + 1) * BLOCK_GRAIN); /* any block of the class fits any size of it */
+    MOX__UNPOISON(b, (k + 1) * BLOCK_GRAIN);
+    c->head[k] = b->next;
+    c->count[k] = BLOCK_KEEP - 1;
+    return b;
+}
+
 void *mox__block_alloc(size_t size)
 {
     if (should_fail())
@@ -282,7 +332,7 @@ void *mox__block_alloc(size_t size)
     block_cache *c = cache;
     cached_block *b = c ? c->head[k] : NULL;
     if (!b)
-        return malloc((k + 1) * BLOCK_GRAIN); /* any block of the class fits any size of it */
+        return block_refill(c, k);
     MOX__UNPOISON(b, (k + 1) * BLOCK_GRAIN);
     c->head[k] = b->next;
     c->count[k]--;
@@ -297,11 +347,19 @@ static __attribute__((noinline)) void block_free_slow(void *block, size_t k)
     block_cache *c = cache;
     if (!c && k < BLOCK_CLASSES)
         c = cache_open();
-    if (k == BLOCK_CLASSES || !c || c->closed || c->count[k] >= BLOCK_KEEP) {
+    if (k == BLOCK_CLASSES || !c || c->closed) {
         free(block);
         return;
     }
-    mox__block_free(block, (k + 1) * BLOCK_GRAIN); /* the cache exists now */
+    if (c->count[k] >= BLOCK_KEEP) {
+        if (!depot_put(k, c->head[k])) {
+            free(block);
+            return;
+        }
+        c->head[k] = NULL;
+        c->count[k] = 0;
+    }
+    mox__block_free(block, (k + 1) * BLOCK_GRAIN); /* room in the cache now */
 }
 
 void mox__block_free(void *block, size_t size)

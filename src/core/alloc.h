@@ -23,7 +23,9 @@ void *mox__aligned_alloc(size_t alignment, size_t size);
  * keeps 7 blocks per size, fewer than a pipeline frees before it allocates
  * again, so most of these went through the arena's slow paths. The memory
  * is uninitialised; `size` must be the same at free. Blocks freed on one
- * thread are reused by that thread. Goes through the allocation-failure
+ * thread are reused by that thread, or, a full class at a time through a
+ * shared depot, by a thread that ran out (the program's thread reuses what
+ * the completion thread freed). Goes through the allocation-failure
  * hook like mox__malloc; under AddressSanitizer cached blocks are
  * poisoned (all but their first 8 bytes, the cache's link), so a use after
  * free is still caught. */
