@@ -212,6 +212,35 @@ static double mox_b_run(mox_device *dev, int count, double *mean, double *cpu)
     return m;
 }
 
+/* B's raw floor for a one-node graph (what mox launches): the scale stage
+ * as a graph instantiated once, launched, its spin event spun on; median
+ * of `count` after `warm` untimed. */
+static double raw_graph_round_trip(const raw *r, stage_args *s1, CUevent ev, double *rt, int count,
+                                   int warm)
+{
+    CUgraph graph;
+    CUgraphNode node;
+    CUgraphExec exec;
+    CHECK_CU(cu->cuGraphCreate(&graph, 0));
+    CUDA_KERNEL_NODE_PARAMS_v1 kp = {r->scale, 1, 1, 1, 256, 1, 1, 0, s1->p, NULL};
+    CHECK_CU(cu->cuGraphAddKernelNode(&node, graph, NULL, 0, &kp));
+    CHECK_CU(cu->cuGraphInstantiateWithFlags(&exec, graph, 0));
+    for (int i = 0; i < warm + count; i++) {
+        double t0 = now_us();
+        CHECK_CU(cu->cuGraphLaunch(exec, r->stream));
+        CHECK_CU(cu->cuEventRecord(ev, r->stream));
+        CUresult q;
+        while ((q = cu->cuEventQuery(ev)) == CUDA_ERROR_NOT_READY)
+            ;
+        CHECK_CU(q);
+        if (i >= warm)
+            rt[i - warm] = now_us() - t0;
+    }
+    CHECK_CU(cu->cuGraphExecDestroy(exec));
+    CHECK_CU(cu->cuGraphDestroy(graph));
+    return median(rt, count);
+}
+
 /* A device with other backend settings (read by the backend at open). */
 static mox_device *open_variant(const char *var, const char *value)
 {
@@ -381,6 +410,7 @@ int main(int argc, char **argv)
             rt[i - RT_WARM] = now_us() - t0;
     }
     double b_raw_block = median(rt, RT);
+    double b_raw_graph = raw_graph_round_trip(&r, &s1, spin_ev, rt, RT, RT_WARM);
     /* Idle: device open, nothing in flight, for one second. */
     double ci = cpu_us();
     usleep(1000000);
@@ -392,6 +422,7 @@ int main(int argc, char **argv)
            b_graph, b_graph_mean, b_graph_cpu);
     printf("   %-34s %8.2f\n", "raw launch + spin on event", b_raw_spin);
     printf("   %-34s %8.2f\n", "raw launch + blocking-sync event", b_raw_block);
+    printf("   %-34s %8.2f\n", "raw one-node graph + spin on event", b_raw_graph);
     printf("   %-34s %8.2f ms CPU in 1 s\n\n", "idle device (mox open)", b_idle_cpu_ms);
     jnum("b_mox_round_trip_us", b_mox);
     jnum("b_mox_round_trip_mean_us", b_mox_wall_total);
@@ -399,6 +430,7 @@ int main(int argc, char **argv)
     jnum("b_mox_graph_round_trip_us", b_graph);
     jnum("b_raw_spin_round_trip_us", b_raw_spin);
     jnum("b_raw_blocking_round_trip_us", b_raw_block);
+    jnum("b_raw_graph_spin_round_trip_us", b_raw_graph);
     jnum("b_idle_cpu_ms_per_s", b_idle_cpu_ms);
     free(rt);
 
