@@ -12,10 +12,6 @@
 void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, bool defer_free)
 {
     const mox__cuda_api *api = dev->api;
-    /* The status words are read in this device's context: a completion of
-     * another device may have left the thread in its own (it executed or
-     * freed something of that device). */
-    api->cuCtxSetCurrent(dev->ctx);
     mox_status status = g->status;
     mox_error *error = g->error;
     g->error = NULL;
@@ -52,6 +48,11 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, 
         uint32_t stack_words[64];
         uint32_t *words = NULL;
         if (read) {
+            /* The status words are read in this device's context: a
+             * completion of another device may have left the thread in its
+             * own. Only here: a launch that succeeded makes no call that
+             * needs a context (launches and the trace set theirs). */
+            api->cuCtxSetCurrent(dev->ctx);
             words = g->count <= 32 ? stack_words : mox__malloc(8u * g->count);
             CUresult rr = words ? api->cuMemcpyDtoH(words, dev->pool + 8ull * inst->slot_base,
                                                     8u * g->count)

@@ -68,6 +68,8 @@ void mox__cuda_trace_finish(mox__cuda_dev *dev, mox__cuda_group *g)
 {
     const mox__cuda_api *api = dev->api;
     float a = 0.0f, b = 0.0f;
+    if (g->trace_start && g->launched)
+        api->cuCtxSetCurrent(dev->ctx); /* the finishing thread's may be another device's */
     if (g->trace_start && g->launched &&
         api->cuEventElapsedTime(&a, dev->trace_epoch, g->trace_start) == CUDA_SUCCESS &&
         api->cuEventElapsedTime(&b, dev->trace_epoch, g->trace_end) == CUDA_SUCCESS) {
