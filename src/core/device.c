@@ -21,7 +21,11 @@
 static _Atomic uint64_t next_context_id = 1;
 static _Thread_local bool on_runtime_thread;
 
-void mox__thread_mark_runtime(void) { on_runtime_thread = true; }
+void mox__thread_mark_runtime(const char *name)
+{
+    on_runtime_thread = true;
+    pthread_setname_np(pthread_self(), name); /* cosmetic: a failure changes nothing */
+}
 
 /* A whole number in `name` (unset or empty: `fallback`), at most `max`. */
 static mox_status parse_uint_env(const char *name, const char *unit, unsigned long max,
@@ -212,6 +216,7 @@ static void destroy(mox_device *dev)
 
 static void *reaper(void *p)
 {
+    pthread_setname_np(pthread_self(), "mox-reaper");
     destroy(p);
     return NULL;
 }

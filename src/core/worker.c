@@ -203,7 +203,7 @@ static void *worker_main(void *p)
     mox_device *dev = p;
     /* It may drop the last device reference (below): destruction then
      * happens on a thread of its own, which joins this one. */
-    mox__thread_mark_runtime();
+    mox__thread_mark_runtime("mox-worker");
     mox__trace_thread_name("mox preparation worker");
     mox__lock(&dev->worker_lock);
     for (;;) {

@@ -38,7 +38,7 @@ static void *worker_main(void *p)
 {
     mox__pool *pool = p;
     current_pool = pool;
-    mox__thread_mark_runtime();
+    mox__thread_mark_runtime("mox-cpu");
     mox__trace_thread_name("mox cpu worker");
     pthread_mutex_lock(&pool->lock);
     for (;;) {

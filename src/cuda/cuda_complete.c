@@ -121,7 +121,7 @@ static void *completion_main(void *arg)
 {
     mox__cuda_dev *dev = arg;
     const mox__cuda_api *api = dev->api;
-    mox__thread_mark_runtime();
+    mox__thread_mark_runtime("mox-cuda-done");
     api->cuCtxSetCurrent(dev->ctx);
     mox__cuda_group *snap[SNAPSHOT];
     CUresult res[SNAPSHOT];

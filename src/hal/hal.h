@@ -440,7 +440,9 @@ mox_error *mox__error_new(mox_status code, const char *fmt, ...)
 
 /* Backend worker threads call this once at start: the core then never joins
  * a backend's threads from one of them (a completion may drop the last
- * reference to a device). */
-void mox__thread_mark_runtime(void);
+ * reference to a device). `name` (at most 15 characters, "mox-..." by
+ * convention) becomes the thread's name as tools show it (top -H, gdb,
+ * /proc/<pid>/task/<tid>/comm). */
+void mox__thread_mark_runtime(const char *name);
 
 #endif

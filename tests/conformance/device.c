@@ -1,6 +1,9 @@
 /* device.c - devices: backend selection (MOX_BACKEND), separate contexts,
- * retain/release, limits, the event fd (A2) and the submission counter. */
+ * retain/release, limits, the event fd (A2), the submission counter and the
+ * names of the runtime's threads. */
+#include <dirent.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -222,6 +225,43 @@ static void event_fd_becomes_readable(void **state)
     mox_device_release(d);
 }
 
+/* How many threads of this process have a name starting with `prefix`. */
+static int threads_named(const char *prefix)
+{
+    DIR *dir = opendir("/proc/self/task");
+    assert_non_null(dir);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(dir)) != NULL;) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[300], name[64] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue; /* the thread ended meanwhile */
+        if (fgets(name, sizeof name, f) && strncmp(name, prefix, strlen(prefix)) == 0)
+            n++;
+        fclose(f);
+    }
+    closedir(dir);
+    return n;
+}
+
+/* The runtime's own threads carry names starting "mox-" (the CUDA
+ * backend's completion thread, the CPU backend's pool, the module
+ * worker), so top -H, gdb and perf tell them from the program's. */
+static void runtime_threads_are_named(void **state)
+{
+    (void)state;
+    mox_device *d = conf_open();
+    mox_buffer *b = conf_zeros(d, 64);
+    assert_int_equal(conf_run(conf_fill(d, conf_cfg(64), b, 3.0f, 64)), MOX_OK);
+    assert_true(threads_named("mox-") >= 1);
+    assert_true(conf_read1(b, 63) == 3.0f);
+    mox_buffer_release(b);
+    mox_device_release(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -237,6 +277,7 @@ int main(void)
         cmocka_unit_test(two_opens_are_separate_contexts),
         cmocka_unit_test(submission_counter_counts_batches),
         cmocka_unit_test(event_fd_becomes_readable),
+        cmocka_unit_test(runtime_threads_are_named),
     };
     /* Skip the whole program when this run's backend is unavailable. */
     mox_device_release(conf_open());

@@ -56,8 +56,9 @@ const char *mox_error_message(const mox_error *error)
     return error ? error->message : "";
 }
 
-void mox__thread_mark_runtime(void)
+void mox__thread_mark_runtime(const char *name)
 {
+    (void)name;
 }
 
 /* Semaphores as the core keeps them (src/core/semaphore.c), without host

@@ -23,7 +23,7 @@ static void die(const char *what, mox_error *err)
     abort();
 }
 
-void mox__thread_mark_runtime(void) {}
+void mox__thread_mark_runtime(const char *name) { (void)name; }
 
 void mox__execution_complete(mox__submission *pub, mox_error *error)
 {
