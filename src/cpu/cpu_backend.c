@@ -21,6 +21,7 @@
 #include "hal/hal.h"
 #include "cpu_backend_module.h"
 #include "cpu_device.h"
+#include "fiber.h"
 #include "thread_pool.h"
 
 #define TRANSFER_CHUNK (1u << 20)
@@ -472,7 +473,8 @@ mox_error *mox__cpu_backend_open(const mox__backend_config *config, mox__backend
                                  mox__backend_info *info)
 {
     char why[160];
-    if (!mox__cpu_executor_setting_valid(why, sizeof why)) /* block_exec.h */
+    if (!mox__cpu_executor_setting_valid(why, sizeof why) || /* block_exec.h */
+        !mox__fiber_stack_setting_valid(why, sizeof why))    /* fiber.h */
         return mox__error_new(MOX_ERR_CONFIG, "%s", why);
     uint32_t ordinal = 0;
     mox_error *err = mox__cpu_device_select(config, &ordinal);

@@ -35,25 +35,39 @@ static size_t page_size(void) {
     return p > 0 ? (size_t)p : 4096u;
 }
 
-static size_t stack_size_from_env(void) {
+/* MOX_CPU_FIBER_STACK's bytes (unset or empty: the default); false for a
+ * value that is not a number of at least MOX__FIBER_MIN_STACK bytes with
+ * an optional K or M suffix. */
+static bool stack_size_setting(size_t *out) {
     const char *s = getenv("MOX_CPU_FIBER_STACK");
-    size_t size = MOX__FIBER_DEFAULT_STACK;
-    if (s != NULL && *s != '\0') {
-        char *end = NULL;
-        errno = 0;
-        unsigned long long v = strtoull(s, &end, 10);
-        unsigned long long scale = 1;
-        if (end != NULL && (*end == 'k' || *end == 'K')) scale = 1024u, end++;
-        else if (end != NULL && (*end == 'm' || *end == 'M')) scale = 1024u * 1024u, end++;
-        if (errno != 0 || end == s || *end != '\0' || v > SIZE_MAX / scale || v * scale < MOX__FIBER_MIN_STACK) {
-            /* A bad value must not silently shrink stacks below what
-             * kernels need; say so once and keep the default. */
-            fprintf(stderr, "mox: ignoring MOX_CPU_FIBER_STACK=\"%s\" (want bytes >= %u, optional K/M suffix)\n",
-                    s, MOX__FIBER_MIN_STACK);
-        } else {
-            size = (size_t)(v * scale);
-        }
-    }
+    *out = MOX__FIBER_DEFAULT_STACK;
+    if (s == NULL || *s == '\0') return true;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    unsigned long long scale = 1;
+    if (end != NULL && (*end == 'k' || *end == 'K')) scale = 1024u, end++;
+    else if (end != NULL && (*end == 'm' || *end == 'M')) scale = 1024u * 1024u, end++;
+    if (errno != 0 || end == s || s[0] == '-' || *end != '\0' || v > SIZE_MAX / scale ||
+        v * scale < MOX__FIBER_MIN_STACK)
+        return false;
+    *out = (size_t)(v * scale);
+    return true;
+}
+
+bool mox__fiber_stack_setting_valid(char *why, size_t why_size) {
+    size_t size;
+    if (stack_size_setting(&size)) return true;
+    snprintf(why, why_size,
+             "MOX_CPU_FIBER_STACK must be a number of bytes (at least %u, optional K or M suffix), not '%.40s'",
+             MOX__FIBER_MIN_STACK, getenv("MOX_CPU_FIBER_STACK"));
+    return false;
+}
+
+static size_t stack_size_from_env(void) {
+    size_t size;
+    if (!stack_size_setting(&size)) /* a device open refused it (cpu_backend.c) */
+        size = MOX__FIBER_DEFAULT_STACK;
     size_t page = page_size();
     return (size + page - 1u) / page * page;
 }

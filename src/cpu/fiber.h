@@ -15,6 +15,7 @@
 #ifndef MOX_CPU_FIBER_H
 #define MOX_CPU_FIBER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #if !defined(MOX_FIBER_UCONTEXT) && !defined(__x86_64__)
@@ -49,6 +50,10 @@ typedef struct mox__fiber {
  * M suffix, at least 16 KiB) or 64 KiB (256 KiB under sanitizers, whose
  * frames are larger), rounded up to whole pages. Read once per process. */
 size_t mox__fiber_stack_size(void);
+
+/* Whether MOX_CPU_FIBER_STACK is unset, empty or such a size; when not,
+ * `why` says so (opening a CPU device then fails with MOX_ERR_CONFIG). */
+bool mox__fiber_stack_setting_valid(char *why, size_t why_size);
 
 /* Makes `self` stand for the calling thread's own context, so that fibers
  * can switch back to it. Nothing to destroy. */

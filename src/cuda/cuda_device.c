@@ -160,8 +160,7 @@ fail:
  * (how many launches, instantiations, parameter updates... a run needed). */
 static void print_stats(const mox__cuda_dev *dev)
 {
-    const char *v = getenv("MOX_CUDA_STATS");
-    if (!v || v[0] != '1')
+    if (!dev->print_stats)
         return;
     const mox__cuda_stats *s = &dev->stats;
     fprintf(stderr,

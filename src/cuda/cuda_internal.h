@@ -647,6 +647,7 @@ struct mox__cuda_dev {
     mox__cuda_pdl pdl;               /* MOX_CUDA_PDL, OFF where the GPU or driver lacks it */
     atomic_bool pdl_refused;         /* the driver refused a programmatic edge: off from then on */
     bool coalesce;                   /* MOX_CUDA_COALESCE=0 turns it off */
+    bool print_stats;                /* MOX_CUDA_STATS=1: counters on stderr at close */
     uint32_t defer_depth;            /* see MOX__CUDA_DEFER_DEPTH */
     CUstream streams[MOX__CUDA_STREAMS];
     CUstream copy_stream;            /* allocation zeroing, synchronous uploads */

@@ -1,75 +1,91 @@
 /* src/cuda/cuda_settings.c - the CUDA backend's settings from the
  * environment (docs/cuda-backend.md, "Settings"), read when a device opens.
- * MOX_CUDA_PDL and MOX_CUDA_EVENTS are checked: anything but their words
- * is MOX_ERR_CONFIG.
- * The older tuning knobs keep their lenient reading (an unknown word means
- * the default). */
+ * Every one is checked: unset or empty means the default; a word that is
+ * not one of the setting's, or a number with other characters, a sign or
+ * beyond its range, is MOX_ERR_CONFIG naming the variable and the value.
+ * (MOX_CUDA_LIBRARY and MOX_CUDA_DEVICE are read where the driver is
+ * loaded and the device chosen: cuda_api.c, cuda_enumerate.c.) */
 #include "cuda/cuda_internal.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-static mox__cuda_launch_mode mode_from_env(void)
+/* The index of `name`'s value among `words` (n of them; unset or empty:
+ * `fallback`), or MOX_ERR_CONFIG listing them. */
+static mox_status word_setting(const char *name, const char *const *words, uint32_t n,
+                               uint32_t fallback, uint32_t *out)
 {
-    const char *m = getenv("MOX_CUDA_LAUNCH");
-    if (m && strcmp(m, "graph") == 0)
-        return MOX__CUDA_LAUNCH_GRAPH;
-    if (m && strcmp(m, "stream") == 0)
-        return MOX__CUDA_LAUNCH_STREAM;
-    return MOX__CUDA_LAUNCH_AUTO;
+    const char *v = getenv(name);
+    *out = fallback;
+    if (!v || !v[0])
+        return MOX_OK;
+    for (uint32_t i = 0; i < n; i++)
+        if (strcmp(v, words[i]) == 0) {
+            *out = i;
+            return MOX_OK;
+        }
+    char list[64] = "";
+    for (uint32_t i = 0; i < n; i++) {
+        strcat(list, words[i]);
+        strcat(list, i + 2 < n ? ", " : i + 1 < n ? " or " : "");
+    }
+    return mox__cuda_error(MOX_ERR_CONFIG, "%s must be %s (got '%.40s')", name, list, v);
 }
 
-static mox_status pdl_from_env(mox__cuda_pdl *out)
+/* A whole number in `name` (unset or empty: `fallback`), at most `max`. */
+static mox_status number_setting(const char *name, const char *unit, unsigned long max,
+                                 uint32_t fallback, uint32_t *out)
 {
-    const char *v = getenv("MOX_CUDA_PDL");
-    *out = MOX__CUDA_PDL_OFF;
-    if (!v || !v[0] || strcmp(v, "off") == 0)
+    const char *v = getenv(name);
+    *out = fallback;
+    if (!v || !v[0])
         return MOX_OK;
-    if (strcmp(v, "end") == 0)
-        *out = MOX__CUDA_PDL_END;
-    else if (strcmp(v, "start") == 0)
-        *out = MOX__CUDA_PDL_START;
-    else
-        return mox__cuda_error(MOX_ERR_CONFIG,
-                               "MOX_CUDA_PDL must be off, end or start (got '%.40s')", v);
-    return MOX_OK;
-}
-
-static mox_status events_from_env(mox__cuda_events *out)
-{
-    const char *v = getenv("MOX_CUDA_EVENTS");
-    *out = MOX__CUDA_EVENTS_SPIN;
-    if (!v || !v[0] || strcmp(v, "spin") == 0)
-        return MOX_OK;
-    if (strcmp(v, "blocking") == 0)
-        *out = MOX__CUDA_EVENTS_BLOCKING;
-    else
-        return mox__cuda_error(MOX_ERR_CONFIG,
-                               "MOX_CUDA_EVENTS must be spin or blocking (got '%.40s')", v);
+    char *end = NULL;
+    errno = 0;
+    unsigned long n = strtoul(v, &end, 10);
+    if (errno || *end || v[0] == '-' || v[0] == '+' || n > max)
+        return mox__cuda_error(MOX_ERR_CONFIG, "%s must be a number of %s (0 to %lu), not '%.40s'",
+                               name, unit, max, v);
+    *out = (uint32_t)n;
     return MOX_OK;
 }
 
 mox_status mox__cuda_read_settings(mox__cuda_dev *dev)
 {
-    dev->mode = mode_from_env();
-    dev->spin_us = 200;
-    const char *spin = getenv("MOX_CUDA_SPIN_US");
-    if (spin && spin[0])
-        dev->spin_us = (uint32_t)strtoul(spin, NULL, 10);
-    dev->poll_ns = 1000;
-    const char *poll = getenv("MOX_CUDA_POLL_NS");
-    if (poll && poll[0])
-        dev->poll_ns = (uint32_t)strtoul(poll, NULL, 10);
-    const char *nap = getenv("MOX_CUDA_NAP_US");
-    dev->nap_min_ns = 1000ull * (nap && nap[0] ? strtoul(nap, NULL, 10) : 0u);
-    const char *co = getenv("MOX_CUDA_COALESCE");
-    dev->coalesce = !(co && strcmp(co, "0") == 0);
-    const char *dd = getenv("MOX_CUDA_DEFER_DEPTH");
-    dev->defer_depth = dd && dd[0] ? (uint32_t)strtoul(dd, NULL, 10) : MOX__CUDA_DEFER_DEPTH;
-    if (dev->defer_depth == 0)
-        dev->coalesce = false;
-    mox_status st = events_from_env(&dev->events);
-    return st != MOX_OK ? st : pdl_from_env(&dev->pdl);
+    static const char *const launch[] = {"graph", "stream"};
+    static const char *const events[] = {"spin", "blocking"};
+    static const char *const pdl[] = {"off", "end", "start"};
+    static const char *const off_on[] = {"0", "1"};
+    uint32_t mode, ev, pd, coalesce, stats, nap_us;
+    mox_status st = word_setting("MOX_CUDA_LAUNCH", launch, 2, UINT32_MAX, &mode);
+    if (st == MOX_OK)
+        st = number_setting("MOX_CUDA_SPIN_US", "microseconds", 60000000ul, 200, &dev->spin_us);
+    if (st == MOX_OK)
+        st = number_setting("MOX_CUDA_POLL_NS", "nanoseconds", 1000000000ul, 1000, &dev->poll_ns);
+    if (st == MOX_OK)
+        st = number_setting("MOX_CUDA_NAP_US", "microseconds", 60000000ul, 0, &nap_us);
+    if (st == MOX_OK)
+        st = word_setting("MOX_CUDA_COALESCE", off_on, 2, 1, &coalesce);
+    if (st == MOX_OK)
+        st = number_setting("MOX_CUDA_DEFER_DEPTH", "launches", 1000000ul, MOX__CUDA_DEFER_DEPTH,
+                            &dev->defer_depth);
+    if (st == MOX_OK)
+        st = word_setting("MOX_CUDA_EVENTS", events, 2, 0, &ev);
+    if (st == MOX_OK)
+        st = word_setting("MOX_CUDA_PDL", pdl, 3, 0, &pd);
+    if (st == MOX_OK)
+        st = word_setting("MOX_CUDA_STATS", off_on, 2, 0, &stats);
+    if (st != MOX_OK)
+        return st;
+    dev->mode = mode == 0 ? MOX__CUDA_LAUNCH_GRAPH : mode == 1 ? MOX__CUDA_LAUNCH_STREAM
+                                                              : MOX__CUDA_LAUNCH_AUTO;
+    dev->nap_min_ns = 1000ull * nap_us;
+    dev->coalesce = coalesce == 1 && dev->defer_depth != 0;
+    dev->events = ev == 0 ? MOX__CUDA_EVENTS_SPIN : MOX__CUDA_EVENTS_BLOCKING;
+    dev->pdl = pd == 1 ? MOX__CUDA_PDL_END : pd == 2 ? MOX__CUDA_PDL_START : MOX__CUDA_PDL_OFF;
+    dev->print_stats = stats == 1;
+    return MOX_OK;
 }
 
 void mox__cuda_settle_pdl(mox__cuda_dev *dev)
