@@ -214,7 +214,6 @@ MOX__I(float, mox_f32_from_bits(uint32_t bits))
  * each one's error bound. */
 MOX__I(float, mox_rsqrtf(float x))
 MOX__I(float, mox_fast_expf(float x))
-MOX__I(float, mox_fast_exp2f(float x))
 MOX__I(float, mox_fast_logf(float x))
 MOX__I(float, mox_fast_log2f(float x))
 MOX__I(float, mox_fast_log10f(float x))
