@@ -11,7 +11,7 @@
 #   OUT   logs and summary.txt (default .fresh/out)
 # Needs root (debootstrap, chroot, mounts), debootstrap (apt-get install
 # debootstrap) and a Debian mirror (MIRROR, default http://deb.debian.org/debian).
-# Takes about 15 minutes on 2 cores (most of it `make test`).
+# Takes 15 to 20 minutes on 2 cores (most of it `make test`).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd -P)"
 root="$(realpath -m "${1:-$repo/.fresh/root}")"
