@@ -33,16 +33,10 @@ static mox_status parse_uint_env(const char *name, const char *unit, unsigned lo
 {
     const char *v = getenv(name);
     *out = fallback;
-    if (!v || !*v)
+    if (!v || !*v || mox__parse_setting_uint(v, max, out))
         return MOX_OK;
-    char *end = NULL;
-    errno = 0;
-    unsigned long n = strtoul(v, &end, 10);
-    if (errno || *end || v[0] == '-' || n > max)
-        return mox__raise(MOX_ERR_CONFIG, "%s must be a number of %s (0 to %lu), not '%s'", name,
-                          unit, max, v);
-    *out = (uint32_t)n;
-    return MOX_OK;
+    return mox__raise(MOX_ERR_CONFIG, "%s must be a number of %s (0 to %lu), not '%s'", name, unit,
+                      max, v);
 }
 
 static mox_status open_backend(mox_backend which, const mox__backend_config *cfg, mox_device *dev)

@@ -7,7 +7,6 @@
  * loaded and the device chosen: cuda_api.c, cuda_enumerate.c.) */
 #include "cuda/cuda_internal.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,16 +38,10 @@ static mox_status number_setting(const char *name, const char *unit, unsigned lo
 {
     const char *v = getenv(name);
     *out = fallback;
-    if (!v || !v[0])
+    if (!v || !v[0] || mox__parse_setting_uint(v, max, out))
         return MOX_OK;
-    char *end = NULL;
-    errno = 0;
-    unsigned long n = strtoul(v, &end, 10);
-    if (errno || *end || v[0] == '-' || v[0] == '+' || n > max)
-        return mox__cuda_error(MOX_ERR_CONFIG, "%s must be a number of %s (0 to %lu), not '%.40s'",
-                               name, unit, max, v);
-    *out = (uint32_t)n;
-    return MOX_OK;
+    return mox__cuda_error(MOX_ERR_CONFIG, "%s must be a number of %s (0 to %lu), not '%.40s'", name,
+                           unit, max, v);
 }
 
 mox_status mox__cuda_read_settings(mox__cuda_dev *dev)

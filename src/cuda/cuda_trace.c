@@ -68,9 +68,10 @@ void mox__cuda_trace_finish(mox__cuda_dev *dev, mox__cuda_group *g)
 {
     const mox__cuda_api *api = dev->api;
     float a = 0.0f, b = 0.0f;
-    if (g->trace_start && g->launched)
+    bool timed = g->trace_start && g->launched;
+    if (timed)
         api->cuCtxSetCurrent(dev->ctx); /* the finishing thread's may be another device's */
-    if (g->trace_start && g->launched &&
+    if (timed &&
         api->cuEventElapsedTime(&a, dev->trace_epoch, g->trace_start) == CUDA_SUCCESS &&
         api->cuEventElapsedTime(&b, dev->trace_epoch, g->trace_end) == CUDA_SUCCESS) {
         uint64_t start = on_trace_clock(dev, a), end = on_trace_clock(dev, b);

@@ -120,11 +120,13 @@
 #ifndef MOX_HAL_H
 #define MOX_HAL_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include <mox/kernel_abi.h>
 #include <mox/launch.h>
@@ -444,5 +446,20 @@ mox_error *mox__error_new(mox_status code, const char *fmt, ...)
  * convention) becomes the thread's name as tools show it (top -H, gdb,
  * /proc/<pid>/task/<tid>/comm). */
 void mox__thread_mark_runtime(const char *name);
+
+/* A setting's text as a whole decimal number of at most `max`: false for a
+ * sign, anything after the digits, or a value beyond `max`. The core's and
+ * the backends' numeric settings read theirs with it and name the setting
+ * in their own MOX_ERR_CONFIG message. */
+static inline bool mox__parse_setting_uint(const char *text, unsigned long max, uint32_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long n = strtoul(text, &end, 10);
+    if (errno || end == text || *end || text[0] == '-' || text[0] == '+' || n > max)
+        return false;
+    *out = (uint32_t)n;
+    return true;
+}
 
 #endif
