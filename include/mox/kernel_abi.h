@@ -13,8 +13,9 @@
  *
  * CUDA: every generated entry `mox_entry_<kernel>` takes a mox_gate first,
  * then the kernel's parameters (buffers as device pointers, values by value).
- * In sm_90+ code an entry starts with griddepcontrol.wait, and the module's
- * `mox__grid_wait_entries` (unsigned int) reads 1 (mox/kernel_cuda.h).
+ * In sm_90+ code every entry starts with griddepcontrol.wait, and the
+ * module's `mox__grid_wait_entries` (unsigned int) reads 2 (1 in modules
+ * whose entries without the gate check lack it; mox/kernel_cuda.h).
  */
 #ifndef MOX_KERNEL_ABI_H
 #define MOX_KERNEL_ABI_H
@@ -136,11 +137,12 @@ typedef struct mox_cpu_module_entry {
 
 /* Every kernel also has mox_entry_<kernel> + this suffix (and + this
  * suffix + MOX_ENTRY_NOALIAS_SUFFIX where a no-alias entry exists): the same
- * entry without the gate check, and so without the grid-dependency wait the
- * check starts with. The runtime launches it when no failure can reach the
- * launch (its gate would have no dependency) and programmatic dependent
- * launch is off (MOX_CUDA_PDL), so that such a launch runs the kernel's body
- * alone. It still publishes the gate for mox_fail. */
+ * entry without the gate check: on sm_90+ it starts with the grid-dependency
+ * wait alone, then runs the kernel's body. The runtime launches it when no
+ * failure can reach the launch (its gate would have no dependency); with
+ * programmatic dependent launch on (MOX_CUDA_PDL) only from modules whose
+ * marker says these entries wait too (mox/kernel_cuda.h). It still
+ * publishes the gate for mox_fail. */
 #define MOX_ENTRY_UNGATED_SUFFIX "__ungated"
 
 /* First parameter of every generated CUDA entry. `status` is a device array

@@ -300,19 +300,22 @@ MOX__FN(float) mox_f16_to_f32(mox_f16 h) {
  * mox_fail is reachable. */
 
 /* ---- programmatic dependent launch ----
- * On sm_90 and later every generated entry starts with griddepcontrol.wait:
- * it returns once every grid this one depends on programmatically has
- * completed and its memory is visible (at once when the launch has no such
- * dependency). Nothing of the entry runs before it, so the runtime may
- * start a dependent grid before its predecessors end (a CUDA graph edge of
- * type CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC, docs/cuda-backend.md) without
- * the dependent seeing a predecessor's writes half done. The marker
- * mox__grid_wait_entries tells the runtime that the code the driver loaded
- * for this GPU has the wait: 1 in sm_90+ code, 0 in code for older GPUs
- * (and in PTX for them that the driver would JIT); modules built before the
- * wait existed lack the marker. The runtime reads it at module load. */
+ * On sm_90 and later every generated entry, with the gate check or without
+ * it, starts with griddepcontrol.wait: it returns once every grid this one
+ * depends on programmatically has completed and its memory is visible (at
+ * once when the launch has no such dependency). Nothing of the entry runs
+ * before it, so the runtime may start a dependent grid before its
+ * predecessors end (a CUDA graph edge of type
+ * CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC, docs/cuda-backend.md) without the
+ * dependent seeing a predecessor's writes half done. The marker
+ * mox__grid_wait_entries tells the runtime which entries of the code the
+ * driver loaded for this GPU have the wait: 2 in sm_90+ code (all of them),
+ * 0 in code for older GPUs (and in PTX for them that the driver would JIT);
+ * 1 in sm_90+ modules built before the entries without the gate check had
+ * it (only the gated entries wait); modules built before the wait existed
+ * lack the marker. The runtime reads it at module load. */
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define MOX__GRID_WAIT_ENTRIES 1u
+#define MOX__GRID_WAIT_ENTRIES 2u
 #else
 #define MOX__GRID_WAIT_ENTRIES 0u
 #endif

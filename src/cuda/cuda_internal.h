@@ -94,7 +94,8 @@ typedef struct mox__cuda_kernel {
     CUfunction fn;
     CUfunction fn_noalias;  /* mox_entry_<kernel>__noalias, or NULL (no read buffers, older artifact) */
     /* The same two without the gate check (MOX_ENTRY_UNGATED_SUFFIX), or
-     * NULL: older artifact, or MOX_CUDA_PDL on (they lack the grid wait). */
+     * NULL: older artifact, or MOX_CUDA_PDL on and a module whose entries
+     * without the check lack the grid wait (its marker reads 1). */
     CUfunction fn_ungated, fn_ungated_noalias;
     char name[96];
     uint32_t max_threads;   /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK */

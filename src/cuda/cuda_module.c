@@ -81,10 +81,10 @@ static mox_status load_variant(mox__cuda_dev *dev, CUmodule module, const mox_ab
 }
 
 /* The no-alias entry of a kernel with read buffers, and the entries
- * without the gate check (not with MOX_CUDA_PDL on: they do not wait for
- * programmatic dependencies). */
+ * without the gate check; with MOX_CUDA_PDL on only where they wait for
+ * programmatic dependencies too (`grid_wait` reads 2: module_grid_wait). */
 static mox_status load_variants(mox__cuda_dev *dev, CUmodule module, const mox_abi_kernel *ak, uint64_t need,
-                                mox__cuda_kernel *k)
+                                unsigned grid_wait, mox__cuda_kernel *k)
 {
     bool reads = false;
     for (size_t p = 0; p < ak->param_count; p++)
@@ -92,7 +92,7 @@ static mox_status load_variants(mox__cuda_dev *dev, CUmodule module, const mox_a
     mox_status st = MOX_OK;
     if (reads)
         st = load_variant(dev, module, ak, need, k, MOX_ENTRY_NOALIAS_SUFFIX, &k->fn_noalias);
-    if (st != MOX_OK || dev->pdl != MOX__CUDA_PDL_OFF)
+    if (st != MOX_OK || (dev->pdl != MOX__CUDA_PDL_OFF && grid_wait < 2u))
         return st;
     st = load_variant(dev, module, ak, need, k, MOX_ENTRY_UNGATED_SUFFIX, &k->fn_ungated);
     if (st == MOX_OK && k->fn_noalias)
@@ -101,21 +101,22 @@ static mox_status load_variants(mox__cuda_dev *dev, CUmodule module, const mox_a
     return st;
 }
 
-/* Whether the code loaded for this GPU starts every entry with
- * griddepcontrol.wait (mox/kernel_cuda.h's marker reads 1), so that graph
- * edges into its kernels may be programmatic. Asked only with MOX_CUDA_PDL
- * on; a module without the marker (built before it existed) or a failing
- * query means no. */
-static bool module_waits_grid(mox__cuda_dev *dev, CUmodule module)
+/* Which entries of the code loaded for this GPU start with
+ * griddepcontrol.wait (mox/kernel_cuda.h's marker), so that graph edges
+ * into their kernels may be programmatic: 2 every entry, 1 the gated ones
+ * only (a module built before the entries without the gate check had it),
+ * 0 none. Asked only with MOX_CUDA_PDL on; a module without the marker
+ * (built before it existed), a failing query or an unknown value means 0. */
+static unsigned module_grid_wait(mox__cuda_dev *dev, CUmodule module)
 {
     if (dev->pdl == MOX__CUDA_PDL_OFF)
-        return false;
+        return 0;
     CUdeviceptr marker = 0;
     size_t bytes = 0;
     unsigned int value = 0;
-    return dev->api->cuModuleGetGlobal(&marker, &bytes, module, "mox__grid_wait_entries") == CUDA_SUCCESS &&
-           bytes == sizeof value && dev->api->cuMemcpyDtoH(&value, marker, sizeof value) == CUDA_SUCCESS &&
-           value == 1u;
+    bool read = dev->api->cuModuleGetGlobal(&marker, &bytes, module, "mox__grid_wait_entries") == CUDA_SUCCESS &&
+                bytes == sizeof value && dev->api->cuMemcpyDtoH(&value, marker, sizeof value) == CUDA_SUCCESS;
+    return read && value <= 2u ? value : 0;
 }
 
 mox_status mox__cuda_module_load(mox__cuda_dev *dev, const void *image, size_t size,
@@ -148,11 +149,11 @@ mox_status mox__cuda_module_load(mox__cuda_dev *dev, const void *image, size_t s
         mox__free(m);
         return st;
     }
-    bool grid_wait = module_waits_grid(dev, m->module);
+    unsigned grid_wait = module_grid_wait(dev, m->module);
     for (uint32_t i = 0; i < count; i++) {
         const mox_abi_kernel *ak = &abi->kernels[i];
         char sym[160];
-        k[i].grid_wait = grid_wait;
+        k[i].grid_wait = grid_wait >= 1u;
         snprintf(k[i].name, sizeof k[i].name, "%s", ak->name);
         snprintf(sym, sizeof sym, "mox_entry_%s", ak->name);
         if (ak->param_count > MOX_MAX_PARAMS) {
@@ -197,7 +198,7 @@ mox_status mox__cuda_module_load(mox__cuda_dev *dev, const void *image, size_t s
                                  dev->limits.shared_per_block);
             goto fail;
         }
-        st = load_variants(dev, m->module, ak, need, &k[i]);
+        st = load_variants(dev, m->module, ak, need, grid_wait, &k[i]);
         if (st == MOX_OK)
             st = allow_dynamic_shared(dev, ak, &k[i]);
         if (st != MOX_OK)

@@ -38,7 +38,8 @@ static __device__ void bt_maybe_fail(float *out, uint32_t code, uint32_t spin)
 }
 
 /* The three above get both entries moxc writes: gated, and without the
- * gate check (MOX_ENTRY_UNGATED_SUFFIX) for launches no failure can reach. */
+ * gate check (MOX_ENTRY_UNGATED_SUFFIX) for launches no failure can reach;
+ * both start with the wait for programmatic dependencies. */
 #define BT_ENTRIES(bounds, name, publish, params, args)                                           \
     extern "C" __global__ void bounds mox_entry_##name(mox_gate g, MOX__EXPAND params)           \
     {                                                                                             \
@@ -50,6 +51,7 @@ static __device__ void bt_maybe_fail(float *out, uint32_t code, uint32_t spin)
     }                                                                                             \
     extern "C" __global__ void bounds mox_entry_##name##__ungated(mox_gate g, MOX__EXPAND params) \
     {                                                                                             \
+        mox__grid_dependency_wait();                                                              \
         publish;                                                                                  \
         name args;                                                                                \
         mox__gate_leave(&g);                                                                      \

@@ -339,10 +339,11 @@ CUresult cuModuleLoadData(CUmodule *m, const void *image)
     return *m ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-/* The module's mox__grid_wait_entries marker (mox/kernel_cuda.h): 1, as in
- * sm_90 code of the current header; MOX_SIM_GRID_WAIT=0 makes it read 0
+/* The module's mox__grid_wait_entries marker (mox/kernel_cuda.h): 2, as in
+ * sm_90 code of the current header; MOX_SIM_GRID_WAIT=1 makes it read 1
+ * (a module whose entries without the gate check lack the wait), =0 read 0
  * (code for older GPUs), =absent leaves it out (a module built before it). */
-static const unsigned int sim_grid_wait_markers[2] = {0u, 1u};
+static const unsigned int sim_grid_wait_markers[3] = {0u, 1u, 2u};
 
 EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule m, const char *name);
 CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule m, const char *name)
@@ -352,7 +353,8 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule m, cons
         return CUDA_ERROR_INVALID_VALUE;
     if (strcmp(name, "mox__grid_wait_entries") != 0 || (v && strcmp(v, "absent") == 0))
         return CUDA_ERROR_NOT_FOUND;
-    const unsigned int *marker = &sim_grid_wait_markers[v && strcmp(v, "0") == 0 ? 0 : 1];
+    size_t which = !v || (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) ? 2 : (size_t)(v[0] - '0');
+    const unsigned int *marker = &sim_grid_wait_markers[which];
     if (dptr)
         *dptr = (CUdeviceptr)(uintptr_t)marker;
     if (bytes)

@@ -2,8 +2,10 @@
  * docs/cuda-backend.md): with it on, graph edges into kernels whose module
  * carries the grid-wait marker are programmatic (counted by the backend's
  * programmatic_edges counter), from the port the setting names; results and
- * failure gating stay what they are without it. Off by default; a module
- * without the marker, or whose marker reads 0, gets ordinary edges; a driver
+ * failure gating stay what they are without it, and the entries without the
+ * gate check run where the marker says they wait too (2). Off by default; a
+ * module whose marker reads 1 keeps the gated entries; one without the
+ * marker, or whose marker reads 0, gets ordinary edges; a driver
  * that refuses programmatic edges, at adding or at instantiating, gets
  * ordinary ones and the setting turns off for the device; a bad value is
  * MOX_ERR_CONFIG. Cases that steer the simulated driver (MOX_SIM_*) run on
@@ -114,9 +116,10 @@ static void start_makes_the_dependent_edge_programmatic(void **state)
         run_two_stage(); /* the cached graph: no new edges */
     assert_int_equal(edges(), 1);
     assert_false(atomic_load(&F.dev->pdl_refused));
-    /* The entries without the gate check lack the wait: not loaded. */
-    assert_null(F.mod->kernels[FX_FINISH].fn_ungated);
-    assert_int_equal(atomic_load(&F.dev->stats.ungated_nodes), 0);
+    /* The entries without the gate check wait too (the marker reads 2):
+     * nothing in it can fail, so both nodes run them. */
+    assert_non_null(F.mod->kernels[FX_FINISH].fn_ungated);
+    assert_int_equal(atomic_load(&F.dev->stats.ungated_nodes), 2);
 }
 
 static void end_makes_the_dependent_edge_programmatic(void **state)
@@ -194,6 +197,17 @@ static void a_module_without_the_marker_gets_ordinary_edges(void **state)
     assert_int_equal(edges(), 0);
 }
 
+/* A module whose entries without the gate check lack the wait (built
+ * before they had it): programmatic edges, into gated entries only. */
+static void a_marker_reading_one_keeps_the_gated_entries(void **state)
+{
+    (void)state;
+    sim_case("MOX_SIM_GRID_WAIT", "1");
+    assert_int_equal(edges(), 1);
+    assert_null(F.mod->kernels[FX_FINISH].fn_ungated);
+    assert_int_equal(atomic_load(&F.dev->stats.ungated_nodes), 0);
+}
+
 static void a_marker_reading_zero_gets_ordinary_edges(void **state)
 {
     (void)state;
@@ -241,6 +255,7 @@ int main(void)
         cmocka_unit_test_teardown(off_when_set_off, teardown),
         cmocka_unit_test_teardown(gating_follows_a_failure_across_a_programmatic_edge, teardown),
         cmocka_unit_test_teardown(a_module_without_the_marker_gets_ordinary_edges, teardown),
+        cmocka_unit_test_teardown(a_marker_reading_one_keeps_the_gated_entries, teardown),
         cmocka_unit_test_teardown(a_marker_reading_zero_gets_ordinary_edges, teardown),
         cmocka_unit_test_teardown(refused_edges_become_ordinary_ones, teardown),
         cmocka_unit_test_teardown(a_refused_instantiation_rebuilds_the_graph_without_them, teardown),

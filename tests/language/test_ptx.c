@@ -174,10 +174,10 @@ static void test_noalias_entries(void **state)
 
 /* Every kernel has entries without the gate check (__ungated, and
  * __ungated__noalias where a no-alias entry exists), which the runtime
- * runs where no failure can reach a launch: no grid-dependency wait and no
- * call of the gate's rare path, while the gated entries start with the
- * wait (compute_90); the no-alias one still loads through the read-only
- * path. */
+ * runs where no failure can reach a launch: no read of a status word and
+ * no call of the gate's rare path, but, like the gated entries, the
+ * grid-dependency wait (compute_90); the no-alias one still loads through
+ * the read-only path. */
 static void test_ungated_entries(void **state)
 {
     const char *ptx = *state;
@@ -189,10 +189,14 @@ static void test_ungated_entries(void **state)
         char name[96];
         if (!has_text(ptx, cases[i].kernel, "griddepcontrol.wait"))
             fail_msg("the gated entry of %s does not wait for the grid's dependencies", cases[i].kernel);
+        if (!has_text(ptx, cases[i].kernel, "ld.global.nc.u32")) /* its one inline dependency's status */
+            fail_msg("the gated entry of %s reads no status word", cases[i].kernel);
         for (int noalias = 0; noalias <= (cases[i].load != NULL); noalias++) {
             snprintf(name, sizeof name, "%s__ungated%s", cases[i].kernel, noalias ? "__noalias" : "");
-            if (has_text(ptx, name, "griddepcontrol.wait") || has_text(ptx, name, "mox__gate_enter_rare"))
+            if (has_text(ptx, name, "mox__gate_enter_rare") || has_text(ptx, name, "ld.global.nc.u32"))
                 fail_msg("entry %s checks the gate", name);
+            if (!has_text(ptx, name, "griddepcontrol.wait"))
+                fail_msg("entry %s does not wait for the grid's dependencies", name);
             if (noalias && !has_text(ptx, name, cases[i].load))
                 fail_msg("entry %s has no %s", name, cases[i].load);
         }

@@ -102,8 +102,8 @@ static void put_entry_comment(moxc_buf *b, bool noalias, bool gated)
         moxc_buf_put(b, "\n/* The runtime launches this one when no written buffer of the launch is\n"
                         " * also another of its arguments: every pointer is __restrict__. */");
     if (!gated)
-        moxc_buf_put(b, "\n/* Without the gate check (and the grid-dependency wait that comes with it):\n"
-                        " * for launches no failure can reach (MOX_CUDA_PDL off). */");
+        moxc_buf_put(b, "\n/* Without the gate check (the grid-dependency wait alone): for launches\n"
+                        " * no failure can reach. */");
 }
 
 static void put_entry(moxc_buf *b, const moxc_module *module, size_t index, bool noalias, bool gated)
@@ -138,8 +138,12 @@ static void put_entry(moxc_buf *b, const moxc_module *module, size_t index, bool
         for (int a = 0; a < 3; ++a)
             moxc_buf_printf(b, "    __builtin_assume(threadIdx.%c < %uu);\n", axis[a], k->required_block[a]);
     }
+    /* Both start with the wait for programmatic dependencies (a no-op on
+     * GPUs before sm_90); the gated one inside mox__gate_enter. */
     if (gated)
         moxc_buf_put(b, "    if (mox__gate_enter(&mox__gate))\n        return;\n");
+    else
+        moxc_buf_put(b, "    mox__grid_dependency_wait();\n");
     /* mox_fail, possibly deep in a helper, cannot see the parameter: it
      * finds the gate in block-shared memory (mox/kernel_cuda.h). */
     if (k->features & MOX_KFEAT_FAIL)

@@ -96,8 +96,8 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_scale__noalias(mox_g
     mox__gate_leave(&mox__gate);
 }
 
-/* Without the gate check (and the grid-dependency wait that comes with it):
- * for launches no failure can reach (MOX_CUDA_PDL off). */
+/* Without the gate check (the grid-dependency wait alone): for launches
+ * no failure can reach. */
 extern "C" __global__ void __launch_bounds__(256) mox_entry_scale__ungated(mox_gate mox__gate, const float *mox__p0, float *mox__p1, uint32_t mox__p2)
 {
     __builtin_assume(blockDim.x == 256u);
@@ -106,14 +106,15 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_scale__ungated(mox_g
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    mox__grid_dependency_wait();
     scale(mox__p0, mox__p1, mox__p2);
     mox__gate_leave(&mox__gate);
 }
 
 /* The runtime launches this one when no written buffer of the launch is
  * also another of its arguments: every pointer is __restrict__. */
-/* Without the gate check (and the grid-dependency wait that comes with it):
- * for launches no failure can reach (MOX_CUDA_PDL off). */
+/* Without the gate check (the grid-dependency wait alone): for launches
+ * no failure can reach. */
 extern "C" __global__ void __launch_bounds__(256) mox_entry_scale__ungated__noalias(mox_gate mox__gate, const float *__restrict__ mox__p0, float *__restrict__ mox__p1, uint32_t mox__p2)
 {
     __builtin_assume(blockDim.x == 256u);
@@ -122,6 +123,7 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_scale__ungated__noal
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    mox__grid_dependency_wait();
     scale(mox__p0, mox__p1, mox__p2);
     mox__gate_leave(&mox__gate);
 }
@@ -135,10 +137,11 @@ extern "C" __global__ void mox_entry_integrate(mox_gate mox__gate, Particle *mox
     mox__gate_leave(&mox__gate);
 }
 
-/* Without the gate check (and the grid-dependency wait that comes with it):
- * for launches no failure can reach (MOX_CUDA_PDL off). */
+/* Without the gate check (the grid-dependency wait alone): for launches
+ * no failure can reach. */
 extern "C" __global__ void mox_entry_integrate__ungated(mox_gate mox__gate, Particle *mox__p0, Config mox__p1, mox_f16 mox__p2, mox_atomic_u32 *mox__p3)
 {
+    mox__grid_dependency_wait();
     MOX__GATE_PUBLISH(&mox__gate);
     integrate(mox__p0, mox__p1, mox__p2, mox__p3);
     mox__gate_leave(&mox__gate);
@@ -174,8 +177,8 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_tile__noalias(mox_ga
     mox__gate_leave(&mox__gate);
 }
 
-/* Without the gate check (and the grid-dependency wait that comes with it):
- * for launches no failure can reach (MOX_CUDA_PDL off). */
+/* Without the gate check (the grid-dependency wait alone): for launches
+ * no failure can reach. */
 extern "C" __global__ void __launch_bounds__(256) mox_entry_tile__ungated(mox_gate mox__gate, const float *mox__p0, float *mox__p1, int8_t mox__p2)
 {
     __builtin_assume(blockDim.x == 16u);
@@ -184,14 +187,15 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_tile__ungated(mox_ga
     __builtin_assume(threadIdx.x < 16u);
     __builtin_assume(threadIdx.y < 16u);
     __builtin_assume(threadIdx.z < 1u);
+    mox__grid_dependency_wait();
     tile(mox__p0, mox__p1, mox__p2);
     mox__gate_leave(&mox__gate);
 }
 
 /* The runtime launches this one when no written buffer of the launch is
  * also another of its arguments: every pointer is __restrict__. */
-/* Without the gate check (and the grid-dependency wait that comes with it):
- * for launches no failure can reach (MOX_CUDA_PDL off). */
+/* Without the gate check (the grid-dependency wait alone): for launches
+ * no failure can reach. */
 extern "C" __global__ void __launch_bounds__(256) mox_entry_tile__ungated__noalias(mox_gate mox__gate, const float *__restrict__ mox__p0, float *__restrict__ mox__p1, int8_t mox__p2)
 {
     __builtin_assume(blockDim.x == 16u);
@@ -200,6 +204,7 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_tile__ungated__noali
     __builtin_assume(threadIdx.x < 16u);
     __builtin_assume(threadIdx.y < 16u);
     __builtin_assume(threadIdx.z < 1u);
+    mox__grid_dependency_wait();
     tile(mox__p0, mox__p1, mox__p2);
     mox__gate_leave(&mox__gate);
 }
@@ -212,10 +217,11 @@ extern "C" __global__ void mox_entry_noop(mox_gate mox__gate)
     mox__gate_leave(&mox__gate);
 }
 
-/* Without the gate check (and the grid-dependency wait that comes with it):
- * for launches no failure can reach (MOX_CUDA_PDL off). */
+/* Without the gate check (the grid-dependency wait alone): for launches
+ * no failure can reach. */
 extern "C" __global__ void mox_entry_noop__ungated(mox_gate mox__gate)
 {
+    mox__grid_dependency_wait();
     noop();
     mox__gate_leave(&mox__gate);
 }

@@ -52,20 +52,22 @@ extern "C" __global__ void mox_entry_vec_scale__noalias(mox_gate mox__gate, cons
     mox__gate_leave(&mox__gate);
 }
 
-/* Without the gate check (and the grid-dependency wait that comes with it):
- * for launches no failure can reach (MOX_CUDA_PDL off). */
+/* Without the gate check (the grid-dependency wait alone): for launches
+ * no failure can reach. */
 extern "C" __global__ void mox_entry_vec_scale__ungated(mox_gate mox__gate, const mox_float4 *mox__p0, mox_float4 *mox__p1, mox_float2 mox__p2, uint32_t mox__p3)
 {
+    mox__grid_dependency_wait();
     vec_scale(mox__p0, mox__p1, mox__p2, mox__p3);
     mox__gate_leave(&mox__gate);
 }
 
 /* The runtime launches this one when no written buffer of the launch is
  * also another of its arguments: every pointer is __restrict__. */
-/* Without the gate check (and the grid-dependency wait that comes with it):
- * for launches no failure can reach (MOX_CUDA_PDL off). */
+/* Without the gate check (the grid-dependency wait alone): for launches
+ * no failure can reach. */
 extern "C" __global__ void mox_entry_vec_scale__ungated__noalias(mox_gate mox__gate, const mox_float4 *__restrict__ mox__p0, mox_float4 *__restrict__ mox__p1, mox_float2 mox__p2, uint32_t mox__p3)
 {
+    mox__grid_dependency_wait();
     vec_scale(mox__p0, mox__p1, mox__p2, mox__p3);
     mox__gate_leave(&mox__gate);
 }
@@ -92,8 +94,8 @@ extern "C" __global__ void __launch_bounds__(64) mox_entry_particles(mox_gate mo
     mox__gate_leave(&mox__gate);
 }
 
-/* Without the gate check (and the grid-dependency wait that comes with it):
- * for launches no failure can reach (MOX_CUDA_PDL off). */
+/* Without the gate check (the grid-dependency wait alone): for launches
+ * no failure can reach. */
 extern "C" __global__ void __launch_bounds__(64) mox_entry_particles__ungated(mox_gate mox__gate, Particle4 *mox__p0, mox_half2 mox__p1, mox_uint4 mox__p2, const __grid_constant__ mox__table_particles_3 mox__p3, const __grid_constant__ mox__table_particles_4 mox__p4)
 {
     __builtin_assume(blockDim.x == 64u);
@@ -102,6 +104,7 @@ extern "C" __global__ void __launch_bounds__(64) mox_entry_particles__ungated(mo
     __builtin_assume(threadIdx.x < 64u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
+    mox__grid_dependency_wait();
     particles(mox__p0, mox__p1, mox__p2, mox__p3.v, mox__p4.v);
     mox__gate_leave(&mox__gate);
 }
@@ -124,20 +127,22 @@ extern "C" __global__ void mox_entry_reverse__noalias(mox_gate mox__gate, const 
     mox__gate_leave(&mox__gate);
 }
 
-/* Without the gate check (and the grid-dependency wait that comes with it):
- * for launches no failure can reach (MOX_CUDA_PDL off). */
+/* Without the gate check (the grid-dependency wait alone): for launches
+ * no failure can reach. */
 extern "C" __global__ void mox_entry_reverse__ungated(mox_gate mox__gate, const float *mox__p0, float *mox__p1)
 {
+    mox__grid_dependency_wait();
     reverse(mox__p0, mox__p1);
     mox__gate_leave(&mox__gate);
 }
 
 /* The runtime launches this one when no written buffer of the launch is
  * also another of its arguments: every pointer is __restrict__. */
-/* Without the gate check (and the grid-dependency wait that comes with it):
- * for launches no failure can reach (MOX_CUDA_PDL off). */
+/* Without the gate check (the grid-dependency wait alone): for launches
+ * no failure can reach. */
 extern "C" __global__ void mox_entry_reverse__ungated__noalias(mox_gate mox__gate, const float *__restrict__ mox__p0, float *__restrict__ mox__p1)
 {
+    mox__grid_dependency_wait();
     reverse(mox__p0, mox__p1);
     mox__gate_leave(&mox__gate);
 }
