@@ -145,6 +145,14 @@ typedef struct mox_cpu_module_entry {
  * publishes the gate for mox_fail. */
 #define MOX_ENTRY_UNGATED_SUFFIX "__ungated"
 
+/* What a module's marker mox__grid_wait_entries says (mox/kernel_cuda.h):
+ * no entry waits for programmatic grid dependencies (code for GPUs before
+ * sm_90), only the gated entries do (sm_90+ modules built before the
+ * entries without the gate check had the wait), or every entry does. */
+#define MOX__GRID_WAIT_NONE 0u
+#define MOX__GRID_WAIT_GATED 1u
+#define MOX__GRID_WAIT_ALL 2u
+
 /* First parameter of every generated CUDA entry. `status` is a device array
  * of 2 words per status slot (state, fail code), zeroed before a slot is
  * used. An entry first checks the state of each dependency's slot: if any

@@ -315,9 +315,9 @@ MOX__FN(float) mox_f16_to_f32(mox_f16 h) {
  * it (only the gated entries wait); modules built before the wait existed
  * lack the marker. The runtime reads it at module load. */
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define MOX__GRID_WAIT_ENTRIES 2u
+#define MOX__GRID_WAIT_ENTRIES MOX__GRID_WAIT_ALL
 #else
-#define MOX__GRID_WAIT_ENTRIES 0u
+#define MOX__GRID_WAIT_ENTRIES MOX__GRID_WAIT_NONE
 #endif
 extern "C" {
 __device__ unsigned int mox__grid_wait_entries = MOX__GRID_WAIT_ENTRIES;

@@ -82,7 +82,7 @@ static mox_status load_variant(mox__cuda_dev *dev, CUmodule module, const mox_ab
 
 /* The no-alias entry of a kernel with read buffers, and the entries
  * without the gate check; with MOX_CUDA_PDL on only where they wait for
- * programmatic dependencies too (`grid_wait` reads 2: module_grid_wait). */
+ * programmatic dependencies too (`grid_wait` is MOX__GRID_WAIT_ALL). */
 static mox_status load_variants(mox__cuda_dev *dev, CUmodule module, const mox_abi_kernel *ak, uint64_t need,
                                 unsigned grid_wait, mox__cuda_kernel *k)
 {
@@ -92,7 +92,7 @@ static mox_status load_variants(mox__cuda_dev *dev, CUmodule module, const mox_a
     mox_status st = MOX_OK;
     if (reads)
         st = load_variant(dev, module, ak, need, k, MOX_ENTRY_NOALIAS_SUFFIX, &k->fn_noalias);
-    if (st != MOX_OK || (dev->pdl != MOX__CUDA_PDL_OFF && grid_wait < 2u))
+    if (st != MOX_OK || (dev->pdl != MOX__CUDA_PDL_OFF && grid_wait != MOX__GRID_WAIT_ALL))
         return st;
     st = load_variant(dev, module, ak, need, k, MOX_ENTRY_UNGATED_SUFFIX, &k->fn_ungated);
     if (st == MOX_OK && k->fn_noalias)
@@ -103,20 +103,19 @@ static mox_status load_variants(mox__cuda_dev *dev, CUmodule module, const mox_a
 
 /* Which entries of the code loaded for this GPU start with
  * griddepcontrol.wait (mox/kernel_cuda.h's marker), so that graph edges
- * into their kernels may be programmatic: 2 every entry, 1 the gated ones
- * only (a module built before the entries without the gate check had it),
- * 0 none. Asked only with MOX_CUDA_PDL on; a module without the marker
- * (built before it existed), a failing query or an unknown value means 0. */
+ * into their kernels may be programmatic (MOX__GRID_WAIT_*, kernel_abi.h).
+ * Asked only with MOX_CUDA_PDL on; a module without the marker (built
+ * before it existed), a failing query or an unknown value means none. */
 static unsigned module_grid_wait(mox__cuda_dev *dev, CUmodule module)
 {
     if (dev->pdl == MOX__CUDA_PDL_OFF)
-        return 0;
+        return MOX__GRID_WAIT_NONE;
     CUdeviceptr marker = 0;
     size_t bytes = 0;
     unsigned int value = 0;
     bool read = dev->api->cuModuleGetGlobal(&marker, &bytes, module, "mox__grid_wait_entries") == CUDA_SUCCESS &&
                 bytes == sizeof value && dev->api->cuMemcpyDtoH(&value, marker, sizeof value) == CUDA_SUCCESS;
-    return read && value <= 2u ? value : 0;
+    return read && value <= MOX__GRID_WAIT_ALL ? value : MOX__GRID_WAIT_NONE;
 }
 
 mox_status mox__cuda_module_load(mox__cuda_dev *dev, const void *image, size_t size,
@@ -153,7 +152,7 @@ mox_status mox__cuda_module_load(mox__cuda_dev *dev, const void *image, size_t s
     for (uint32_t i = 0; i < count; i++) {
         const mox_abi_kernel *ak = &abi->kernels[i];
         char sym[160];
-        k[i].grid_wait = grid_wait >= 1u;
+        k[i].grid_wait = grid_wait != MOX__GRID_WAIT_NONE;
         snprintf(k[i].name, sizeof k[i].name, "%s", ak->name);
         snprintf(sym, sizeof sym, "mox_entry_%s", ak->name);
         if (ak->param_count > MOX_MAX_PARAMS) {

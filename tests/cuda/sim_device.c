@@ -343,7 +343,8 @@ CUresult cuModuleLoadData(CUmodule *m, const void *image)
  * sm_90 code of the current header; MOX_SIM_GRID_WAIT=1 makes it read 1
  * (a module whose entries without the gate check lack the wait), =0 read 0
  * (code for older GPUs), =absent leaves it out (a module built before it). */
-static const unsigned int sim_grid_wait_markers[3] = {0u, 1u, 2u};
+static const unsigned int sim_grid_wait_markers[3] = {MOX__GRID_WAIT_NONE, MOX__GRID_WAIT_GATED,
+                                                      MOX__GRID_WAIT_ALL};
 
 EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule m, const char *name);
 CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule m, const char *name)
@@ -353,8 +354,11 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule m, cons
         return CUDA_ERROR_INVALID_VALUE;
     if (strcmp(name, "mox__grid_wait_entries") != 0 || (v && strcmp(v, "absent") == 0))
         return CUDA_ERROR_NOT_FOUND;
-    size_t which = !v || (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) ? 2 : (size_t)(v[0] - '0');
-    const unsigned int *marker = &sim_grid_wait_markers[which];
+    const unsigned int *marker = &sim_grid_wait_markers[MOX__GRID_WAIT_ALL];
+    if (v && strcmp(v, "0") == 0)
+        marker = &sim_grid_wait_markers[MOX__GRID_WAIT_NONE];
+    else if (v && strcmp(v, "1") == 0)
+        marker = &sim_grid_wait_markers[MOX__GRID_WAIT_GATED];
     if (dptr)
         *dptr = (CUdeviceptr)(uintptr_t)marker;
     if (bytes)
