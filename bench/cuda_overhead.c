@@ -8,7 +8,8 @@
  *     dispatch for mox, raw stream launches and a replayed raw CUDA graph;
  *  B. one launch + wait round trip: mox_op_wait vs raw launch + spin on an
  *     event (and a blocking-sync event); CPU time per round trip, and the
- *     CPU the process uses while the device is open and idle;
+ *     CPU the process uses while the device is open and idle (three
+ *     seconds in a row: right after the round trips, then settled);
  *  C. two-stage pipeline at n = 2^28: throughput vs raw (bytes read+written);
  *  D. 8 independent dispatches in one sequence vs the same 8 serialised.
  *
@@ -410,7 +411,7 @@ int main(int argc, char **argv)
     jnum("a_raw_graph_gpu_us_per_dispatch", a_graph_gpu);
 
     /* ---------- B: round trip ---------- */
-    enum { RT = 2000, RT_WARM = 200 };
+    enum { RT = 2000, RT_WARM = 200, IDLE_SECONDS = 3 };
     double *rt = malloc(RT * sizeof *rt);
     double b_mox_wall_total, b_mox_cpu, b_graph_mean, b_graph_cpu;
     double b_mox = mox_b_run(dev, RT, &b_mox_wall_total, &b_mox_cpu);
@@ -443,12 +444,20 @@ int main(int argc, char **argv)
     }
     double b_raw_block = median(rt, RT);
     double b_raw_graph = raw_graph_round_trip(&r, &s1, spin_ev, rt, RT, RT_WARM);
-    /* Idle: device open, nothing in flight, for one second. */
-    double ci = cpu_us(), mi = mox_threads_cpu_us();
-    usleep(1000000);
-    double b_idle_cpu_ms = (cpu_us() - ci) / 1e3;
-    double mo = mox_threads_cpu_us();
-    double b_idle_mox_ms = mi < 0 || mo < 0 ? -1 : (mo - mi) / 1e3;
+    /* Idle: device open, nothing in flight, three seconds one after the
+     * other. The first follows the round trips at once (the driver's
+     * threads still wind down); the third is the device left alone. */
+    double idle_cpu_ms[IDLE_SECONDS], idle_mox_ms[IDLE_SECONDS];
+    for (int s = 0; s < IDLE_SECONDS; s++) {
+        double ci = cpu_us(), mi = mox_threads_cpu_us();
+        usleep(1000000);
+        idle_cpu_ms[s] = (cpu_us() - ci) / 1e3;
+        double mo = mox_threads_cpu_us();
+        idle_mox_ms[s] = mi < 0 || mo < 0 ? -1 : (mo - mi) / 1e3;
+    }
+    double b_idle_cpu_ms = idle_cpu_ms[0], b_idle_mox_ms = idle_mox_ms[0];
+    double b_idle_settled_cpu_ms = idle_cpu_ms[IDLE_SECONDS - 1];
+    double b_idle_settled_mox_ms = idle_mox_ms[IDLE_SECONDS - 1];
     printf("B. one launch + wait round trip (us, median of %d)\n", RT);
     printf("   %-34s %8.2f   (mean %.2f, CPU %.2f us per round trip)\n", "mox_op_wait", b_mox,
            b_mox_wall_total, b_mox_cpu);
@@ -457,8 +466,14 @@ int main(int argc, char **argv)
     printf("   %-34s %8.2f\n", "raw launch + spin on event", b_raw_spin);
     printf("   %-34s %8.2f\n", "raw launch + blocking-sync event", b_raw_block);
     printf("   %-34s %8.2f\n", "raw one-node graph + spin on event", b_raw_graph);
-    printf("   %-34s %8.2f ms CPU in 1 s (mox's threads %.2f)\n\n", "idle device (mox open)",
+    printf("   %-34s %8.2f ms CPU in 1 s (mox's threads %.2f)\n", "idle device (mox open)",
            b_idle_cpu_ms, b_idle_mox_ms);
+    printf("   %-34s %8.2f ms CPU in 1 s (mox's threads %.2f; seconds 1-%d: %.2f",
+           "idle device, third second", b_idle_settled_cpu_ms, b_idle_settled_mox_ms, IDLE_SECONDS,
+           idle_cpu_ms[0]);
+    for (int s = 1; s < IDLE_SECONDS; s++)
+        printf(" %.2f", idle_cpu_ms[s]);
+    printf(")\n\n");
     jnum("b_mox_round_trip_us", b_mox);
     jnum("b_mox_round_trip_mean_us", b_mox_wall_total);
     jnum("b_mox_cpu_us_per_round_trip", b_mox_cpu);
@@ -468,6 +483,8 @@ int main(int argc, char **argv)
     jnum("b_raw_graph_spin_round_trip_us", b_raw_graph);
     jnum("b_idle_cpu_ms_per_s", b_idle_cpu_ms);
     jnum("b_idle_mox_threads_cpu_ms_per_s", b_idle_mox_ms);
+    jnum("b_idle_settled_cpu_ms_per_s", b_idle_settled_cpu_ms);
+    jnum("b_idle_settled_mox_threads_cpu_ms_per_s", b_idle_settled_mox_ms);
     free(rt);
 
     /* ---------- C: throughput at n = 2^28 ---------- */
