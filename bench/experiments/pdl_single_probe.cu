@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <algorithm>
 #include <vector>
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("FAIL %s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(1);} } while (0)
@@ -89,6 +91,14 @@ int main(int argc, char **argv) {
              median(launch), median(single), median(single) / len, 1000.0 * best / 200, 1000.0 * best / 200 / len);
       CD(cuGraphExecDestroy(ex));
     }
+  }
+  // The driver's own idle cost in a process without mox (compare with
+  // cuda_overhead's idle lines): the context open, nothing in flight.
+  for (int sec = 1; sec <= 3; sec++) {
+    rusage a, b; getrusage(RUSAGE_SELF, &a); sleep(1); getrusage(RUSAGE_SELF, &b);
+    double us = (b.ru_utime.tv_sec - a.ru_utime.tv_sec) * 1e6 + (b.ru_utime.tv_usec - a.ru_utime.tv_usec) +
+                (b.ru_stime.tv_sec - a.ru_stime.tv_sec) * 1e6 + (b.ru_stime.tv_usec - a.ru_stime.tv_usec);
+    printf("idle second %d (raw CUDA process): %.2f ms CPU\n", sec, us / 1e3);
   }
   printf("probe done\n");
   return 0;
