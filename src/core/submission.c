@@ -343,6 +343,7 @@ static bool add_pred(mox__sub *s, mox__dispatch *d, uint32_t from)
     if (!grow((void **)&s->preds, &s->cap_preds, s->preds_inline, sizeof *s->preds, s->npreds + 1))
         return false;
     s->preds[s->npreds++] = from;
+    s->d[from]->succ_count++; /* prepare.c lays the successors out from these counts */
     return true;
 }
 
