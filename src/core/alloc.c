@@ -10,15 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
-#define MOX__POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
-#define MOX__UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
-#else
-#define MOX__POISON(p, n) ((void)(p), (void)(n))
-#define MOX__UNPOISON(p, n) ((void)(p), (void)(n))
-#endif
-
 #if MOX_FAULT_INJECTION
 #include <stdatomic.h>
 

@@ -32,6 +32,17 @@ void *mox__aligned_alloc(size_t alignment, size_t size);
 void *mox__block_alloc(size_t size);
 void mox__block_free(void *block, size_t size);
 
+/* Under AddressSanitizer: marks memory whose use is a bug (dead objects,
+ * cached blocks) or no longer one; nothing otherwise. */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define MOX__POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define MOX__UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define MOX__POISON(p, n) ((void)(p), (void)(n))
+#define MOX__UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 /* Per-thread memory of the runtime's per-thread memos (launch.c), kept with
  * the thread's block cache: one initial-exec thread-local load away (the
  * default model of a shared library calls __tls_get_addr per access), and

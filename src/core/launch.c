@@ -295,12 +295,9 @@ static mox_op *make_launch(launch_memo *m, mox_device *device, const mox__modinf
     size_t value_bytes = scan->value_bytes;
     mox__devmod *dm = devmod_for(m, device, info);
     unsigned char *values = NULL;
-    mox__dispatch *d = dm ? mox__dispatch_alloc(device, arg_count, value_bytes, &values) : NULL;
-    mox_op *op = d ? mox__op_alloc(MOX__OP_LAUNCH, device) : NULL;
-    if (!op) {
-        mox__dispatch_free(d);
+    mox__dispatch *d = dm ? mox__launch_alloc(device, arg_count, value_bytes, &values) : NULL;
+    if (!d)
         return mox__op_failed(mox__error_oom());
-    }
     d->kernel = kernel_index;
     d->kernel_name = k->name;
     d->kernel_features = k->features;
@@ -319,8 +316,7 @@ static mox_op *make_launch(launch_memo *m, mox_device *device, const mox__modinf
             at += ((size_t)k->params[i].size + 15u) & ~(size_t)15u;
         }
     }
-    op->u.launch.d = d;
-    op->u.launch.empty = mox_launch_config_is_empty(&config);
+    mox_op *op = mox__launch_op(d, device, mox_launch_config_is_empty(&config));
     if (mox__trace_on())
         mox__trace_op_launch(op, d);
     return op;
@@ -342,7 +338,7 @@ static mox_op *launch_fast(launch_memo *m, mox_device *device, const mox__modinf
         return NULL;
     mox__devmod *dm = devmod_for(m, device, info);
     unsigned char *values = NULL;
-    mox__dispatch *d = dm ? mox__dispatch_alloc(device, n, k->value_bytes, &values) : NULL;
+    mox__dispatch *d = dm ? mox__launch_alloc(device, n, k->value_bytes, &values) : NULL;
     if (!d)
         return NULL; /* the ordered path reports it */
     arg_scan scan = {0, 0, 0};
@@ -377,22 +373,18 @@ static mox_op *launch_fast(launch_memo *m, mox_device *device, const mox__modinf
             at += ((size_t)p->size + 15u) & ~(size_t)15u;
         }
     }
-    mox_op *op = mox__op_alloc(MOX__OP_LAUNCH, device);
-    if (!op)
-        goto slow;
     d->kernel = kernel_index;
     d->kernel_name = k->name;
     d->kernel_features = k->features;
     d->entry = entry_for(args, &scan);
     d->config = *config;
     d->devmod = dm;
-    op->u.launch.d = d;
-    op->u.launch.empty = mox_launch_config_is_empty(config);
+    mox_op *op = mox__launch_op(d, device, mox_launch_config_is_empty(config));
     if (mox__trace_on())
         mox__trace_op_launch(op, d);
     return op;
 slow:
-    mox__dispatch_free(d); /* releases the buffers retained so far */
+    mox__launch_discard(d); /* releases the buffers retained so far */
     return NULL;
 }
 

@@ -33,6 +33,34 @@ mox_op *mox__op_alloc(mox__op_kind kind, mox_device *device)
     return op;
 }
 
+mox__dispatch *mox__launch_alloc(mox_device *device, uint32_t arg_count, size_t value_bytes,
+                                 unsigned char **values)
+{
+    return mox__dispatch_alloc_headed(device, arg_count, value_bytes, values, sizeof(mox_op));
+}
+
+mox_op *mox__launch_op(mox__dispatch *d, mox_device *device, bool empty)
+{
+    mox_op *op = mox__dispatch_head(d); /* zeroed: its cell is initialised */
+    op->magic = MOX__MAGIC_OP;
+    op->kind = MOX__OP_LAUNCH;
+    op->stage = MOX__STAGE_RECORDED;
+    op->in_dispatch_block = true;
+    op->device = mox__device_ref(device);
+    op->u.launch.d = d;
+    op->u.launch.empty = empty;
+    if (mox__trace_on())
+        mox__trace_op_new(op);
+    return op;
+}
+
+void mox__launch_discard(mox__dispatch *d)
+{
+    void *head = mox__dispatch_head(d);
+    mox__dispatch_free(d);
+    mox__dispatch_head_free(head);
+}
+
 void mox__op_free_shell(mox_op *op)
 {
     if (mox__trace_on())
@@ -40,7 +68,14 @@ void mox__op_free_shell(mox_op *op)
     mox__cell_destroy(&op->cell);
     mox__device_unref(op->device);
     MOX__KILL(op);
-    mox__block_free(op, sizeof *op);
+    if (!op->in_dispatch_block) {
+        mox__block_free(op, sizeof *op);
+        return;
+    }
+    /* Its dispatch may live on in the block (pushed into a batch): a use
+     * of the dead op is still reported. */
+    MOX__POISON(op, sizeof *op);
+    mox__dispatch_head_free(op);
 }
 
 mox_op *mox__op_ready(const mox_result *result)

@@ -58,6 +58,7 @@ struct mox_op {
     mox__op_kind kind;
     mox__op_stage stage;
     bool immortal;
+    bool in_dispatch_block;    /* a launch's: the head of its dispatch's block */
     const mox_result *result;  /* once resolved */
     mox_device *device;        /* retained (launch, submit) */
     mox__waker_cell cell;
@@ -89,6 +90,17 @@ struct mox_op {
     } u;
 };
 
+/* A kernel dispatch (mox__dispatch_alloc's arguments) whose block has room
+ * for its launch op in front: one allocation per launch. NULL on out of
+ * memory. */
+mox__dispatch *mox__launch_alloc(mox_device *device, uint32_t arg_count, size_t value_bytes,
+                                 unsigned char **values);
+/* The launch op of a dispatch from mox__launch_alloc, filled in; its
+ * block goes once both the op and the dispatch are gone (a launch pushed
+ * into a batch leaves its dispatch there). Never NULL. */
+mox_op *mox__launch_op(mox__dispatch *d, mox_device *device, bool empty);
+/* Frees a dispatch from mox__launch_alloc that never got its op. */
+void mox__launch_discard(mox__dispatch *d);
 /* Allocates an op of `kind` (cell initialised). NULL on out of memory. */
 mox_op *mox__op_alloc(mox__op_kind kind, mox_device *device);
 /* A resolved op holding `result` (taken over). Never NULL. */

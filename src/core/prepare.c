@@ -50,82 +50,80 @@ static bool gated_kind(const mox__dispatch *d)
     return d->kind == MOX__CMD_KERNEL || d->kind == MOX__CMD_COPY;
 }
 
-/* Per dispatch: the unfinished earlier writers of buffers it touches before
- * the batch itself writes them (later accesses depend on that in-batch
- * writer, which inherits the gate). */
-static bool build_gates(mox__sub *s)
+/* Appends gate g to s->gates (the inline storage, then the heap). */
+static bool push_gate(mox__sub *s, uint32_t *cap, uint32_t n, mox__gate g)
 {
-    uint32_t total = 0;
-    for (uint32_t i = 0; i < s->count; i++) {
-        mox__dispatch *d = s->d[i];
-        if (!gated_kind(d))
-            continue;
-        for (uint32_t a = 0; a < d->arg_count; a++) {
-            const mox__karg *k = &d->args[a];
-            if (!k->buffer)
-                continue;
-            const mox__ub *ub = &s->ubs[k->ub];
-            if (ub->ext_writer.sub && (ub->first_write < 0 || i <= (uint32_t)ub->first_write))
-                total++;
-        }
+    if (!s->gates) {
+        s->gates = s->gates_inline;
+        *cap = MOX__SUB_INLINE_GATES;
     }
-    if (!total)
-        return true;
-    s->gates = total <= MOX__SUB_INLINE_GATES ? s->gates_inline : mox__malloc(total * sizeof *s->gates);
-    if (!s->gates)
-        return false;
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < s->count; i++) {
-        mox__dispatch *d = s->d[i];
-        d->gate_first = n;
-        if (gated_kind(d)) {
-            for (uint32_t a = 0; a < d->arg_count; a++) {
-                const mox__karg *k = &d->args[a];
-                if (!k->buffer)
-                    continue;
-                const mox__ub *ub = &s->ubs[k->ub];
-                if (!ub->ext_writer.sub || (ub->first_write >= 0 && i > (uint32_t)ub->first_write))
-                    continue;
-                bool dup = false;
-                for (uint32_t g = d->gate_first; g < n; g++)
-                    dup |= s->gates[g].sub == ub->ext_writer.sub &&
-                           s->gates[g].dispatch == ub->ext_writer.dispatch;
-                if (!dup)
-                    s->gates[n++] = ub->ext_writer;
-            }
-        }
-        d->gate_count = n - d->gate_first;
+    if (n == *cap) {
+        mox__gate *bigger = mox__malloc(2 * *cap * sizeof *bigger);
+        if (!bigger)
+            return false;
+        memcpy(bigger, s->gates, n * sizeof *bigger);
+        if (s->gates != s->gates_inline)
+            mox__free(s->gates);
+        s->gates = bigger;
+        *cap *= 2;
     }
-    s->pub.gates = s->gates;
+    s->gates[n] = g;
     return true;
 }
 
-static bool build_succs(mox__sub *s)
+/* Dispatch i's gates, appended from s->gates[*n]: the unfinished earlier
+ * writers of buffers it touches before the batch itself writes them (later
+ * accesses depend on that in-batch writer, which inherits the gate). */
+static bool add_gates(mox__sub *s, uint32_t i, uint32_t *cap, uint32_t *n)
 {
-    if (!s->npreds)
-        return true;
+    mox__dispatch *d = s->d[i];
+    d->gate_first = *n;
+    uint32_t args = gated_kind(d) ? d->arg_count : 0;
+    for (uint32_t a = 0; a < args; a++) {
+        const mox__karg *k = &d->args[a];
+        if (!k->buffer)
+            continue;
+        const mox__ub *ub = &s->ubs[k->ub];
+        if (!ub->ext_writer.sub || (ub->first_write >= 0 && i > (uint32_t)ub->first_write))
+            continue;
+        bool dup = false;
+        for (uint32_t g = d->gate_first; g < *n; g++)
+            dup |= s->gates[g].sub == ub->ext_writer.sub &&
+                   s->gates[g].dispatch == ub->ext_writer.dispatch;
+        if (!dup && !push_gate(s, cap, (*n)++, ub->ext_writer))
+            return false;
+    }
+    d->gate_count = *n - d->gate_first;
+    return true;
+}
+
+/* One pass over the dispatches: each one's gates (when an earlier writer
+ * of the batch's buffers is unfinished: `gated`) and successors (the
+ * inverse of preds, counted as they were recorded: succ_count is the
+ * cursor while they are filled in, and ends where it was). A failure
+ * leaves them half done: the batch then resolves with it and is never
+ * prepared again. */
+static bool build_gates_and_succs(mox__sub *s, bool gated)
+{
     if (s->npreds > 4 && !(s->succs = mox__malloc(s->npreds * sizeof *s->succs))) {
         s->succs = s->succs_inline;
         return false;
     }
-    for (uint32_t i = 0; i < s->count; i++)
-        s->d[i]->succ_count = 0;
-    for (uint32_t k = 0; k < s->npreds; k++)
-        s->d[s->preds[k]]->succ_count++;
-    uint32_t at = 0;
+    uint32_t at = 0, gate_cap = 0, ngates = 0;
     for (uint32_t i = 0; i < s->count; i++) {
-        s->d[i]->succ_first = at;
-        at += s->d[i]->succ_count;
-        s->d[i]->succ_count = 0;
-    }
-    for (uint32_t i = 0; i < s->count; i++) {
-        const mox__dispatch *d = s->d[i];
+        mox__dispatch *d = s->d[i];
+        d->succ_first = at;
+        at += d->succ_count;
+        d->succ_count = 0;
         for (uint32_t k = d->pred_first; k < d->pred_first + d->pred_count; k++) {
             mox__dispatch *p = s->d[s->preds[k]];
             s->succs[p->succ_first + p->succ_count++] = i;
         }
+        if (gated && !add_gates(s, i, &gate_cap, &ngates))
+            return false;
     }
-    s->pub.succs = s->succs;
+    s->pub.succs = s->npreds ? s->succs : NULL;
+    s->pub.gates = ngates ? s->gates : NULL;
     return true;
 }
 
@@ -236,6 +234,7 @@ mox_error *mox__sub_prepare_locked(mox_device *dev, mox__sub *s)
             return err;
         }
     }
+    bool gated = false; /* an unfinished earlier writer of one of its buffers */
     for (uint32_t u = 0; u < s->nubs && !wc.oom; u++) {
         mox__ub *ub = &s->ubs[u];
         mox__tracker *t = &ub->buffer->tracker;
@@ -243,11 +242,13 @@ mox_error *mox__sub_prepare_locked(mox_device *dev, mox__sub *s)
         mox__tracker_deps(t, writes, add_wait, &wc);
         const mox__access *w = mox__tracker_writer(t);
         ub->ext_writer = w ? (mox__gate){&w->sub->pub, w->dispatch} : (mox__gate){NULL, 0};
+        gated |= w != NULL;
         if (!writes && !mox__tracker_reserve(t))
             wc.oom = true;
     }
     uint32_t queue = wc.oom ? 0 : choose_queue(dev, s);
-    if (wc.oom || !build_gates(s) || !build_succs(s) || !build_points(s, &dev->sems[queue])) {
+    if (wc.oom || ((gated || s->npreds) && !build_gates_and_succs(s, gated)) ||
+        !build_points(s, &dev->sems[queue])) {
         undo_prepare(s);
         return mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory submitting a batch");
     }

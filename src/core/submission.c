@@ -14,11 +14,33 @@
 
 static size_t align_up(size_t v, size_t a) { return (v + a - 1) & ~(a - 1); }
 
+/* What precedes a dispatch whose block also holds a head (a launch op,
+ * op.c): how many of the two still use the block, and its size. The
+ * dispatch and the head end independently (a driven launch's op may
+ * outlive its dispatch, or the other way round, on different threads):
+ * the last one frees the block. */
+typedef struct block_share {
+    _Atomic uint32_t users;
+    uint32_t size;
+} block_share;
+
+enum { SHARE_ROOM = 16 }; /* keeps what follows 16-aligned */
+_Static_assert(sizeof(block_share) <= SHARE_ROOM, "block_share outgrew its room");
+
+static void share_release(block_share *share)
+{
+    /* The only user left needs no atomic read-modify-write. */
+    if (atomic_load_explicit(&share->users, memory_order_acquire) == 1 ||
+        atomic_fetch_sub_explicit(&share->users, 1, memory_order_acq_rel) == 1)
+        mox__block_free(share, share->size);
+}
+
 static mox__dispatch *dispatch_alloc_raw(mox_device *device, uint32_t arg_count, size_t value_bytes,
-                                         void ***params_out, void ***addr_out,
+                                         size_t head, void ***params_out, void ***addr_out,
                                          unsigned char **values)
 {
-    size_t off_args = align_up(sizeof(mox__dispatch), 16);
+    size_t off_d = head ? SHARE_ROOM + align_up(head, 16) : 0;
+    size_t off_args = off_d + align_up(sizeof(mox__dispatch), 16);
     size_t off_params = align_up(off_args + arg_count * sizeof(mox__karg), 16);
     size_t off_addr = off_params + arg_count * sizeof(void *);
     size_t off_values = align_up(off_addr + arg_count * sizeof(void *), 16);
@@ -31,7 +53,12 @@ static mox__dispatch *dispatch_alloc_raw(mox_device *device, uint32_t arg_count,
     if (!p)
         return NULL;
     memset(p, 0, total);
-    mox__dispatch *d = (mox__dispatch *)p;
+    if (head) {
+        block_share *share = (block_share *)p;
+        atomic_init(&share->users, 2);
+        share->size = (uint32_t)total;
+    }
+    mox__dispatch *d = (mox__dispatch *)(p + off_d);
     d->args = (mox__karg *)(p + off_args);
     d->arg_count = arg_count;
     *params_out = (void **)(p + off_params);
@@ -47,8 +74,15 @@ static mox__dispatch *dispatch_alloc_raw(mox_device *device, uint32_t arg_count,
 mox__dispatch *mox__dispatch_alloc(mox_device *device, uint32_t arg_count, size_t value_bytes,
                                    unsigned char **values)
 {
+    return mox__dispatch_alloc_headed(device, arg_count, value_bytes, values, 0);
+}
+
+mox__dispatch *mox__dispatch_alloc_headed(mox_device *device, uint32_t arg_count,
+                                          size_t value_bytes, unsigned char **values, size_t head)
+{
     void **params, **addr;
-    mox__dispatch *d = dispatch_alloc_raw(device, arg_count, value_bytes, &params, &addr, values);
+    mox__dispatch *d =
+        dispatch_alloc_raw(device, arg_count, value_bytes, head, &params, &addr, values);
     if (!d)
         return NULL;
     d->kind = MOX__CMD_KERNEL;
@@ -61,11 +95,18 @@ mox__dispatch *mox__dispatch_alloc(mox_device *device, uint32_t arg_count, size_
     return d;
 }
 
+void *mox__dispatch_head(mox__dispatch *d) { return (unsigned char *)d->storage + SHARE_ROOM; }
+
+void mox__dispatch_head_free(void *head)
+{
+    share_release((block_share *)((unsigned char *)head - SHARE_ROOM));
+}
+
 mox__dispatch *mox__transfer_alloc(mox_device *device, mox__cmd_kind kind, mox_buffer *buffer,
                                    uint64_t offset, uint64_t bytes, void *host)
 {
     void **params, **addr;
-    mox__dispatch *d = dispatch_alloc_raw(device, 1, 0, &params, &addr, NULL);
+    mox__dispatch *d = dispatch_alloc_raw(device, 1, 0, 0, &params, &addr, NULL);
     if (!d)
         return NULL;
     d->kind = kind;
@@ -84,7 +125,7 @@ mox__dispatch *mox__copy_alloc(mox_device *device, mox_buffer *src, uint64_t src
                                mox_buffer *dst, uint64_t dst_offset, uint64_t bytes)
 {
     void **params, **addr;
-    mox__dispatch *d = dispatch_alloc_raw(device, 2, 0, &params, &addr, NULL);
+    mox__dispatch *d = dispatch_alloc_raw(device, 2, 0, 0, &params, &addr, NULL);
     if (!d)
         return NULL;
     d->kind = MOX__CMD_COPY;
@@ -112,7 +153,10 @@ void mox__dispatch_free(mox__dispatch *d)
         mox_buffer_release(d->args[i].buffer);
     mox_error_release(d->error);
     mox_error_release(atomic_load(&d->cause));
-    mox__block_free(d->storage, d->storage_size);
+    if (d->storage != (void *)d)
+        share_release(d->storage); /* a head precedes it */
+    else
+        mox__block_free(d->storage, d->storage_size);
 }
 
 mox__sub *mox__sub_create(mox_device *device)
@@ -299,6 +343,7 @@ static bool add_pred(mox__sub *s, mox__dispatch *d, uint32_t from)
     if (!grow((void **)&s->preds, &s->cap_preds, s->preds_inline, sizeof *s->preds, s->npreds + 1))
         return false;
     s->preds[s->npreds++] = from;
+    s->d[from]->succ_count++; /* prepare.c lays the successors out from these counts */
     return true;
 }
 

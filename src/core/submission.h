@@ -21,9 +21,19 @@ typedef struct mox__karg {
 
 /* Allocates a kernel dispatch with room for `arg_count` args and
  * `value_bytes` of 16-aligned value storage. Params, addresses, backend
- * scratch are laid out in the same allocation. NULL on out of memory. */
+ * scratch are laid out in the same zeroed allocation. NULL on out of
+ * memory. */
 mox__dispatch *mox__dispatch_alloc(mox_device *device, uint32_t arg_count, size_t value_bytes,
                                    unsigned char **values);
+/* The same with `head` more bytes (zeroed, 16-aligned) for the caller in
+ * the block: the launch op that carries the dispatch, so that a launch
+ * makes one allocation, not two. mox__dispatch_head finds them. The block
+ * goes once both the dispatch (mox__dispatch_free) and the head
+ * (mox__dispatch_head_free) are freed, in either order, on any thread. */
+mox__dispatch *mox__dispatch_alloc_headed(mox_device *device, uint32_t arg_count,
+                                          size_t value_bytes, unsigned char **values, size_t head);
+void *mox__dispatch_head(mox__dispatch *d);
+void mox__dispatch_head_free(void *head);
 /* A transfer dispatch on `buffer` (retained). */
 mox__dispatch *mox__transfer_alloc(mox_device *device, mox__cmd_kind kind, mox_buffer *buffer,
                                    uint64_t offset, uint64_t bytes, void *host);
