@@ -347,6 +347,51 @@ static bool add_pred(mox__sub *s, mox__dispatch *d, uint32_t from)
     return true;
 }
 
+/* Whether dispatch q follows p directly (p is one of q's predecessors). */
+static bool follows(const mox__sub *s, uint32_t q, uint32_t p)
+{
+    const mox__dispatch *dq = s->d[q];
+    for (uint32_t k = dq->pred_first; k < dq->pred_first + dq->pred_count; k++)
+        if (s->preds[k] == p)
+            return true;
+    return false;
+}
+
+/* Drops the predecessors of d that another of its predecessors already
+ * follows: the order holds through that one (a write after a read of the
+ * previous write: the reader follows the writer). Fewer edges to track,
+ * and a CUDA graph node whose only edge comes from the kernel just before
+ * it can start while that kernel runs (programmatic dependent launch): a
+ * second edge from further back kept the chain of a ping-pong sequence from
+ * overlapping. One step of implication is checked; the predecessors of
+ * earlier dispatches never change, so each dropped edge is implied by a
+ * path of kept ones (predecessors have lower indices). */
+static void drop_implied_preds(mox__sub *s, mox__dispatch *d)
+{
+    uint32_t first = d->pred_first, n = s->npreds - first;
+    if (n < 2 || n > 64)
+        return;
+    uint64_t implied = 0;
+    for (uint32_t a = 0; a < n; a++)
+        for (uint32_t b = 0; b < n; b++)
+            if (b != a && s->preds[first + b] > s->preds[first + a] &&
+                follows(s, s->preds[first + b], s->preds[first + a])) {
+                implied |= UINT64_C(1) << a;
+                break;
+            }
+    if (!implied)
+        return;
+    uint32_t kept = first;
+    for (uint32_t a = 0; a < n; a++) {
+        uint32_t p = s->preds[first + a];
+        if (implied & (UINT64_C(1) << a))
+            s->d[p]->succ_count--;
+        else
+            s->preds[kept++] = p;
+    }
+    s->npreds = kept;
+}
+
 mox_status mox__sub_push(mox__sub *s, mox__dispatch *d)
 {
     if (!grow((void **)&s->d, &s->cap, s->d_inline, sizeof *s->d, s->count + 1)) {
@@ -388,6 +433,7 @@ mox_status mox__sub_push(mox__sub *s, mox__dispatch *d)
             ub->readers = (int32_t)s->nreaders++;
         }
     }
+    drop_implied_preds(s, d);
     d->pred_count = s->npreds - d->pred_first;
     s->pub.preds = s->preds;
     if (mox__trace_on())

@@ -117,7 +117,8 @@ static void edges_within_a_batch(void **state)
         {{x, MOX_ACCESS_READ}, {y, MOX_ACCESS_WRITE}},  /* 0: y = f(x) */
         {{y, MOX_ACCESS_READ}, {NULL, 0}},               /* 1: reads y   -> after 0 (RAW) */
         {{x, MOX_ACCESS_WRITE}, {NULL, 0}},              /* 2: writes x  -> after 0 (WAR) */
-        {{y, MOX_ACCESS_WRITE}, {x, MOX_ACCESS_READ}},   /* 3: -> after 0 (WAW), 1 (WAR), 2 (RAW) */
+        {{y, MOX_ACCESS_WRITE}, {x, MOX_ACCESS_READ}},   /* 3: -> after 1 (WAR), 2 (RAW); 0 (WAW) is
+                                                          * implied: 1 and 2 follow it */
     };
     for (int i = 0; i < 4; i++) {
         mox__dispatch *d = mox__dispatch_alloc(&fake_dev, 2, 0, NULL);
@@ -129,18 +130,50 @@ static void edges_within_a_batch(void **state)
         assert_int_equal(mox__sub_push(s, d), MOX_OK);
         d->args[0].buffer = d->args[1].buffer = NULL; /* fake: not released */
     }
-    const uint32_t want_count[4] = {0, 1, 1, 3};
+    const uint32_t want_count[4] = {0, 1, 1, 2};
     for (int i = 0; i < 4; i++)
         assert_int_equal(s->d[i]->pred_count, want_count[i]);
     assert_int_equal(s->preds[s->d[1]->pred_first], 0);
     assert_int_equal(s->preds[s->d[2]->pred_first], 0);
     uint32_t got = 0;
-    for (uint32_t k = 0; k < 3; k++)
+    for (uint32_t k = 0; k < 2; k++)
         got |= 1u << s->preds[s->d[3]->pred_first + k];
-    assert_int_equal(got, 0x7);
+    assert_int_equal(got, 0x6);
+    /* Successor counts follow the kept edges: 0 -> 1, 2; 1 -> 3; 2 -> 3. */
+    assert_int_equal(s->d[0]->succ_count, 2);
+    assert_int_equal(s->d[1]->succ_count, 1);
+    assert_int_equal(s->d[2]->succ_count, 1);
+    assert_int_equal(s->d[3]->succ_count, 0);
     assert_int_equal(s->nubs, 2);
     assert_int_equal(s->ubs[0].first_write, 2); /* x */
     assert_int_equal(s->ubs[1].last_write, 3);  /* y */
+    mox__sub_unref(s);
+}
+
+/* A ping-pong chain (y = f(x), x = g(y), ...): each dispatch writes what
+ * the one before last wrote and the one before read, so its edge from the
+ * one before last is implied and dropped: every dispatch keeps one edge,
+ * from the one just before it. */
+static void ping_pong_keeps_one_edge_each(void **state)
+{
+    (void)state;
+    mox_buffer *x = (mox_buffer *)0x1000, *y = (mox_buffer *)0x2000;
+    mox__sub *s = new_sub();
+    for (int i = 0; i < 6; i++) {
+        mox__dispatch *d = mox__dispatch_alloc(&fake_dev, 2, 0, NULL);
+        assert_non_null(d);
+        d->args[0] = (mox__karg){i % 2 ? y : x, MOX_ACCESS_READ, 0};
+        d->args[1] = (mox__karg){i % 2 ? x : y, MOX_ACCESS_WRITE, 0};
+        assert_int_equal(mox__sub_push(s, d), MOX_OK);
+        d->args[0].buffer = d->args[1].buffer = NULL; /* fake: not released */
+    }
+    assert_int_equal(s->d[0]->pred_count, 0);
+    for (uint32_t i = 1; i < 6; i++) {
+        assert_int_equal(s->d[i]->pred_count, 1);
+        assert_int_equal(s->preds[s->d[i]->pred_first], i - 1);
+        assert_int_equal(s->d[i - 1]->succ_count, 1);
+    }
+    assert_int_equal(s->npreds, 5);
     mox__sub_unref(s);
 }
 
@@ -149,6 +182,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(writer_then_readers),
         cmocka_unit_test(edges_within_a_batch),
+        cmocka_unit_test(ping_pong_keeps_one_edge_each),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
