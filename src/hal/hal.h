@@ -48,8 +48,9 @@
  *                   execution completes.
  *   Inside: dispatch i starts only after every dispatch in
  *   preds[d->pred_first .. +pred_count) finished (barriers from accesses:
- *   read-after-write, write-after-read, write-after-write; indices < i).
- *   Commands without a path between them may run concurrently.
+ *   read-after-write, write-after-read, write-after-write; indices < i;
+ *   an edge implied by a path through another predecessor may be left
+ *   out). Commands without a path between them may run concurrently.
  *
  *   Failure gating (rule A9). A dispatch ends in one of three states:
  *     MOX_DISPATCH_OK      it ran (a transfer: it copied);
