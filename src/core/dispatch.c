@@ -147,6 +147,11 @@ void mox__dispatch_free(mox__dispatch *d)
         return;
     for (uint32_t i = 0; i < d->arg_count; i++)
         mox_buffer_release(d->args[i].buffer);
+    mox__dispatch_free_released(d);
+}
+
+void mox__dispatch_free_released(mox__dispatch *d)
+{
     mox_error_release(d->error);
     mox_error_release(atomic_load(&d->cause));
     if (d->storage != (void *)d)

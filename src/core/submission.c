@@ -63,8 +63,12 @@ void mox__sub_unref(mox__sub *sub)
     /* By now completion released the buffers, waits and result (or the sub
      * was never submitted): freeing calls out to nobody, so it is safe
      * under the device lock (trackers drop subs there). */
-    for (uint32_t i = 0; i < sub->count; i++)
-        mox__dispatch_free(sub->d[i]);
+    for (uint32_t i = 0; i < sub->count; i++) {
+        if (sub->args_released)
+            mox__dispatch_free_released(sub->d[i]);
+        else
+            mox__dispatch_free(sub->d[i]);
+    }
     for (uint32_t i = 0; i < sub->nwaits; i++)
         mox__sub_unref(sub->waits[i]);
     /* Left only by a batch that never completed (never submitted): no lock
