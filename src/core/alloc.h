@@ -6,8 +6,10 @@
 #ifndef MOX_CORE_ALLOC_H
 #define MOX_CORE_ALLOC_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 void *mox__malloc(size_t size);
 void *mox__calloc(size_t count, size_t size);
@@ -31,6 +33,16 @@ void *mox__aligned_alloc(size_t alignment, size_t size);
  * free is still caught. */
 void *mox__block_alloc(size_t size);
 void mox__block_free(void *block, size_t size);
+
+/* Whether the caller is the last of the objects that share one block (a
+ * launch op and its dispatch: made by one allocation, ending
+ * independently, on any thread), counted in *users; the last one frees
+ * the block. The only user left needs no atomic read-modify-write. */
+static inline bool mox__block_last_user(_Atomic uint32_t *users)
+{
+    return atomic_load_explicit(users, memory_order_acquire) == 1 ||
+           atomic_fetch_sub_explicit(users, 1, memory_order_acq_rel) == 1;
+}
 
 /* Under AddressSanitizer: marks memory whose use is a bug (dead objects,
  * cached blocks) or no longer one; nothing otherwise. */

@@ -125,23 +125,27 @@ static void gated_error(mox__dispatch *d, const mox_error *cause)
                                      "kernel '%s' did not run%s", d->kernel_name, why);
 }
 
-static void attribute_failures(mox__sub *s, const mox_error *device_error)
+/* Whether any dispatch did not end OK (then each got its error). */
+static bool attribute_failures(mox__sub *s, const mox_error *device_error)
 {
+    bool failed = false;
     for (uint32_t i = 0; i < s->count; i++) {
         mox__dispatch *d = s->d[i];
         if (d->state == MOX_DISPATCH_OK)
             continue;
+        failed = true;
         const mox_error *cause = cause_of(s, d, device_error);
         if (d->state == MOX_DISPATCH_FAILED)
             d->error = mox__error_ref(cause);
         else
             gated_error(d, cause);
     }
+    return failed;
 }
 
-static const mox_result *build_result(mox__sub *s, mox_error *device_error)
+static const mox_result *build_result(mox__sub *s, bool failed, mox_error *device_error)
 {
-    for (uint32_t i = 0; i < s->count; i++)
+    for (uint32_t i = 0; failed && i < s->count; i++)
         if (s->d[i]->state != MOX_DISPATCH_OK && s->d[i]->error)
             return mox__result_error(mox__error_ref(s->d[i]->error));
     if (device_error)
@@ -206,23 +210,22 @@ void mox__execution_complete(mox__submission *pub, mox_error *error)
      * the semaphore moves or fails, and walks into these causes (a copy on
      * another device gated on them could otherwise install one without
      * this execution's device error). */
-    attribute_failures(s, error);
+    bool dispatch_failed = attribute_failures(s, error);
     if (error && mox_error_code(error) == MOX_ERR_DEVICE_LOST && !foreign_failure(dev, pub, error))
         device_lost(dev, error);
     /* The states are final: executions waiting for this one may start. */
     mox__semaphore_signal(pub->signal.sem, pub->signal.value);
-    const mox_result *r = build_result(s, error);
+    const mox_result *r = build_result(s, dispatch_failed, error);
     mox_error_release(error);
 
     /* Resources are retained until now and no longer (A8); the earlier
      * submissions we waited for may go too. */
     for (uint32_t i = 0; i < s->count; i++) {
         mox__dispatch *d = s->d[i];
-        for (uint32_t a = 0; a < d->arg_count; a++) {
+        for (uint32_t a = 0; a < d->arg_count; a++)
             mox_buffer_release(d->args[a].buffer);
-            d->args[a].buffer = NULL;
-        }
     }
+    s->args_released = true; /* the dispatches' references are gone (mox__sub_unref) */
     for (int i = 0; i < 2; i++) {
         mox_buffer_release(s->copy_bufs[i]); /* still here when the copy failed */
         s->copy_bufs[i] = NULL;

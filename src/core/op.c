@@ -188,7 +188,12 @@ static bool modules_ready(mox_op *op, mox__sub *sub, const mox_result **failed)
 static mox_poll_state poll_submit(mox_op *op, mox_waker waker)
 {
     mox__sub *sub = op->u.submit.sub;
-    mox__cell_arm(&op->cell, waker);
+    /* A batch that is done resolves below without the waker: the common
+     * case of a pipeline's later wait. */
+    bool done = op->stage >= MOX__STAGE_CAPACITY &&
+                atomic_load_explicit(&sub->done, memory_order_acquire);
+    if (!done)
+        mox__cell_arm(&op->cell, waker);
     switch (op->stage) {
     case MOX__STAGE_RECORDED:
     case MOX__STAGE_PREPARING: {

@@ -105,7 +105,8 @@ static bool add_gates(mox__sub *s, uint32_t i, uint32_t *cap, uint32_t *n)
  * prepared again. */
 static bool build_gates_and_succs(mox__sub *s, bool gated)
 {
-    if (s->npreds > 4 && !(s->succs = mox__malloc(s->npreds * sizeof *s->succs))) {
+    /* A block, like the arrays recording grows (submission.c). */
+    if (s->npreds > 4 && !(s->succs = mox__block_alloc(s->npreds * sizeof *s->succs))) {
         s->succs = s->succs_inline;
         return false;
     }
@@ -139,7 +140,7 @@ static void undo_prepare(mox__sub *s)
     s->gates = NULL;
     s->pub.gates = NULL;
     if (s->succs != s->succs_inline)
-        mox__free(s->succs);
+        mox__block_free(s->succs, s->npreds * sizeof *s->succs);
     s->succs = s->succs_inline;
     s->npoints = 0;
 }

@@ -24,18 +24,39 @@ void mox__semaphore_fini(mox__semaphore *sem)
     pthread_mutex_destroy(&sem->lock);
 }
 
+/* The list head is written under the lock but read without it by a
+ * signal that finds nobody waiting (the common case: the core signals
+ * every execution's semaphore, few have host waiters), so every access to
+ * it is atomic, sequentially consistent where the signal's value and the
+ * head meet (mox__semaphore_signal). */
+static mox__sem_waiter *waiters_head(mox__semaphore *sem)
+{
+    return __atomic_load_n(&sem->waiters, __ATOMIC_SEQ_CST);
+}
+
+static void set_waiters_head(mox__semaphore *sem, mox__sem_waiter *head)
+{
+    __atomic_store_n(&sem->waiters, head, __ATOMIC_SEQ_CST);
+}
+
+static bool point_passed(mox__semaphore *sem, uint64_t value)
+{
+    return atomic_load(&sem->value) >= value || mox__semaphore_failure(sem);
+}
+
 bool mox__semaphore_wait_async(mox__semaphore *sem, mox__sem_waiter *w)
 {
-    if (mox__semaphore_reached(sem, w->value) || mox__semaphore_failure(sem))
+    if (point_passed(sem, w->value))
         return false;
     pthread_mutex_lock(&sem->lock);
-    /* Checked again under the lock: signal and fail change state before
-     * they take it to collect waiters. */
-    bool wait = !mox__semaphore_reached(sem, w->value) && !mox__semaphore_failure(sem);
-    if (wait) {
-        w->next = sem->waiters;
-        sem->waiters = w;
-    }
+    w->next = waiters_head(sem);
+    set_waiters_head(sem, w);
+    /* Checked again once listed: a signal that stored its value before
+     * the waiter was listed may not have seen it (it skips the lock when
+     * the list looks empty), and then the waiter leaves again. */
+    bool wait = !point_passed(sem, w->value);
+    if (!wait)
+        set_waiters_head(sem, w->next);
     pthread_mutex_unlock(&sem->lock);
     return wait;
 }
@@ -43,18 +64,20 @@ bool mox__semaphore_wait_async(mox__semaphore *sem, mox__sem_waiter *w)
 /* Takes the waiters whose point is reached (all of them when `all`). */
 static mox__sem_waiter *take_ready(mox__semaphore *sem, uint64_t value, bool all)
 {
-    mox__sem_waiter *ready = NULL;
+    mox__sem_waiter *ready = NULL, *kept = NULL, **kept_tail = &kept;
     pthread_mutex_lock(&sem->lock);
-    for (mox__sem_waiter **p = &sem->waiters; *p;) {
-        mox__sem_waiter *w = *p;
+    for (mox__sem_waiter *w = waiters_head(sem), *next; w; w = next) {
+        next = w->next;
         if (all || w->value <= value) {
-            *p = w->next;
             w->next = ready;
             ready = w;
         } else {
-            p = &w->next;
+            *kept_tail = w;
+            kept_tail = &w->next;
         }
     }
+    *kept_tail = NULL;
+    set_waiters_head(sem, kept);
     pthread_mutex_unlock(&sem->lock);
     return ready;
 }
@@ -72,10 +95,15 @@ void mox__semaphore_signal(mox__semaphore *sem, uint64_t value)
 {
     uint64_t cur = atomic_load_explicit(&sem->value, memory_order_relaxed);
     while (cur < value &&
-           !atomic_compare_exchange_weak_explicit(&sem->value, &cur, value, memory_order_release,
+           !atomic_compare_exchange_weak_explicit(&sem->value, &cur, value, memory_order_seq_cst,
                                                   memory_order_relaxed)) {
     }
-    run_waiters(take_ready(sem, value, false));
+    /* The value is stored before the list is read (both sequentially
+     * consistent), and a waiter is listed before it reads the value: one
+     * of the two sees the other, so an empty list means no waiter missed
+     * this value. */
+    if (waiters_head(sem))
+        run_waiters(take_ready(sem, value, false));
 }
 
 void mox__semaphore_fail(mox__semaphore *sem, mox_error *error)

@@ -1,7 +1,8 @@
-/* submission.c - dispatch storage and batch recording: the intra-batch
- * dependency edges (read-after-write, write-after-read, write-after-write)
- * computed as launches are pushed, in O(1) per access with no allocation
- * for small batches. Submission and completion are in scheduler.c. */
+/* submission.c - batch recording: the submission object and the
+ * intra-batch dependency edges (read-after-write, write-after-read,
+ * write-after-write) computed as launches are pushed, in O(1) per access
+ * with no allocation for small batches. Dispatch storage is in
+ * dispatch.c, submission in scheduler.c, completion in completion.c. */
 #include "submission.h"
 
 #include <stddef.h>
@@ -13,151 +14,6 @@
 #include "trace.h"
 
 static size_t align_up(size_t v, size_t a) { return (v + a - 1) & ~(a - 1); }
-
-/* What precedes a dispatch whose block also holds a head (a launch op,
- * op.c): how many of the two still use the block, and its size. The
- * dispatch and the head end independently (a driven launch's op may
- * outlive its dispatch, or the other way round, on different threads):
- * the last one frees the block. */
-typedef struct block_share {
-    _Atomic uint32_t users;
-    uint32_t size;
-} block_share;
-
-enum { SHARE_ROOM = 16 }; /* keeps what follows 16-aligned */
-_Static_assert(sizeof(block_share) <= SHARE_ROOM, "block_share outgrew its room");
-
-static void share_release(block_share *share)
-{
-    /* The only user left needs no atomic read-modify-write. */
-    if (atomic_load_explicit(&share->users, memory_order_acquire) == 1 ||
-        atomic_fetch_sub_explicit(&share->users, 1, memory_order_acq_rel) == 1)
-        mox__block_free(share, share->size);
-}
-
-static mox__dispatch *dispatch_alloc_raw(mox_device *device, uint32_t arg_count, size_t value_bytes,
-                                         size_t head, void ***params_out, void ***addr_out,
-                                         unsigned char **values)
-{
-    size_t off_d = head ? SHARE_ROOM + align_up(head, 16) : 0;
-    size_t off_args = off_d + align_up(sizeof(mox__dispatch), 16);
-    size_t off_params = align_up(off_args + arg_count * sizeof(mox__karg), 16);
-    size_t off_addr = off_params + arg_count * sizeof(void *);
-    size_t off_values = align_up(off_addr + arg_count * sizeof(void *), 16);
-    size_t off_be = align_up(off_values + value_bytes, 16);
-    /* A zeroed block (cheaper than an aligned allocation); the backend's
-     * scratch area is aligned to 64 inside it. */
-    size_t be_size = device->info.dispatch_state_size;
-    size_t total = off_be + (be_size ? be_size + 63 : 0);
-    unsigned char *p = mox__block_alloc(total);
-    if (!p)
-        return NULL;
-    memset(p, 0, total);
-    if (head) {
-        block_share *share = (block_share *)p;
-        atomic_init(&share->users, 2);
-        share->size = (uint32_t)total;
-    }
-    mox__dispatch *d = (mox__dispatch *)(p + off_d);
-    d->args = (mox__karg *)(p + off_args);
-    d->arg_count = arg_count;
-    *params_out = (void **)(p + off_params);
-    *addr_out = (void **)(p + off_addr);
-    if (values)
-        *values = p + off_values;
-    d->be = be_size ? (void *)(((uintptr_t)(p + off_be) + 63u) & ~(uintptr_t)63u) : NULL;
-    d->storage = p;
-    d->storage_size = total;
-    return d;
-}
-
-mox__dispatch *mox__dispatch_alloc(mox_device *device, uint32_t arg_count, size_t value_bytes,
-                                   unsigned char **values)
-{
-    return mox__dispatch_alloc_headed(device, arg_count, value_bytes, values, 0);
-}
-
-mox__dispatch *mox__dispatch_alloc_headed(mox_device *device, uint32_t arg_count,
-                                          size_t value_bytes, unsigned char **values, size_t head)
-{
-    void **params, **addr;
-    mox__dispatch *d =
-        dispatch_alloc_raw(device, arg_count, value_bytes, head, &params, &addr, values);
-    if (!d)
-        return NULL;
-    d->kind = MOX__CMD_KERNEL;
-    d->param_count = arg_count;
-    d->params = params;
-    /* Params of buffers point at their address slot: launch.c fills the
-     * slot (and value params) as it copies arguments. */
-    for (uint32_t i = 0; i < arg_count; i++)
-        params[i] = &addr[i];
-    return d;
-}
-
-void *mox__dispatch_head(mox__dispatch *d) { return (unsigned char *)d->storage + SHARE_ROOM; }
-
-void mox__dispatch_head_free(void *head)
-{
-    share_release((block_share *)((unsigned char *)head - SHARE_ROOM));
-}
-
-mox__dispatch *mox__transfer_alloc(mox_device *device, mox__cmd_kind kind, mox_buffer *buffer,
-                                   uint64_t offset, uint64_t bytes, void *host)
-{
-    void **params, **addr;
-    mox__dispatch *d = dispatch_alloc_raw(device, 1, 0, 0, &params, &addr, NULL);
-    if (!d)
-        return NULL;
-    d->kind = kind;
-    d->kernel_name = kind == MOX__CMD_DOWNLOAD ? "(download)" : "(upload)";
-    d->buffer = buffer->handle;
-    d->address = buffer->address;
-    d->offset = offset;
-    d->bytes = bytes;
-    d->host = host;
-    d->args[0].buffer = mox_buffer_retain(buffer);
-    d->args[0].access = kind == MOX__CMD_DOWNLOAD ? MOX_ACCESS_READ : MOX_ACCESS_WRITE;
-    return d;
-}
-
-mox__dispatch *mox__copy_alloc(mox_device *device, mox_buffer *src, uint64_t src_offset,
-                               mox_buffer *dst, uint64_t dst_offset, uint64_t bytes)
-{
-    void **params, **addr;
-    mox__dispatch *d = dispatch_alloc_raw(device, 2, 0, 0, &params, &addr, NULL);
-    if (!d)
-        return NULL;
-    d->kind = MOX__CMD_COPY;
-    d->kernel_name = "(copy)";
-    d->buffer = dst->handle;
-    d->address = dst->address;
-    d->offset = dst_offset;
-    d->bytes = bytes;
-    d->src_device = src->device->backend;
-    d->src_buffer = src->handle;
-    d->src_address = src->address;
-    d->src_offset = src_offset;
-    d->args[0].buffer = mox_buffer_retain(src);
-    d->args[0].access = MOX_ACCESS_READ;
-    d->args[1].buffer = mox_buffer_retain(dst);
-    d->args[1].access = MOX_ACCESS_WRITE;
-    return d;
-}
-
-void mox__dispatch_free(mox__dispatch *d)
-{
-    if (!d)
-        return;
-    for (uint32_t i = 0; i < d->arg_count; i++)
-        mox_buffer_release(d->args[i].buffer);
-    mox_error_release(d->error);
-    mox_error_release(atomic_load(&d->cause));
-    if (d->storage != (void *)d)
-        share_release(d->storage); /* a head precedes it */
-    else
-        mox__block_free(d->storage, d->storage_size);
-}
 
 mox__sub *mox__sub_create(mox_device *device)
 {
@@ -207,8 +63,12 @@ void mox__sub_unref(mox__sub *sub)
     /* By now completion released the buffers, waits and result (or the sub
      * was never submitted): freeing calls out to nobody, so it is safe
      * under the device lock (trackers drop subs there). */
-    for (uint32_t i = 0; i < sub->count; i++)
-        mox__dispatch_free(sub->d[i]);
+    for (uint32_t i = 0; i < sub->count; i++) {
+        if (sub->args_released)
+            mox__dispatch_free_released(sub->d[i]);
+        else
+            mox__dispatch_free(sub->d[i]);
+    }
     for (uint32_t i = 0; i < sub->nwaits; i++)
         mox__sub_unref(sub->waits[i]);
     /* Left only by a batch that never completed (never submitted): no lock
@@ -222,15 +82,15 @@ void mox__sub_unref(mox__sub *sub)
         mox_result_release(sub->result);
     mox__free(sub->owned_host);
     if (sub->d != sub->d_inline)
-        mox__free(sub->d);
+        mox__block_free(sub->d, sub->cap * sizeof *sub->d);
     if (sub->preds != sub->preds_inline)
-        mox__free(sub->preds);
+        mox__block_free(sub->preds, sub->cap_preds * sizeof *sub->preds);
     if (sub->succs != sub->succs_inline)
-        mox__free(sub->succs);
+        mox__block_free(sub->succs, sub->npreds * sizeof *sub->succs);
     if (sub->ubs != sub->ubs_inline)
-        mox__free(sub->ubs);
+        mox__block_free(sub->ubs, sub->cap_ubs * sizeof *sub->ubs);
     if (sub->readers != sub->readers_inline)
-        mox__free(sub->readers);
+        mox__block_free(sub->readers, sub->cap_readers * sizeof *sub->readers);
     if (sub->waits != sub->waits_inline)
         mox__free(sub->waits);
     if (sub->points != sub->points_inline)
@@ -242,21 +102,21 @@ void mox__sub_unref(mox__sub *sub)
 }
 
 /* Grows an array that starts in inline storage. */
+/* Grows an array that starts in inline storage. Its heap copies are
+ * blocks (mox__block_free with cap * elem bytes): a batch of a few dozen
+ * dispatches doubles its arrays several times, and a cached block is
+ * cheaper than malloc's realloc. */
 static bool grow_slow(void **arr, uint32_t *cap, const void *inline_arr, size_t elem, uint32_t need)
 {
     uint32_t ncap = *cap * 2;
     while (ncap < need)
         ncap *= 2;
-    void *n;
-    if (*arr == inline_arr) {
-        n = mox__malloc((size_t)ncap * elem);
-        if (n)
-            memcpy(n, *arr, (size_t)*cap * elem);
-    } else {
-        n = mox__realloc(*arr, (size_t)ncap * elem);
-    }
+    void *n = mox__block_alloc((size_t)ncap * elem);
     if (!n)
         return false;
+    memcpy(n, *arr, (size_t)*cap * elem);
+    if (*arr != inline_arr)
+        mox__block_free(*arr, (size_t)*cap * elem);
     *arr = n;
     *cap = ncap;
     return true;

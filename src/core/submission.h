@@ -14,7 +14,8 @@
 
 /* One argument of a dispatch, as the core sees it. */
 typedef struct mox__karg {
-    mox_buffer *buffer;        /* retained until completion (or drop); NULL for values */
+    mox_buffer *buffer;        /* retained until completion (or drop); NULL for values;
+                                  stale once completion released it (args_released) */
     mox_access access;
     uint32_t ub;               /* index of the buffer in the submission's ub table */
 } mox__karg;
@@ -43,6 +44,8 @@ mox__dispatch *mox__copy_alloc(mox_device *device, mox_buffer *src, uint64_t src
                                mox_buffer *dst, uint64_t dst_offset, uint64_t bytes);
 /* Frees an unsubmitted dispatch, releasing its buffers. */
 void mox__dispatch_free(mox__dispatch *d);
+/* Frees a dispatch whose buffers were released already (completion). */
+void mox__dispatch_free_released(mox__dispatch *d);
 
 /* A buffer used by a submission, with its accesses summarised. */
 typedef struct mox__ub {
@@ -97,6 +100,7 @@ struct mox__sub {
     mox__gate *gates;
     uint32_t *succs;
     bool submitted;
+    bool args_released;        /* completion released the dispatches' buffers */
     /* admission queue, under the device lock */
     bool queued;
     struct mox__sub *admit_next;
