@@ -29,8 +29,9 @@ extern "C" __global__ void __launch_bounds__(256) step_gate(gate48 g, const floa
   (void)g;
   unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) out[i] = in[i] * a + 1.0f; }
 
-enum { DEFAULT, PROG, ORDER, MODES };
-static const char *mode_names[MODES] = {"default edges", "programmatic (PROGRAMMATIC port)", "programmatic (LAUNCH_ORDER port)"};
+enum { DEFAULT, PROG, ORDER, DEFAULT2, ORDER2, MODES };
+static const char *mode_names[MODES] = {"default edges", "programmatic (PROGRAMMATIC port)", "programmatic (LAUNCH_ORDER port)",
+                                        "default, + edge from k-2", "LAUNCH_ORDER, + edge from k-2"};
 
 static double now_us() { timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3; }
 
@@ -44,13 +45,20 @@ static CUgraphExec build_driver(int mode, int len, CUfunction fn, std::vector<ch
     CUDA_KERNEL_NODE_PARAMS_v1 kp; memset(&kp, 0, sizeof kp);
     kp.func = fn; kp.gridDimX = kp.gridDimY = kp.gridDimZ = 1; kp.blockDimX = 256; kp.blockDimY = kp.blockDimZ = 1;
     kp.kernelParams = params;
-    bool prog = mode != DEFAULT && k > 0;
-    CD(cuGraphAddKernelNode((CUgraphNode *)&nodes[k], g, (!prog && k) ? &nodes[k - 1] : NULL, (!prog && k) ? 1 : 0, (const CUDA_KERNEL_NODE_PARAMS *)&kp));
-    if (prog) {
-      CUgraphEdgeData ed; memset(&ed, 0, sizeof ed);
-      ed.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
-      ed.from_port = mode == PROG ? CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC : CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER;
-      CD(cuGraphAddDependencies(g, &nodes[k - 1], &nodes[k], &ed, 1));
+    bool prog = mode != DEFAULT && mode != DEFAULT2;
+    CD(cuGraphAddKernelNode((CUgraphNode *)&nodes[k], g, NULL, 0, (const CUDA_KERNEL_NODE_PARAMS *)&kp));
+    // Edges as mox records a ping-pong chain: from k-1 (read after write)
+    // and, in the "+ edge from k-2" modes, from k-2 too (write after write,
+    // implied by the path through k-1).
+    int from_cnt = k == 0 ? 0 : (mode == DEFAULT2 || mode == ORDER2) && k >= 2 ? 2 : 1;
+    if (from_cnt) {
+      CUgraphNode from[2] = {nodes[k - 1], k >= 2 ? nodes[k - 2] : nodes[k - 1]}, to[2] = {nodes[k], nodes[k]};
+      CUgraphEdgeData ed[2]; memset(ed, 0, sizeof ed);
+      for (int e = 0; e < 2 && prog; e++) {
+        ed[e].type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
+        ed[e].from_port = mode == PROG ? CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC : CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER;
+      }
+      CD(cuGraphAddDependencies(g, from, to, ed, from_cnt));
     }
   }
   CUgraphExec ex; CD(cuGraphInstantiateWithFlags(&ex, g, 0)); return ex;
