@@ -236,6 +236,7 @@ struct mox__cuda_group {
 typedef struct mox__cuda_lnode {
     const mox__dispatch *d;
     const mox__cuda_kernel *k;     /* NULL for transfers */
+    CUfunction fn;                 /* the entry it runs (mox__cuda_node_fn); NULL for transfers */
     uint32_t edge_off, edge_cnt;   /* graph predecessors (launch indices) */
     uint32_t gdep_off, gdep_cnt;   /* gate dependencies (launch indices) */
     uint32_t ext_off, ext_cnt;     /* gate dependencies (absolute slots) */
@@ -248,12 +249,17 @@ static inline CUfunction mox__cuda_node_fn(const mox__cuda_lnode *ln)
     return mox__cuda_entry_fn(ln->k, ln->d, ln->gdep_cnt + ln->ext_cnt > 0);
 }
 
+/* A launch's description. Each array holds its nodes' entries in node
+ * order, so the totals are the arrays' lengths. */
 typedef struct mox__cuda_ldesc {
     uint32_t count;
     mox__cuda_lnode *nodes;
     uint32_t *edges;
     uint32_t *gdeps;
     uint32_t *ext;
+    uint32_t edge_count;           /* of edges */
+    uint32_t deps_total;           /* gate dependency words: of gdeps and ext */
+    bool deps_array;               /* a node has more than MOX_GATE_INLINE_DEPS of them */
     bool has_transfer;
 } mox__cuda_ldesc;
 
@@ -484,8 +490,6 @@ struct mox__cuda_inst {
     uint32_t *deps_stage;     /* pinned staging for deps uploads */
     uint32_t *deps_host;      /* what deps_dev holds now */
     uint32_t deps_len, deps_cap;
-    uint32_t *dep_offset;     /* per node: its deps in deps_dev */
-    uint32_t *dep_count;
     CUgraphExec exec;         /* graph plans */
     /* How long its runs take, launch to done, measured by waiting threads
      * on runs launched onto an idle device (cuda_watch.c); forgotten when

@@ -189,8 +189,6 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b)
         dev->scratch_nodes_cap = cap;
     }
     b->desc.nodes = dev->scratch_nodes;
-    if (g->count)
-        memset(b->desc.nodes, 0, (size_t)g->count * sizeof *b->desc.nodes);
     uint32_t at = 0;
     for (uint32_t s = 0; s < g->nsubs; s++) {
         mox__submission *pub = g->subs[s];
@@ -199,6 +197,7 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b)
             const mox__dispatch *d = pub->dispatches[i];
             mox__cuda_lnode *ln = &b->desc.nodes[at];
             ln->d = d;
+            ln->k = NULL;
             if (d->kind == MOX__CMD_KERNEL) {
                 const mox__cuda_module *m = d->module;
                 ln->k = &m->kernels[d->kernel];
@@ -267,6 +266,8 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b)
             ln->edge_cnt = b->edges.n - ln->edge_off;
             ln->gdep_cnt = b->gdeps.n - ln->gdep_off;
             ln->ext_cnt = b->ext.n - ln->ext_off;
+            ln->fn = ln->k ? mox__cuda_node_fn(ln) : NULL;
+            b->desc.deps_array |= ln->gdep_cnt + ln->ext_cnt > MOX_GATE_INLINE_DEPS;
         }
         /* Points of other queues: completion order, and the stream waits
          * for the event of the launch that signals the point. */
@@ -290,6 +291,8 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b)
     b->desc.edges = b->edges.v;
     b->desc.gdeps = b->gdeps.v;
     b->desc.ext = b->ext.v;
+    b->desc.edge_count = b->edges.n;
+    b->desc.deps_total = b->gdeps.n + b->ext.n;
     return MOX_OK;
 oom:
     return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory building a launch");
