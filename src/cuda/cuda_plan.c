@@ -285,33 +285,20 @@ static mox__cuda_inst *pick_idle(mox__cuda_plan *p, const mox__cuda_ldesc *b)
     return p->idle;
 }
 
-mox_status mox__cuda_plan_acquire(mox__cuda_dev *dev, const mox__cuda_ldesc *b,
-                                  mox__cuda_inst **out)
+mox__cuda_inst *mox__cuda_plan_take(mox__cuda_dev *dev, const mox__cuda_ldesc *b,
+                                    mox__cuda_plan **plan)
 {
-    if (!dev->plans) {
-        dev->plans = mox__calloc(PLAN_BUCKETS, sizeof *dev->plans);
-        if (!dev->plans)
-            return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory for the CUDA graph cache");
-        dev->plan_cap = PLAN_BUCKETS;
-    }
+    *plan = NULL;
+    if (!dev->plans)
+        return NULL; /* made by the first mox__cuda_plan_acquire */
     uint64_t h = shape_hash(b);
     mox__cuda_plan *p = dev->plans[h % dev->plan_cap];
     while (p && !(p->hash == h && plan_matches(p, b)))
         p = p->next;
-    if (!p) {
-        if (dev->plan_count >= PLAN_LIMIT)
-            plan_evict_one(dev);
-        mox_status st = plan_create(dev, b, h, &p);
-        if (st != MOX_OK)
-            return st;
-        mox__cuda_plan **bucket = &dev->plans[h % dev->plan_cap];
-        p->next = *bucket;
-        *bucket = p;
-        dev->plan_count++;
-    }
+    if (!p)
+        return NULL;
+    *plan = p;
     p->last_used = ++dev->plan_clock;
-    /* Idle lists grow on completions: under dev->lock. */
-    pthread_mutex_lock(&dev->lock);
     mox__cuda_inst *inst = p->idle ? pick_idle(p, b) : NULL;
     if (inst) {
         mox__cuda_inst **pp = &p->idle;
@@ -321,15 +308,35 @@ mox_status mox__cuda_plan_acquire(mox__cuda_dev *dev, const mox__cuda_ldesc *b,
         inst->next_idle = NULL;
         inst->busy = true;
     }
-    pthread_mutex_unlock(&dev->lock);
-    if (!inst) {
-        mox_status st = inst_create(dev, p, b, &inst); /* the driver: no lock */
+    return inst;
+}
+
+mox_status mox__cuda_plan_acquire(mox__cuda_dev *dev, const mox__cuda_ldesc *b, mox__cuda_plan *p,
+                                  mox__cuda_inst **out)
+{
+    if (!dev->plans) {
+        dev->plans = mox__calloc(PLAN_BUCKETS, sizeof *dev->plans);
+        if (!dev->plans)
+            return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory for the CUDA graph cache");
+        dev->plan_cap = PLAN_BUCKETS;
+    }
+    if (!p) {
+        if (dev->plan_count >= PLAN_LIMIT)
+            plan_evict_one(dev);
+        uint64_t h = shape_hash(b);
+        mox_status st = plan_create(dev, b, h, &p);
         if (st != MOX_OK)
             return st;
-        inst->busy = true; /* nobody else sees it yet */
+        mox__cuda_plan **bucket = &dev->plans[h % dev->plan_cap];
+        p->next = *bucket;
+        *bucket = p;
+        dev->plan_count++;
+        p->last_used = ++dev->plan_clock;
     }
-    *out = inst;
-    return MOX_OK;
+    mox_status st = inst_create(dev, p, b, out); /* the driver: no lock */
+    if (st == MOX_OK)
+        (*out)->busy = true; /* nobody else sees it yet */
+    return st;
 }
 
 void mox__cuda_inst_release(mox__cuda_dev *dev, mox__cuda_inst *inst)
