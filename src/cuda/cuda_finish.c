@@ -9,111 +9,116 @@
 #include <stdlib.h>
 #include <string.h>
 
-void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, bool defer_free)
+/* A driver failure `call` reported while finishing: its code, and *error
+ * made for it (the device marked lost for a sticky one). */
+static mox_status finish_failure(mox__cuda_dev *dev, CUresult r, const char *call, const char *what,
+                                 mox_error **error)
 {
-    const mox__cuda_api *api = dev->api;
+    mox_status status = mox__cuda_fail(dev->api, r, call, what);
+    if (status == MOX_ERR_DEVICE_LOST) {
+        pthread_mutex_lock(&dev->lock);
+        mox__cuda_dev_lost(dev, mox__cuda_last_message());
+        pthread_mutex_unlock(&dev->lock);
+        *error = mox__error_new(MOX_ERR_DEVICE_LOST, "%s", dev->lost_message);
+    } else {
+        *error = mox__cuda_last_error(status);
+    }
+    return status;
+}
+
+/* How the launch ended as a whole, before its dispatches are looked at:
+ * its own status, the failure of another device it waited for, or the
+ * query's result `r`. *error is taken over from the group. */
+static mox_status launch_status(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, mox_error **error)
+{
     mox_status status = g->status;
-    mox_error *error = g->error;
+    *error = g->error;
     g->error = NULL;
     /* Another device it waited for was lost: whatever ran, it completes
      * with that failure (the same error object: the core then knows this
      * device is not the lost one). */
-    mox_error *foreign = status == MOX_OK ? mox__cuda_foreign_failure(g) : NULL;
+    mox_error *foreign = status == MOX_OK && g->foreign_count ? mox__cuda_foreign_failure(g) : NULL;
     if (foreign) {
-        status = mox_error_code(foreign);
-        error = mox_error_retain(foreign);
+        *error = mox_error_retain(foreign);
+        return mox_error_code(foreign);
     }
-    if (status == MOX_OK && r != CUDA_SUCCESS) {
-        status = mox__cuda_fail(api, r, "cuEventQuery", "(waiting for a launch)");
-        if (status == MOX_ERR_DEVICE_LOST) {
-            pthread_mutex_lock(&dev->lock);
-            mox__cuda_dev_lost(dev, mox__cuda_last_message());
-            pthread_mutex_unlock(&dev->lock);
+    if (status == MOX_OK && r != CUDA_SUCCESS)
+        return finish_failure(dev, r, "cuEventQuery", "(waiting for a launch)", error);
+    if (status == MOX_ERR_DEVICE_LOST && !*error)
+        *error = mox__error_new(MOX_ERR_DEVICE_LOST, "%s", dev->lost_message);
+    else if (status != MOX_OK && !*error)
+        *error = mox__cuda_last_error(status);
+    return status;
+}
+
+/* The states of a launch that ran: all OK when its host flag is clear and
+ * nothing it gated on may have failed, else from its status words (one
+ * cuMemcpyDtoH). Copybacks are copied out. Returns the launch's status
+ * (not OK only if the words cannot be read); *failed_any: a dispatch did
+ * not end OK. */
+static mox_status read_states(mox__cuda_dev *dev, mox__cuda_group *g, mox_error **error,
+                              bool *failed_any)
+{
+    const mox__cuda_api *api = dev->api;
+    mox__cuda_inst *inst = g->inst;
+    bool flagged = *(volatile uint32_t *)inst->host_flag != 0;
+    bool read = flagged || g->check_status;
+    /* Earlier launches completed before this one: their states are final. */
+    for (uint32_t i = 0; !read && i < g->live_count; i++)
+        read = g->live_gates[i].sub->dispatches[g->live_gates[i].dispatch]->state != MOX_DISPATCH_OK;
+    uint32_t stack_words[64];
+    uint32_t *words = NULL;
+    if (read) {
+        /* The status words are read in this device's context: a
+         * completion of another device may have left the thread in its
+         * own. Only here: a launch that succeeded makes no call that
+         * needs a context (launches and the trace set theirs). */
+        api->cuCtxSetCurrent(dev->ctx);
+        words = g->count <= 32 ? stack_words : mox__malloc(8u * g->count);
+        CUresult rr = words ? api->cuMemcpyDtoH(words, dev->pool + 8ull * inst->slot_base, 8u * g->count)
+                            : CUDA_ERROR_OUT_OF_MEMORY;
+        atomic_fetch_add(&dev->stats.status_reads, 1);
+        if (rr != CUDA_SUCCESS) {
+            if (words != stack_words)
+                mox__free(words);
+            return finish_failure(dev, rr, "cuMemcpyDtoH", "(reading dispatch states)", error);
         }
     }
-    if (status == MOX_ERR_DEVICE_LOST && !error)
-        error = mox__error_new(MOX_ERR_DEVICE_LOST, "%s", dev->lost_message);
-    else if (status != MOX_OK && !error)
-        error = mox__cuda_last_error(status);
-
-    bool failed_any = false;
-    if (status == MOX_OK) {
-        mox__cuda_inst *inst = g->inst;
-        bool flagged = *(volatile uint32_t *)inst->host_flag != 0;
-        bool read = flagged || g->check_status;
-        /* Earlier launches completed before this one: their states are final. */
-        for (uint32_t i = 0; !read && i < g->live_count; i++)
-            read = g->live_gates[i].sub->dispatches[g->live_gates[i].dispatch]->state !=
-                   MOX_DISPATCH_OK;
-        uint32_t stack_words[64];
-        uint32_t *words = NULL;
-        if (read) {
-            /* The status words are read in this device's context: a
-             * completion of another device may have left the thread in its
-             * own. Only here: a launch that succeeded makes no call that
-             * needs a context (launches and the trace set theirs). */
-            api->cuCtxSetCurrent(dev->ctx);
-            words = g->count <= 32 ? stack_words : mox__malloc(8u * g->count);
-            CUresult rr = words ? api->cuMemcpyDtoH(words, dev->pool + 8ull * inst->slot_base,
-                                                    8u * g->count)
-                                : CUDA_ERROR_OUT_OF_MEMORY;
-            atomic_fetch_add(&dev->stats.status_reads, 1);
-            if (rr != CUDA_SUCCESS) {
-                status = mox__cuda_fail(api, rr, "cuMemcpyDtoH", "(reading dispatch states)");
-                if (status == MOX_ERR_DEVICE_LOST) {
-                    pthread_mutex_lock(&dev->lock);
-                    mox__cuda_dev_lost(dev, mox__cuda_last_message());
-                    pthread_mutex_unlock(&dev->lock);
-                    error = mox__error_new(MOX_ERR_DEVICE_LOST, "%s", dev->lost_message);
-                } else {
-                    error = mox__cuda_last_error(status);
-                }
-                if (words != stack_words)
-                    mox__free(words);
-                words = NULL;
+    *failed_any = flagged;
+    uint32_t at = 0;
+    for (uint32_t s = 0; s < g->nsubs; s++) {
+        mox__submission *pub = g->subs[s];
+        for (uint32_t i = 0; i < pub->count; i++, at++) {
+            mox__dispatch *d = pub->dispatches[i];
+            d->state = words ? words[2u * at] : MOX_DISPATCH_OK;
+            d->fail_code = words ? words[2u * at + 1u] : 0;
+            if (d->kind == MOX__CMD_COPY && d->state != MOX_DISPATCH_OK) {
+                /* a copy cannot fail itself: its slot held a mirrored failure */
+                d->state = MOX_DISPATCH_GATED;
+                d->fail_code = 0;
             }
+            *failed_any |= d->state != MOX_DISPATCH_OK;
         }
-        if (status == MOX_OK) {
-            uint32_t at = 0;
-            for (uint32_t s = 0; s < g->nsubs; s++) {
-                mox__submission *pub = g->subs[s];
-                for (uint32_t i = 0; i < pub->count; i++, at++) {
-                    mox__dispatch *d = pub->dispatches[i];
-                    d->state = words ? words[2u * at] : MOX_DISPATCH_OK;
-                    d->fail_code = words ? words[2u * at + 1u] : 0;
-                    if (d->kind == MOX__CMD_COPY && d->state != MOX_DISPATCH_OK) {
-                        /* a copy cannot fail itself: its slot held a mirrored failure */
-                        d->state = MOX_DISPATCH_GATED;
-                        d->fail_code = 0;
-                    }
-                    failed_any |= d->state != MOX_DISPATCH_OK;
-                }
-            }
-            for (uint32_t c = 0; c < g->copyback_count; c++)
-                memcpy(g->copybacks[c].host, g->copybacks[c].stage, g->copybacks[c].bytes);
-        }
-        if (words && words != stack_words)
-            mox__free(words);
-        if (flagged)
-            failed_any = true;
     }
-    if (status != MOX_OK) {
-        /* Nothing of it is known to have finished. */
-        for (uint32_t s = 0; s < g->nsubs; s++)
-            for (uint32_t i = 0; i < g->subs[s]->count; i++) {
-                g->subs[s]->dispatches[i]->state = MOX_DISPATCH_GATED;
-                g->subs[s]->dispatches[i]->fail_code = 0;
-            }
-    }
+    for (uint32_t c = 0; c < g->copyback_count; c++)
+        memcpy(g->copybacks[c].host, g->copybacks[c].stage, g->copybacks[c].bytes);
+    if (words != stack_words)
+        mox__free(words);
+    return MOX_OK;
+}
 
-    if (g->trace_start) /* the states are final, the launch has finished */
-        mox__cuda_trace_finish(dev, g);
-
-    pthread_mutex_lock(&dev->lock);
+/* Under dev->lock: the launch's resources and its place in the stream go
+ * back, held-back work of its stream is asked of the launcher. Returns
+ * whether the group must be left for the completion thread to free (a
+ * waiting thread finishes it, `defer_free`, and it is in that thread's
+ * snapshot). */
+static bool release_locked(mox__cuda_dev *dev, mox__cuda_group *g, bool failed, bool defer_free)
+{
     /* States are final: other devices need neither its event nor its
      * status words any more (one that still waits to call
      * cuStreamWaitEvent on the event gives it back itself). */
-    bool event_back = mox__cuda_sem_unregister(dev, g);
+    if (mox__cuda_sem_unregister(dev, g) && g->launched)
+        mox__cuda_event_keep(dev, g->event_spin, g->event);
     for (uint32_t s = 0; s < g->nsubs; s++) {
         mox__cuda_sub *me = mox__cuda_sub_of(g->subs[s]);
         me->done = true;
@@ -121,14 +126,13 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, 
     }
     for (uint32_t i = 0; i < g->nsucc; i++)
         g->succs[i]->npred--;
-    if (dev->stream_state[g->stream].last == g)
-        dev->stream_state[g->stream].last = NULL;
+    mox__cuda_stream_state *ss = &dev->stream_state[g->stream];
+    if (ss->last == g)
+        ss->last = NULL;
     if (g->launched) {
-        mox__cuda_stream_state *ss = &dev->stream_state[g->stream];
         ss->depth--;
         g->inst->busy = false;
-        if (failed_any || status != MOX_OK)
-            g->inst->dirty = true;
+        g->inst->dirty |= failed;
         mox__cuda_inst_release(dev, g->inst);
         /* The stream's held-back executions go out now that it drains
          * (lost: they fail at once): asked of the launcher. */
@@ -139,11 +143,32 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, 
     mox__cuda_drop_readers(dev, g);
     mox__cuda_launcher_enter(dev); /* if a flush was asked and nobody launches */
     /* Unlinked: no later snapshot takes it, so a clear flag stays clear. */
-    bool reap = defer_free && g->snapped;
+    return defer_free && g->snapped;
+}
+
+void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, bool defer_free)
+{
+    mox_error *error = NULL;
+    mox_status status = launch_status(dev, g, r, &error);
+    bool failed_any = false;
+    if (status == MOX_OK)
+        status = read_states(dev, g, &error, &failed_any);
+    if (status != MOX_OK) {
+        /* Nothing of it is known to have finished. */
+        for (uint32_t s = 0; s < g->nsubs; s++)
+            for (uint32_t i = 0; i < g->subs[s]->count; i++) {
+                g->subs[s]->dispatches[i]->state = MOX_DISPATCH_GATED;
+                g->subs[s]->dispatches[i]->fail_code = 0;
+            }
+    }
+    if (g->trace_start) /* the states are final, the launch has finished */
+        mox__cuda_trace_finish(dev, g);
+
+    pthread_mutex_lock(&dev->lock);
+    bool reap = release_locked(dev, g, failed_any || status != MOX_OK, defer_free);
     pthread_mutex_unlock(&dev->lock);
-    if (g->launched && event_back)
-        mox__cuda_event_put(dev, g->event_spin, g->event);
-    mox__cuda_foreign_release(g); /* other devices' instances it read */
+    if (g->pin_count)
+        mox__cuda_foreign_release(g); /* other devices' instances it read */
     for (uint32_t i = 0; i < g->stage_count; i++)
         mox__cuda_stage_put(dev, g->stages[i]);
     g->stage_count = 0;

@@ -73,9 +73,9 @@ mox_status mox__cuda_plan_build_graph(mox__cuda_dev *dev, mox__cuda_plan *p, con
         params[0] = &gate;
         for (uint32_t a = 0; a < d->param_count; a++)
             params[a + 1] = d->params[a];
-        CUDA_KERNEL_NODE_PARAMS_v1 kp = {n->fn,         n->grid[0],  n->grid[1], n->grid[2],
-                                         n->block[0],   n->block[1], n->block[2], n->shared_bytes,
-                                         params,        NULL};
+        const mox_launch_config *c = &n->config;
+        CUDA_KERNEL_NODE_PARAMS_v1 kp = {n->fn,      c->grid.x,  c->grid.y,  c->grid.z, c->block.x,
+                                         c->block.y, c->block.z, c->shared_bytes, params, NULL};
         r = api->cuGraphAddKernelNode(&p->graph_nodes[i], p->graph, prog ? NULL : deps,
                                       prog ? 0 : n->edge_cnt, &kp);
         if (r == CUDA_SUCCESS && prog)

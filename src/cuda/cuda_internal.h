@@ -236,6 +236,7 @@ struct mox__cuda_group {
 typedef struct mox__cuda_lnode {
     const mox__dispatch *d;
     const mox__cuda_kernel *k;     /* NULL for transfers */
+    CUfunction fn;                 /* the entry it runs (mox__cuda_node_fn); NULL for transfers */
     uint32_t edge_off, edge_cnt;   /* graph predecessors (launch indices) */
     uint32_t gdep_off, gdep_cnt;   /* gate dependencies (launch indices) */
     uint32_t ext_off, ext_cnt;     /* gate dependencies (absolute slots) */
@@ -248,12 +249,17 @@ static inline CUfunction mox__cuda_node_fn(const mox__cuda_lnode *ln)
     return mox__cuda_entry_fn(ln->k, ln->d, ln->gdep_cnt + ln->ext_cnt > 0);
 }
 
+/* A launch's description. Each array holds its nodes' entries in node
+ * order, so the totals are the arrays' lengths. */
 typedef struct mox__cuda_ldesc {
     uint32_t count;
     mox__cuda_lnode *nodes;
     uint32_t *edges;
     uint32_t *gdeps;
     uint32_t *ext;
+    uint32_t edge_count;           /* of edges */
+    uint32_t deps_total;           /* gate dependency words: of gdeps and ext */
+    bool deps_array;               /* a node has more than MOX_GATE_INLINE_DEPS of them */
     bool has_transfer;
 } mox__cuda_ldesc;
 
@@ -464,9 +470,10 @@ mox_status mox__cuda_copy(mox__cuda_dev *dev, mox__cuda_group *g, uint32_t node,
                           const mox__dispatch *d, const mox_gate *gate, CUstream stream);
 void mox__cuda_copy_unload(mox__cuda_dev *dev);
 
-/* ---- plans and instances (cuda_plan.c): the launcher's, called with no
- * lock held (they lock dev->lock briefly for what completions share: idle
- * lists, busy and reader counts); inst_release with dev->lock held ---- */
+/* ---- plans and instances (cuda_plan.c): the launcher's. plan_take and
+ * inst_release with dev->lock held (completions share idle lists, busy and
+ * reader counts); the others with no lock held (an eviction locks
+ * dev->lock briefly) ---- */
 
 typedef struct mox__cuda_node_state {
     mox_gate gate;            /* last gate given to the node */
@@ -484,8 +491,6 @@ struct mox__cuda_inst {
     uint32_t *deps_stage;     /* pinned staging for deps uploads */
     uint32_t *deps_host;      /* what deps_dev holds now */
     uint32_t deps_len, deps_cap;
-    uint32_t *dep_offset;     /* per node: its deps in deps_dev */
-    uint32_t *dep_count;
     CUgraphExec exec;         /* graph plans */
     /* How long its runs take, launch to done, measured by waiting threads
      * on runs launched onto an idle device (cuda_watch.c); forgotten when
@@ -503,10 +508,15 @@ struct mox__cuda_inst {
                                  raised under the semaphore lock, lowered under dev->lock */
 };
 
-/* An idle instance of the launch's plan (plan and instance created on first
- * use; a busy or read plan gets another instance). */
+/* The launcher, dev->lock held (idle lists grow on completions): the
+ * cached plan of desc's shape (*plan, NULL if none) and an idle instance
+ * of it, taken (busy), or NULL. */
+mox__cuda_inst *mox__cuda_plan_take(mox__cuda_dev *dev, const mox__cuda_ldesc *desc,
+                                    mox__cuda_plan **plan);
+/* No lock held: a new instance of `plan` (busy), creating the plan first
+ * when it is NULL (the driver builds and instantiates their graphs). */
 mox_status mox__cuda_plan_acquire(mox__cuda_dev *dev, const mox__cuda_ldesc *desc,
-                                  mox__cuda_inst **out);
+                                  mox__cuda_plan *plan, mox__cuda_inst **out);
 /* Launches `inst` for `desc` on `stream`: resets dirty slots, uploads
  * changed deps, updates the nodes whose parameters changed, launches
  * (graph) or enqueues each node (stream plans; transfers go through
@@ -671,6 +681,7 @@ struct mox__cuda_dev {
     uint32_t free_flag_count, free_flag_cap;
     CUevent *free_events[2];         /* by kind: [0] blocking-sync, [1] spin */
     uint32_t free_event_count[2], free_event_cap[2];
+    uint32_t events_made[2];         /* free_event_cap is at least this */
     mox__cuda_events events;         /* MOX_CUDA_EVENTS */
     /* The completion thread went to sleep with launches nobody watches in
      * flight (it cleared it when nothing was): new launches record
@@ -698,7 +709,7 @@ struct mox__cuda_dev {
     mox__cuda_peer peers[MOX__CUDA_MAX_PEERS]; /* the launcher's */
     uint32_t peer_count;
 
-    pthread_mutex_t pool_lock;       /* events and staging pools; a leaf, never held over a driver call */
+    pthread_mutex_t pool_lock;       /* the staging pool; a leaf, never held over a driver call */
 
 
     /* completion */
@@ -763,9 +774,13 @@ mox_status mox__cuda_slots_alloc(mox__cuda_dev *dev, uint32_t count, uint32_t *b
 void mox__cuda_slots_free(mox__cuda_dev *dev, uint32_t base, uint32_t count);
 mox_status mox__cuda_flag_alloc(mox__cuda_dev *dev, uint32_t **host, CUdeviceptr *devp);
 void mox__cuda_flag_free(mox__cuda_dev *dev, uint32_t *host, CUdeviceptr devp);
-/* Events: got by the launcher, given back by completions. No lock held:
- * the pool's own lock is taken briefly, the driver called outside it. */
-/* Events from the device's pools, by kind (spin: no blocking wait). */
+/* Events from the device's pools, by kind (spin: no blocking wait): got by
+ * the launcher, given back by completions. take and keep with dev->lock
+ * held (take: false when the pool is empty); get and put with no lock held
+ * (they take dev->lock briefly; get makes an event when the pool is
+ * empty, with no lock held over the driver). */
+bool mox__cuda_event_take(mox__cuda_dev *dev, bool spin, CUevent *out);
+void mox__cuda_event_keep(mox__cuda_dev *dev, bool spin, CUevent event);
 mox_status mox__cuda_event_get(mox__cuda_dev *dev, bool spin, CUevent *out);
 void mox__cuda_event_put(mox__cuda_dev *dev, bool spin, CUevent event);
 /* Whether a launch made now records a spin event: MOX_CUDA_EVENTS=spin and

@@ -58,7 +58,8 @@ void mox__cuda_group_free(mox__cuda_group *g)
     mox__free(g->live_gates);
     mox__free(g->copybacks);
     mox__free(g->stages);
-    mox__cuda_foreign_free(g);
+    if (g->foreign || g->pins || g->mirrors) /* several devices */
+        mox__cuda_foreign_free(g);
     mox__block_free(g, sizeof *g);
 }
 
@@ -138,7 +139,7 @@ static bool gate_slot(mox__cuda_dev *dev, mox__cuda_group *g, const mox__gate *g
 
 typedef struct build {
     mox__cuda_ldesc desc;
-    u32vec edges, gdeps, ext;
+    u32vec *edges, *gdeps, *ext;  /* the device's scratch arrays (the launcher's alone) */
     CUevent *waits;          /* events of other streams' launches to wait for */
     uint32_t nwaits, cap_waits;
     mox__cuda_fevents foreign; /* events of other devices' launches, pinned */
@@ -189,8 +190,6 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b)
         dev->scratch_nodes_cap = cap;
     }
     b->desc.nodes = dev->scratch_nodes;
-    if (g->count)
-        memset(b->desc.nodes, 0, (size_t)g->count * sizeof *b->desc.nodes);
     uint32_t at = 0;
     for (uint32_t s = 0; s < g->nsubs; s++) {
         mox__submission *pub = g->subs[s];
@@ -199,6 +198,7 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b)
             const mox__dispatch *d = pub->dispatches[i];
             mox__cuda_lnode *ln = &b->desc.nodes[at];
             ln->d = d;
+            ln->k = NULL;
             if (d->kind == MOX__CMD_KERNEL) {
                 const mox__cuda_module *m = d->module;
                 ln->k = &m->kernels[d->kernel];
@@ -207,17 +207,17 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b)
             } else {
                 b->desc.has_transfer = true;
             }
-            ln->edge_off = b->edges.n;
-            ln->gdep_off = b->gdeps.n;
-            ln->ext_off = b->ext.n;
+            ln->edge_off = b->edges->n;
+            ln->gdep_off = b->gdeps->n;
+            ln->ext_off = b->ext->n;
             bool may_fail = d->kind == MOX__CMD_KERNEL && (d->kernel_features & MOX_KFEAT_FAIL);
             for (uint32_t k = 0; k < d->pred_count; k++) {
                 uint32_t from = me->offset + pub->preds[d->pred_first + k];
-                if (!mox__cuda_u32_push(&b->edges, from))
+                if (!mox__cuda_u32_push(b->edges, from))
                     goto oom;
                 if (d->kind != MOX__CMD_KERNEL || !mox__cuda_may_fail(b->desc.nodes[from].d))
                     continue;
-                if (!mox__cuda_u32_push(&b->gdeps, from))
+                if (!mox__cuda_u32_push(b->gdeps, from))
                     goto oom;
                 may_fail = true;
             }
@@ -227,7 +227,7 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b)
                 const mox__submission *wp = g->subs[s - 1];
                 const mox__cuda_sub *ws = mox__cuda_sub_of(wp);
                 for (uint32_t j = 0; j < wp->count; j++)
-                    if (wp->dispatches[j]->succ_count == 0 && !mox__cuda_u32_push(&b->edges, ws->offset + j))
+                    if (wp->dispatches[j]->succ_count == 0 && !mox__cuda_u32_push(b->edges, ws->offset + j))
                         goto oom;
             }
             bool gated_kind = d->kind == MOX__CMD_KERNEL || d->kind == MOX__CMD_COPY;
@@ -242,7 +242,7 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b)
                         return st;
                     if (skip)
                         continue;
-                    if (!mox__cuda_u32_push(intra ? &b->gdeps : &b->ext, slot))
+                    if (!mox__cuda_u32_push(intra ? b->gdeps : b->ext, slot))
                         goto oom;
                     may_fail = true;
                     continue;
@@ -258,15 +258,17 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b)
                 uint32_t slot;
                 if (!gate_slot(dev, g, gate, &intra, &slot))
                     goto oom;
-                if (!mox__cuda_u32_push(intra ? &b->gdeps : &b->ext, slot))
+                if (!mox__cuda_u32_push(intra ? b->gdeps : b->ext, slot))
                     goto oom;
                 may_fail = true;
             }
             if (d->be)
                 ((mox__cuda_dstate *)d->be)->may_fail = may_fail;
-            ln->edge_cnt = b->edges.n - ln->edge_off;
-            ln->gdep_cnt = b->gdeps.n - ln->gdep_off;
-            ln->ext_cnt = b->ext.n - ln->ext_off;
+            ln->edge_cnt = b->edges->n - ln->edge_off;
+            ln->gdep_cnt = b->gdeps->n - ln->gdep_off;
+            ln->ext_cnt = b->ext->n - ln->ext_off;
+            ln->fn = ln->k ? mox__cuda_node_fn(ln) : NULL;
+            b->desc.deps_array |= ln->gdep_cnt + ln->ext_cnt > MOX_GATE_INLINE_DEPS;
         }
         /* Points of other queues: completion order, and the stream waits
          * for the event of the launch that signals the point. */
@@ -283,23 +285,26 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b)
             if (!add_wait_event(b, wg->event))
                 goto oom;
         }
-        mox_status st = mox__cuda_foreign_events(dev, pub, &b->foreign);
+        mox_status st = pub->wait_count ? mox__cuda_foreign_events(dev, pub, &b->foreign) : MOX_OK;
         if (st != MOX_OK)
             return st;
     }
-    b->desc.edges = b->edges.v;
-    b->desc.gdeps = b->gdeps.v;
-    b->desc.ext = b->ext.v;
+    b->desc.edges = b->edges->v;
+    b->desc.gdeps = b->gdeps->v;
+    b->desc.ext = b->ext->v;
+    b->desc.edge_count = b->edges->n;
+    b->desc.deps_total = b->gdeps->n + b->ext->n;
     return MOX_OK;
 oom:
     return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory building a launch");
 }
 
 /* Phase B of a launch, with no lock held: the driver calls. The instance
- * it acquires is its own (busy) and nobody else launches (the launcher
- * token, cuda_submit.c), so only pools and idle lists need the lock, which
- * the functions called here take briefly themselves. */
-static mox_status launch_unlocked(mox__cuda_dev *dev, mox__cuda_group *g, build *b, CUstream cs)
+ * it launches is its own (busy) and nobody else launches (the launcher
+ * token, cuda_submit.c); what phase A could not take from the plan cache
+ * and the event pool is made here. */
+static mox_status launch_unlocked(mox__cuda_dev *dev, mox__cuda_group *g, build *b,
+                                  mox__cuda_plan *plan, CUstream cs)
 {
     mox_status st = mox__cuda_dev_enter(dev);
     for (uint32_t i = 0; st == MOX_OK && i < b->nwaits; i++) {
@@ -307,18 +312,14 @@ static mox_status launch_unlocked(mox__cuda_dev *dev, mox__cuda_group *g, build 
         if (r != CUDA_SUCCESS)
             st = mox__cuda_fail(dev->api, r, "cuStreamWaitEvent", NULL);
     }
-    if (st == MOX_OK)
+    if (st == MOX_OK && b->foreign.n)
         st = mox__cuda_foreign_wait_events(dev, cs, &b->foreign);
-    if (st == MOX_OK)
-        st = mox__cuda_plan_acquire(dev, &b->desc, &g->inst);
-    if (st == MOX_OK) {
-        g->event_spin = mox__cuda_event_spin(dev);
+    if (st == MOX_OK && !g->inst)
+        st = mox__cuda_plan_acquire(dev, &b->desc, plan, &g->inst);
+    if (st == MOX_OK && !g->event)
         st = mox__cuda_event_get(dev, g->event_spin, &g->event);
-    }
     if (st != MOX_OK)
         return st;
-    if (g->event_spin)
-        atomic_fetch_add_explicit(&dev->stats.spin_events, 1, memory_order_relaxed);
     if (mox__trace_on())
         mox__cuda_trace_begin(dev, g, cs);
     st = mox__cuda_inst_launch(dev, g->inst, &b->desc, g, cs);
@@ -334,39 +335,44 @@ static mox_status launch_unlocked(mox__cuda_dev *dev, mox__cuda_group *g, build 
     return st;
 }
 
-void mox__cuda_launch_group(mox__cuda_dev *dev, mox__submission *const *subs, uint32_t n,
-                            uint32_t stream)
+/* Not even a group for `n` executions: each completes alone with the
+ * shared out-of-memory path. dev->lock held. */
+static void fail_each(mox__cuda_dev *dev, mox__submission *const *subs, uint32_t n, uint32_t stream)
 {
-    mox__cuda_group *g = mox__cuda_group_new(n);
-    if (!g) {
-        /* Not even a group: complete each alone with the shared OOM path. */
-        for (uint32_t i = 0; i < n; i++) {
-            mox__cuda_group *one = mox__cuda_group_new(1);
-            if (!one)
-                abort(); /* two allocations of a few bytes failed in a row */
-            mox__cuda_sub *me = mox__cuda_sub_of(subs[i]);
-            one->subs[0] = subs[i];
-            one->nsubs = 1;
-            one->count = subs[i]->count;
-            one->stream = stream;
-            one->first_value = one->last_value = subs[i]->signal.value;
-            mox__cuda_foreign_collect(dev, one);
-            one->status = MOX_ERR_OUT_OF_MEMORY;
-            /* Made here: the completion thread has no message of this. */
-            one->error = mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory launching a batch");
-            me->group = one;
-            me->pending = false;
-            mox__cuda_completion_push(dev, one);
-        }
-        return;
+    for (uint32_t i = 0; i < n; i++) {
+        mox__cuda_group *one = mox__cuda_group_new(1);
+        if (!one)
+            abort(); /* two allocations of a few bytes failed in a row */
+        mox__cuda_sub *me = mox__cuda_sub_of(subs[i]);
+        one->subs[0] = subs[i];
+        one->nsubs = 1;
+        one->count = subs[i]->count;
+        one->stream = stream;
+        one->first_value = one->last_value = subs[i]->signal.value;
+        mox__cuda_foreign_collect(dev, one);
+        one->status = MOX_ERR_OUT_OF_MEMORY;
+        /* Made here: the completion thread has no message of this. */
+        one->error = mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory launching a batch");
+        me->group = one;
+        me->pending = false;
+        mox__cuda_completion_push(dev, one);
     }
-    /* Phase A, dev->lock held: the group, its order, its description. */
+}
+
+/* Phase A's order: the group's executions, after the previous launch of
+ * its stream and the points of other devices they wait for. False when it
+ * cannot launch (g->status says why). dev->lock held. */
+static bool group_order(mox__cuda_dev *dev, mox__cuda_group *g, mox__submission *const *subs,
+                        uint32_t n, uint32_t stream)
+{
     g->stream = stream;
     g->nsubs = n;
     g->first_value = subs[0]->signal.value;
     g->last_value = subs[n - 1]->signal.value;
+    uint32_t waits = 0; /* points of other devices are among them */
     for (uint32_t i = 0; i < n; i++) {
         mox__cuda_sub *me = mox__cuda_sub_of(subs[i]);
+        waits += subs[i]->wait_count;
         g->subs[i] = subs[i];
         me->group = g;
         me->offset = g->count;
@@ -375,8 +381,8 @@ void mox__cuda_launch_group(mox__cuda_dev *dev, mox__submission *const *subs, ui
     }
     if (n > 1)
         atomic_fetch_add(&dev->stats.coalesced, n);
-    /* It completes after the points of other devices it waits for. */
-    mox__cuda_foreign_collect(dev, g);
+    if (waits)
+        mox__cuda_foreign_collect(dev, g);
     mox__cuda_stream_state *ss = &dev->stream_state[stream];
     if (ss->last && !mox__cuda_add_succ(ss->last, g)) {
         g->status = mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory launching a batch");
@@ -385,47 +391,34 @@ void mox__cuda_launch_group(mox__cuda_dev *dev, mox__submission *const *subs, ui
     ss->last = g;
     if (g->status == MOX_OK && atomic_load(&dev->lost))
         g->status = MOX_ERR_DEVICE_LOST;
-    if (g->status != MOX_OK) {
-        mox__cuda_completion_push(dev, g);
-        return;
-    }
-    CUstream cs = dev->streams[stream];
-    build b;
-    memset(&b, 0, sizeof b);
-    /* The device's scratch arrays (the launcher's alone), given back below. */
-    u32vec *vecs[3] = {&b.edges, &b.gdeps, &b.ext};
-    for (uint32_t i = 0; i < 3; i++)
-        *vecs[i] = (u32vec){dev->scratch_u32[i].v, 0, dev->scratch_u32[i].cap};
-    mox_status st = build_desc(dev, g, &b);
-    /* Phase B, no lock: the driver. */
-    pthread_mutex_unlock(&dev->lock);
-    if (st == MOX_OK)
-        st = launch_unlocked(dev, g, &b, cs);
-    mox__cuda_foreign_unpin_events(&b.foreign); /* waited for (or not, on failure) */
-    if (st != MOX_OK && g->event) {
-        mox__cuda_event_put(dev, g->event_spin, g->event);
-        g->event = NULL;
-    }
-    mox__free(b.waits);
-    /* Phase C, dev->lock again: publish it to the completion thread. */
-    pthread_mutex_lock(&dev->lock);
-    for (uint32_t i = 0; i < 3; i++)
-        dev->scratch_u32[i] = *vecs[i];
+    return g->status == MOX_OK;
+}
+
+/* Phase C, dev->lock held: the launch goes to the completion thread,
+ * launched or with the error `st` of phase B. */
+static void group_publish(mox__cuda_dev *dev, mox__cuda_group *g, mox_status st)
+{
     atomic_fetch_add(&dev->stats.groups, 1);
     if (st == MOX_OK) {
         g->launched = true;
+        if (g->event_spin)
+            atomic_fetch_add_explicit(&dev->stats.spin_events, 1, memory_order_relaxed);
         /* Onto an idle device its run time is its own (cuda_watch.c times
          * only such runs): a pipelined launch reads no clock. */
         g->idle_launch = dev->inflight_head == NULL;
         if (g->idle_launch)
             g->launch_ns = mox__cuda_now_ns();
-        ss->depth++;
+        dev->stream_state[g->stream].depth++;
     } else {
         if (g->inst) {
             g->inst->busy = false;
             g->inst->dirty = true;
             mox__cuda_inst_release(dev, g->inst);
             g->inst = NULL;
+        }
+        if (g->event) {
+            mox__cuda_event_keep(dev, g->event_spin, g->event);
+            g->event = NULL;
         }
         g->status = st;
         g->error = mox__cuda_last_error(st);
@@ -434,4 +427,39 @@ void mox__cuda_launch_group(mox__cuda_dev *dev, mox__submission *const *subs, ui
         mox__cuda_drop_readers(dev, g);
     }
     mox__cuda_completion_push(dev, g);
+}
+
+void mox__cuda_launch_group(mox__cuda_dev *dev, mox__submission *const *subs, uint32_t n,
+                            uint32_t stream)
+{
+    mox__cuda_group *g = mox__cuda_group_new(n);
+    if (!g) {
+        fail_each(dev, subs, n, stream);
+        return;
+    }
+    /* Phase A, dev->lock held: the group, its order, its description, and
+     * what the plan cache and the event pool already hold for it. */
+    if (!group_order(dev, g, subs, n, stream)) {
+        mox__cuda_completion_push(dev, g);
+        return;
+    }
+    build b = {.edges = &dev->scratch_u32[0], .gdeps = &dev->scratch_u32[1], .ext = &dev->scratch_u32[2]};
+    b.edges->n = b.gdeps->n = b.ext->n = 0;
+    mox_status st = build_desc(dev, g, &b);
+    mox__cuda_plan *plan = NULL;
+    if (st == MOX_OK) {
+        g->inst = mox__cuda_plan_take(dev, &b.desc, &plan);
+        g->event_spin = mox__cuda_event_spin(dev);
+        mox__cuda_event_take(dev, g->event_spin, &g->event);
+    }
+    /* Phase B, no lock: the driver. */
+    pthread_mutex_unlock(&dev->lock);
+    if (st == MOX_OK)
+        st = launch_unlocked(dev, g, &b, plan, dev->streams[stream]);
+    if (b.foreign.n)
+        mox__cuda_foreign_unpin_events(&b.foreign); /* waited for (or not, on failure) */
+    mox__free(b.waits);
+    /* Phase C, dev->lock again: publish it to the completion thread. */
+    pthread_mutex_lock(&dev->lock);
+    group_publish(dev, g, st);
 }

@@ -27,49 +27,52 @@
 #define PLAN_LIMIT 512u
 
 
-/* ---- keys ----
- * Per node: the function (a transfer: its kind), grid and block, dynamic
- * shared bytes with the edge count, then the edges. The function fixes
- * the kernel and so its parameter sizes; the counts make the words parse
- * one way only. Filled and hashed in one pass. */
+/* ---- shapes ----
+ * A launch's shape: per node the function (a transfer: its kind), grid,
+ * block and dynamic shared bytes, its edge count, then the edges. The
+ * function fixes the kernel and so its parameter sizes. The hash only
+ * picks a bucket (it leaves out what rarely tells shapes apart); the
+ * plan's nodes and edges are the key, compared exactly. */
 
-enum { KEY_NODE_WORDS = 5, KEY_STACK_WORDS = 1024 };
-
-static uint32_t key_words(const mox__cuda_ldesc *b)
+static inline uint64_t shape_mix(uint64_t h, uint64_t w)
 {
-    uint32_t n = 1;
-    for (uint32_t i = 0; i < b->count; i++)
-        n += KEY_NODE_WORDS + b->nodes[i].edge_cnt;
-    return n;
+    return (h ^ w) * 1099511628211ull;
 }
 
-static inline uint64_t key_mix(uint64_t h, uint64_t w)
+static uint64_t shape_hash(const mox__cuda_ldesc *b)
 {
-    h ^= w;
-    h *= 1099511628211ull;
-    return h ^ (h >> 29);
-}
-
-static uint64_t key_fill(const mox__cuda_ldesc *b, uint64_t *k)
-{
-    uint32_t w = 0;
-    uint64_t h = key_mix(1469598103934665603ull, k[w++] = b->count);
+    uint64_t h = shape_mix(1469598103934665603ull, b->count);
     for (uint32_t i = 0; i < b->count; i++) {
         const mox__cuda_lnode *ln = &b->nodes[i];
         const mox_launch_config *c = &ln->d->config;
-        uint64_t node[KEY_NODE_WORDS] = {
-            ln->k ? (uint64_t)(uintptr_t)mox__cuda_node_fn(ln) : (uint64_t)ln->d->kind,
-            ((uint64_t)c->grid.x << 32) | c->block.x,
-            ((uint64_t)c->grid.y << 32) | c->block.y,
-            ((uint64_t)c->grid.z << 32) | c->block.z,
-            ((uint64_t)c->shared_bytes << 32) | ln->edge_cnt,
-        };
-        for (uint32_t j = 0; j < KEY_NODE_WORDS; j++)
-            h = key_mix(h, k[w++] = node[j]);
-        for (uint32_t e = 0; e < ln->edge_cnt; e++)
-            h = key_mix(h, k[w++] = b->edges[ln->edge_off + e]);
+        h = shape_mix(h, ln->fn ? (uint64_t)(uintptr_t)ln->fn : (uint64_t)ln->d->kind);
+        h = shape_mix(h, ((uint64_t)c->grid.x << 32 | c->block.x) + ln->edge_cnt);
     }
-    return h;
+    for (uint32_t e = 0; e < b->edge_count; e++)
+        h = shape_mix(h, b->edges[e]);
+    return h ^ (h >> 29);
+}
+
+static bool same_config(const mox_launch_config *a, const mox_launch_config *b)
+{
+    return a->grid.x == b->grid.x && a->block.x == b->block.x && a->grid.y == b->grid.y &&
+           a->grid.z == b->grid.z && a->block.y == b->block.y && a->block.z == b->block.z &&
+           a->shared_bytes == b->shared_bytes;
+}
+
+/* Whether plan `p` was made for the shape of `b`. */
+static bool plan_matches(const mox__cuda_plan *p, const mox__cuda_ldesc *b)
+{
+    if (p->count != b->count || p->edge_count != b->edge_count)
+        return false;
+    for (uint32_t i = 0; i < b->count; i++) {
+        const plan_node *n = &p->nodes[i];
+        const mox__cuda_lnode *ln = &b->nodes[i];
+        if (n->fn != ln->fn || n->edge_cnt != ln->edge_cnt || (!n->fn && n->kind != ln->d->kind) ||
+            !same_config(&n->config, &ln->d->config))
+            return false;
+    }
+    return memcmp(p->edges, b->edges, (size_t)b->edge_count * sizeof *b->edges) == 0;
 }
 
 static bool use_graph_for(const mox__cuda_dev *dev, const mox__cuda_ldesc *b)
@@ -98,7 +101,6 @@ static void inst_destroy(mox__cuda_dev *dev, mox__cuda_inst *inst)
     if (inst->plan)
         mox__cuda_slots_free(dev, inst->slot_base, inst->count);
     mox__free(inst->deps_host);
-    mox__free(inst->dep_offset);
     mox__free(inst->node_state);
     mox__free(inst->last_args);
     mox__free(inst);
@@ -114,7 +116,6 @@ static void plan_destroy(mox__cuda_dev *dev, mox__cuda_plan *p)
     mox__free(p->graph_nodes);
     mox__free(p->nodes);
     mox__free(p->edges);
-    mox__free(p->key);
     mox__free(p);
 }
 
@@ -164,43 +165,35 @@ static void plan_evict_one(mox__cuda_dev *dev)
     dev->plan_count--;
 }
 
-static mox_status plan_create(mox__cuda_dev *dev, const mox__cuda_ldesc *b, uint64_t *key,
-                              uint32_t key_len, uint64_t hash, mox__cuda_plan **out)
+static mox_status plan_create(mox__cuda_dev *dev, const mox__cuda_ldesc *b, uint64_t hash,
+                              mox__cuda_plan **out)
 {
     mox__cuda_plan *p = mox__calloc(1, sizeof *p);
     if (!p)
         return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory creating a CUDA plan");
     p->hash = hash;
-    p->key_len = key_len;
     p->count = b->count;
-    for (uint32_t i = 0; i < b->count; i++)
-        p->edge_count += b->nodes[i].edge_cnt;
+    p->edge_count = b->edge_count;
     p->nodes = mox__calloc(b->count ? b->count : 1, sizeof *p->nodes);
     p->edges = mox__calloc(p->edge_count ? p->edge_count : 1, sizeof *p->edges);
     if (!p->nodes || !p->edges) {
         plan_destroy(dev, p);
         return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory creating a CUDA plan");
     }
-    uint32_t e = 0, ungated = 0;
+    memcpy(p->edges, b->edges, (size_t)b->edge_count * sizeof *b->edges);
+    uint32_t ungated = 0;
     for (uint32_t i = 0; i < b->count; i++) {
         const mox__cuda_lnode *ln = &b->nodes[i];
         const mox__dispatch *d = ln->d;
         plan_node *n = &p->nodes[i];
-        n->fn = ln->k ? mox__cuda_node_fn(ln) : NULL;
+        n->fn = ln->fn;
+        n->kind = d->kind;
         ungated += ln->k && n->fn && (n->fn == ln->k->fn_ungated || n->fn == ln->k->fn_ungated_noalias);
-        n->grid[0] = d->config.grid.x;
-        n->grid[1] = d->config.grid.y;
-        n->grid[2] = d->config.grid.z;
-        n->block[0] = d->config.block.x;
-        n->block[1] = d->config.block.y;
-        n->block[2] = d->config.block.z;
-        n->shared_bytes = d->config.shared_bytes;
+        n->config = d->config;
         for (uint32_t a = 0; ln->k && a < ln->k->param_count; a++)
             n->args_size += ln->k->param_size[a];
-        n->edge_off = e;
+        n->edge_off = ln->edge_off;
         n->edge_cnt = ln->edge_cnt;
-        for (uint32_t a = 0; a < ln->edge_cnt; a++)
-            p->edges[e++] = b->edges[ln->edge_off + a];
         p->args_total += n->args_size;
     }
     p->use_graph = use_graph_for(dev, b);
@@ -211,7 +204,6 @@ static mox_status plan_create(mox__cuda_dev *dev, const mox__cuda_ldesc *b, uint
             return st;
         }
     }
-    p->key = key; /* owned from here on */
     atomic_fetch_add(&dev->stats.plans, 1);
     atomic_fetch_add(&dev->stats.ungated_nodes, ungated);
     *out = p;
@@ -226,12 +218,10 @@ static mox_status inst_create(mox__cuda_dev *dev, mox__cuda_plan *p, const mox__
         return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory creating a CUDA instance");
     uint32_t n = p->count ? p->count : 1;
     inst->count = p->count;
-    inst->dep_offset = mox__calloc(2u * n, sizeof *inst->dep_offset);
-    inst->dep_count = inst->dep_offset + n;
     inst->node_state = mox__calloc(n, sizeof *inst->node_state);
     inst->last_args = mox__calloc(p->args_total ? p->args_total : 1, 1);
     mox_status st = MOX_OK;
-    if (!inst->dep_offset || !inst->node_state || !inst->last_args) {
+    if (!inst->node_state || !inst->last_args) {
         st = mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory creating a CUDA instance");
         goto fail;
     }
@@ -281,62 +271,34 @@ fail:
  * on the same predecessors. Else the most recently idle one. */
 static mox__cuda_inst *pick_idle(mox__cuda_plan *p, const mox__cuda_ldesc *b)
 {
-    uint32_t total = mox__cuda_deps_total(b);
+    uint32_t total = b->deps_array ? b->deps_total : 0;
     if (total == 0 || total > 256 || !p->idle->next_idle)
         return p->idle;
     uint32_t want[256];
     for (mox__cuda_inst *i = p->idle; i; i = i->next_idle) {
         if (i->deps_len != total)
             continue;
-        mox__cuda_deps_fill(i, b, want, false);
+        mox__cuda_deps_fill(i, b, want);
         if (memcmp(want, i->deps_host, total * 4u) == 0)
             return i;
     }
     return p->idle;
 }
 
-mox_status mox__cuda_plan_acquire(mox__cuda_dev *dev, const mox__cuda_ldesc *b,
-                                  mox__cuda_inst **out)
+mox__cuda_inst *mox__cuda_plan_take(mox__cuda_dev *dev, const mox__cuda_ldesc *b,
+                                    mox__cuda_plan **plan)
 {
-    if (!dev->plans) {
-        dev->plans = mox__calloc(PLAN_BUCKETS, sizeof *dev->plans);
-        if (!dev->plans)
-            return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory for the CUDA graph cache");
-        dev->plan_cap = PLAN_BUCKETS;
-    }
-    uint32_t len = key_words(b);
-    uint64_t stack_key[KEY_STACK_WORDS];
-    uint64_t *key = len <= KEY_STACK_WORDS ? stack_key : mox__malloc(len * sizeof *key);
-    if (!key)
-        return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory for a CUDA graph key");
-    uint64_t h = key_fill(b, key);
-    mox__cuda_plan **bucket = &dev->plans[h % dev->plan_cap];
-    mox__cuda_plan *p = *bucket;
-    while (p && !(p->hash == h && p->key_len == len && memcmp(p->key, key, len * 8u) == 0))
+    *plan = NULL;
+    if (!dev->plans)
+        return NULL; /* made by the first mox__cuda_plan_acquire */
+    uint64_t h = shape_hash(b);
+    mox__cuda_plan *p = dev->plans[h % dev->plan_cap];
+    while (p && !(p->hash == h && plan_matches(p, b)))
         p = p->next;
-    if (!p) {
-        if (dev->plan_count >= PLAN_LIMIT)
-            plan_evict_one(dev);
-        uint64_t *owned = key == stack_key ? mox__malloc(len * sizeof *owned) : key;
-        if (!owned)
-            return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory for a CUDA graph key");
-        if (owned != key)
-            memcpy(owned, key, len * sizeof *owned);
-        mox_status st = plan_create(dev, b, owned, len, h, &p);
-        if (st != MOX_OK) {
-            mox__free(owned);
-            return st;
-        }
-        bucket = &dev->plans[h % dev->plan_cap]; /* eviction may have changed chains */
-        p->next = *bucket;
-        *bucket = p;
-        dev->plan_count++;
-    } else if (key != stack_key) {
-        mox__free(key);
-    }
+    if (!p)
+        return NULL;
+    *plan = p;
     p->last_used = ++dev->plan_clock;
-    /* Idle lists grow on completions: under dev->lock. */
-    pthread_mutex_lock(&dev->lock);
     mox__cuda_inst *inst = p->idle ? pick_idle(p, b) : NULL;
     if (inst) {
         mox__cuda_inst **pp = &p->idle;
@@ -346,15 +308,35 @@ mox_status mox__cuda_plan_acquire(mox__cuda_dev *dev, const mox__cuda_ldesc *b,
         inst->next_idle = NULL;
         inst->busy = true;
     }
-    pthread_mutex_unlock(&dev->lock);
-    if (!inst) {
-        mox_status st = inst_create(dev, p, b, &inst); /* the driver: no lock */
+    return inst;
+}
+
+mox_status mox__cuda_plan_acquire(mox__cuda_dev *dev, const mox__cuda_ldesc *b, mox__cuda_plan *p,
+                                  mox__cuda_inst **out)
+{
+    if (!dev->plans) {
+        dev->plans = mox__calloc(PLAN_BUCKETS, sizeof *dev->plans);
+        if (!dev->plans)
+            return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory for the CUDA graph cache");
+        dev->plan_cap = PLAN_BUCKETS;
+    }
+    if (!p) {
+        if (dev->plan_count >= PLAN_LIMIT)
+            plan_evict_one(dev);
+        uint64_t h = shape_hash(b);
+        mox_status st = plan_create(dev, b, h, &p);
         if (st != MOX_OK)
             return st;
-        inst->busy = true; /* nobody else sees it yet */
+        mox__cuda_plan **bucket = &dev->plans[h % dev->plan_cap];
+        p->next = *bucket;
+        *bucket = p;
+        dev->plan_count++;
+        p->last_used = ++dev->plan_clock;
     }
-    *out = inst;
-    return MOX_OK;
+    mox_status st = inst_create(dev, p, b, out); /* the driver: no lock */
+    if (st == MOX_OK)
+        (*out)->busy = true; /* nobody else sees it yet */
+    return st;
 }
 
 void mox__cuda_inst_release(mox__cuda_dev *dev, mox__cuda_inst *inst)

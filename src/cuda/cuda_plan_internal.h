@@ -7,18 +7,19 @@
 #include "cuda/cuda_internal.h"
 
 typedef struct plan_node {
-    CUfunction fn;                  /* NULL: a transfer */
-    uint32_t grid[3], block[3];
-    uint32_t shared_bytes;          /* dynamic shared memory per block (part of the key) */
+    CUfunction fn;                  /* NULL: a transfer, of `kind` */
+    mox__cmd_kind kind;
+    mox_launch_config config;       /* grid, block, dynamic shared bytes */
     uint32_t args_size;
     uint32_t edge_off, edge_cnt;    /* into plan->edges */
 } plan_node;
 
+/* A plan is found by its shape: a hash of it picks the bucket, then the
+ * shape is compared exactly with the plan's own nodes and edges (what the
+ * graph was built from), so no key is kept besides them. */
 struct mox__cuda_plan {
     mox__cuda_plan *next;           /* bucket chain */
     uint64_t hash;
-    uint64_t *key;
-    uint32_t key_len;
     uint32_t count;
     plan_node *nodes;
     uint32_t *edges;                /* deps of each node, concatenated */
@@ -43,8 +44,9 @@ mox_status mox__cuda_plan_build_graph(mox__cuda_dev *dev, mox__cuda_plan *p, con
 mox_status mox__cuda_plan_instantiate(mox__cuda_dev *dev, mox__cuda_plan *p, const mox__cuda_ldesc *b,
                                       CUgraphExec *exec);
 
-/* The gate dependency words of `b`, and their values on `inst`. */
-uint32_t mox__cuda_deps_total(const mox__cuda_ldesc *b);
-void mox__cuda_deps_fill(mox__cuda_inst *inst, const mox__cuda_ldesc *b, uint32_t *want, bool layout);
+/* The gate dependency words `b` needs on `inst` (b->deps_total of them):
+ * per node, its dependencies inside the launch as absolute slots, then
+ * those on earlier launches. */
+void mox__cuda_deps_fill(const mox__cuda_inst *inst, const mox__cuda_ldesc *b, uint32_t *want);
 
 #endif

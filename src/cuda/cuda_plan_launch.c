@@ -9,30 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint32_t mox__cuda_deps_total(const mox__cuda_ldesc *b)
-{
-    uint32_t total = 0;
-    for (uint32_t i = 0; i < b->count; i++)
-        total += b->nodes[i].gdep_cnt + b->nodes[i].ext_cnt;
-    return total;
-}
-
-/* The dependency words `b` needs on `inst`: gate dependencies inside the
- * launch as absolute slots, then those on earlier launches (their slots, or
- * a sentinel). Fills inst->dep_offset/dep_count when `layout`. */
-void mox__cuda_deps_fill(mox__cuda_inst *inst, const mox__cuda_ldesc *b, uint32_t *want, bool layout)
+void mox__cuda_deps_fill(const mox__cuda_inst *inst, const mox__cuda_ldesc *b, uint32_t *want)
 {
     uint32_t w = 0;
     for (uint32_t i = 0; i < b->count; i++) {
         const mox__cuda_lnode *ln = &b->nodes[i];
-        if (layout)
-            inst->dep_offset[i] = w;
         for (uint32_t e = 0; e < ln->gdep_cnt; e++)
             want[w++] = inst->slot_base + b->gdeps[ln->gdep_off + e];
         for (uint32_t e = 0; e < ln->ext_cnt; e++)
             want[w++] = b->ext[ln->ext_off + e];
-        if (layout)
-            inst->dep_count[i] = w - inst->dep_offset[i];
     }
 }
 
@@ -85,19 +70,36 @@ static mox_status upload_deps(mox__cuda_dev *dev, mox__cuda_inst *inst, const ui
     return MOX_OK;
 }
 
-/* The gate of node i: its status slot and dependencies. */
+/* The gate of node i: its status slot and its `count` dependencies, at
+ * `off` in `want` and in the instance's deps array. */
 static void make_gate(const mox__cuda_dev *dev, const mox__cuda_inst *inst, uint32_t i,
-                      const uint32_t *want, mox_gate *gate)
+                      const uint32_t *want, uint32_t off, uint32_t count, mox_gate *gate)
 {
     memset(gate, 0, sizeof *gate);
     gate->status = (uint32_t *)(uintptr_t)dev->pool;
     gate->host_flag = (uint32_t *)(uintptr_t)inst->host_flag_dev;
     gate->self = inst->slot_base + i;
-    gate->dep_count = inst->dep_count[i];
-    if (gate->dep_count <= MOX_GATE_INLINE_DEPS)
-        memcpy(gate->inline_deps, want + inst->dep_offset[i], 4u * gate->dep_count);
+    gate->dep_count = count;
+    if (count <= MOX_GATE_INLINE_DEPS)
+        memcpy(gate->inline_deps, want + off, 4u * count);
     else
-        gate->deps = (const uint32_t *)(uintptr_t)(inst->deps_dev + 4ull * inst->dep_offset[i]);
+        gate->deps = (const uint32_t *)(uintptr_t)(inst->deps_dev + 4ull * off);
+}
+
+/* Whether node i's gate on the instance is already the one make_gate would
+ * give it: its status pool, flag and slot are the instance's and never
+ * change, so only the dependencies are compared. */
+static bool same_gate(const mox_gate *last, const mox__cuda_inst *inst, const uint32_t *want,
+                      uint32_t off, uint32_t count)
+{
+    if (last->dep_count != count)
+        return false;
+    if (count > MOX_GATE_INLINE_DEPS)
+        return last->deps == (const uint32_t *)(uintptr_t)(inst->deps_dev + 4ull * off);
+    for (uint32_t e = 0; e < count; e++)
+        if (last->inline_deps[e] != want[off + e])
+            return false;
+    return true;
 }
 
 /* memcmp of one kernel argument's bytes: arguments are mostly 4 or 8
@@ -127,80 +129,108 @@ static void kernel_params(void **params, mox_gate *gate, const mox__dispatch *d)
         params[a + 1] = d->params[a];
 }
 
+/* Whether dispatch d's arguments are those node i of the instance was
+ * last given. */
+static bool same_args(const mox__cuda_inst *inst, uint32_t i, const mox__cuda_kernel *k,
+                      const mox__dispatch *d)
+{
+    const unsigned char *last = inst->last_args + inst->node_state[i].args_offset;
+    for (uint32_t a = 0; a < d->param_count; a++) {
+        if (!same_arg(last, d->params[a], k->param_size[a]))
+            return false;
+        last += k->param_size[a];
+    }
+    return true;
+}
+
+/* Gives kernel node i of a graph instance the gate and d's arguments. */
+static mox_status update_node(mox__cuda_dev *dev, mox__cuda_inst *inst, uint32_t i,
+                              const mox__cuda_lnode *ln, mox_gate *gate)
+{
+    const mox__cuda_api *api = dev->api;
+    const plan_node *n = &inst->plan->nodes[i];
+    const mox__dispatch *d = ln->d;
+    void *params[MOX_MAX_PARAMS + 1];
+    kernel_params(params, gate, d);
+    const mox_launch_config *c = &n->config;
+    CUDA_KERNEL_NODE_PARAMS_v1 kp = {n->fn,      c->grid.x,  c->grid.y,  c->grid.z, c->block.x,
+                                     c->block.y, c->block.z, c->shared_bytes, params, NULL};
+    CUresult r = api->cuGraphExecKernelNodeSetParams(inst->exec, inst->plan->graph_nodes[i], &kp);
+    if (r != CUDA_SUCCESS) {
+        inst->params_valid = false;
+        char ctx[160];
+        snprintf(ctx, sizeof ctx, "(kernel %s)", ln->k->name);
+        return mox__cuda_fail(api, r, "cuGraphExecKernelNodeSetParams", ctx);
+    }
+    atomic_fetch_add(&dev->stats.node_updates, 1);
+    inst->run_obs = 0; /* other arguments: its runs may take another time */
+    inst->node_state[i].gate = *gate;
+    unsigned char *last = inst->last_args + inst->node_state[i].args_offset;
+    for (uint32_t a = 0; a < d->param_count; a++) {
+        memcpy(last, d->params[a], ln->k->param_size[a]);
+        last += ln->k->param_size[a];
+    }
+    return MOX_OK;
+}
+
+/* Enqueues node i of a stream plan: a transfer, or its kernel. */
+static mox_status enqueue_node(mox__cuda_dev *dev, mox__cuda_inst *inst, uint32_t i,
+                               const mox__cuda_lnode *ln, mox__cuda_group *group, CUstream stream,
+                               mox_gate *gate)
+{
+    const mox__cuda_api *api = dev->api;
+    const mox__dispatch *d = ln->d;
+    if (!ln->k)
+        return d->kind == MOX__CMD_COPY ? mox__cuda_copy(dev, group, i, d, gate, stream)
+                                        : mox__cuda_transfer(dev, group, d, stream);
+    const plan_node *n = &inst->plan->nodes[i];
+    const mox_launch_config *c = &n->config;
+    void *params[MOX_MAX_PARAMS + 1];
+    kernel_params(params, gate, d);
+    CUresult r = api->cuLaunchKernel(n->fn, c->grid.x, c->grid.y, c->grid.z, c->block.x, c->block.y,
+                                     c->block.z, c->shared_bytes, stream, params, NULL);
+    if (r != CUDA_SUCCESS) {
+        char ctx[160];
+        snprintf(ctx, sizeof ctx, "(kernel %s)", ln->k->name);
+        return mox__cuda_fail(api, r, "cuLaunchKernel", ctx);
+    }
+    atomic_fetch_add(&dev->stats.stream_launches, 1);
+    return MOX_OK;
+}
+
 /* Enqueues (stream plans) or updates and launches (graphs) the nodes of
- * `b` on `inst`; `want` holds every node's gate dependencies. */
+ * `b` on `inst`; `want` holds every node's gate dependencies. A graph
+ * node is updated only where its gate or arguments differ from what the
+ * instance was last given. */
 static mox_status launch_nodes(mox__cuda_dev *dev, mox__cuda_inst *inst, const mox__cuda_ldesc *b,
                                mox__cuda_group *group, CUstream stream, const uint32_t *want)
 {
-    const mox__cuda_api *api = dev->api;
     mox__cuda_plan *p = inst->plan;
-    mox_status st;
-    CUresult r;
+    uint32_t off = 0;
     for (uint32_t i = 0; i < b->count; i++) {
         const mox__cuda_lnode *ln = &b->nodes[i];
-        const mox__dispatch *d = ln->d;
-        const plan_node *n = &p->nodes[i];
+        uint32_t count = ln->gdep_cnt + ln->ext_cnt;
         mox_gate gate;
-        make_gate(dev, inst, i, want, &gate);
-        if (!ln->k) {
-            st = d->kind == MOX__CMD_COPY ? mox__cuda_copy(dev, group, i, d, &gate, stream)
-                                          : mox__cuda_transfer(dev, group, d, stream);
-            if (st != MOX_OK)
-                return st;
-            continue;
-        }
-        void *params[MOX_MAX_PARAMS + 1];
+        mox_status st = MOX_OK;
         if (!p->use_graph) {
-            kernel_params(params, &gate, d);
-            r = api->cuLaunchKernel(n->fn, n->grid[0], n->grid[1], n->grid[2], n->block[0],
-                                    n->block[1], n->block[2], n->shared_bytes, stream, params, NULL);
-            if (r != CUDA_SUCCESS) {
-                char ctx[160];
-                snprintf(ctx, sizeof ctx, "(kernel %s)", ln->k->name);
-                return mox__cuda_fail(api, r, "cuLaunchKernel", ctx);
-            }
-            atomic_fetch_add(&dev->stats.stream_launches, 1);
-            continue;
+            make_gate(dev, inst, i, want, off, count, &gate);
+            st = enqueue_node(dev, inst, i, ln, group, stream, &gate);
+        } else if (!inst->params_valid || !same_gate(&inst->node_state[i].gate, inst, want, off, count) ||
+                   !same_args(inst, i, ln->k, ln->d)) {
+            make_gate(dev, inst, i, want, off, count, &gate);
+            st = update_node(dev, inst, i, ln, &gate);
         }
-        /* Graph: update the node only if its gate or arguments changed. */
-        mox__cuda_node_state *ns = &inst->node_state[i];
-        unsigned char *last = inst->last_args + ns->args_offset;
-        bool same = inst->params_valid && memcmp(&ns->gate, &gate, sizeof gate) == 0;
-        uint32_t off = 0;
-        for (uint32_t a = 0; same && a < d->param_count; a++) {
-            if (!same_arg(last + off, d->params[a], ln->k->param_size[a]))
-                same = false;
-            off += ln->k->param_size[a];
-        }
-        if (same)
-            continue;
-        kernel_params(params, &gate, d);
-        CUDA_KERNEL_NODE_PARAMS_v1 kp = {n->fn,       n->grid[0],  n->grid[1], n->grid[2],
-                                         n->block[0], n->block[1], n->block[2], n->shared_bytes,
-                                         params,      NULL};
-        r = api->cuGraphExecKernelNodeSetParams(inst->exec, p->graph_nodes[i], &kp);
-        if (r != CUDA_SUCCESS) {
-            inst->params_valid = false;
-            char ctx[160];
-            snprintf(ctx, sizeof ctx, "(kernel %s)", ln->k->name);
-            return mox__cuda_fail(api, r, "cuGraphExecKernelNodeSetParams", ctx);
-        }
-        atomic_fetch_add(&dev->stats.node_updates, 1);
-        inst->run_obs = 0; /* other arguments: its runs may take another time */
-        ns->gate = gate;
-        off = 0;
-        for (uint32_t a = 0; a < d->param_count; a++) {
-            memcpy(last + off, d->params[a], ln->k->param_size[a]);
-            off += ln->k->param_size[a];
-        }
+        if (st != MOX_OK)
+            return st;
+        off += count;
     }
     if (p->use_graph) {
         /* Nodes skipped above already matched, so the exec now matches
          * node_state everywhere. */
         inst->params_valid = true;
-        r = api->cuGraphLaunch(inst->exec, stream);
+        CUresult r = dev->api->cuGraphLaunch(inst->exec, stream);
         if (r != CUDA_SUCCESS)
-            return mox__cuda_fail(api, r, "cuGraphLaunch", NULL);
+            return mox__cuda_fail(dev->api, r, "cuGraphLaunch", NULL);
         atomic_fetch_add(&dev->stats.graph_launches, 1);
     }
     return MOX_OK;
@@ -222,20 +252,18 @@ mox_status mox__cuda_inst_launch(mox__cuda_dev *dev, mox__cuda_inst *inst,
     }
     *inst->host_flag = 0;
 
-    uint32_t total = mox__cuda_deps_total(b);
-    if (total)
-        atomic_fetch_add(&dev->stats.gate_deps, total);
+    uint32_t total = b->deps_total;
     uint32_t stack_deps[512];
-    uint32_t *want = total <= 512 ? stack_deps : mox__malloc(total * 4u);
-    if (!want)
-        return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory for gate dependencies");
-    mox__cuda_deps_fill(inst, b, want, true);
+    uint32_t *want = stack_deps;
+    if (total) {
+        atomic_fetch_add(&dev->stats.gate_deps, total);
+        if (total > 512 && !(want = mox__malloc(total * 4u)))
+            return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory for gate dependencies");
+        mox__cuda_deps_fill(inst, b, want);
+    }
     /* Gates of at most MOX_GATE_INLINE_DEPS dependencies carry them in the
      * kernel's parameters: no upload, and no dependent load on the device. */
-    bool any_array = false;
-    for (uint32_t i = 0; i < b->count; i++)
-        any_array |= inst->dep_count[i] > MOX_GATE_INLINE_DEPS;
-    mox_status st = upload_deps(dev, inst, want, any_array ? total : 0, stream);
+    mox_status st = upload_deps(dev, inst, want, b->deps_array ? total : 0, stream);
     if (st == MOX_OK)
         st = launch_nodes(dev, inst, b, group, stream, want);
     if (want != stack_deps)

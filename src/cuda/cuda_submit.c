@@ -188,7 +188,7 @@ static void process_execute(mox__cuda_dev *dev, mox__submission *pub)
     }
     /* A point of another device that no device can wait for yet holds this
      * execution, and what follows it (cuda_foreign.c). */
-    bool blocked = mox__cuda_foreign_block(dev, me);
+    bool blocked = pub->wait_count && mox__cuda_foreign_block(dev, me);
     /* Everything held back before it is older, so it may go now: it must,
      * since the point this execution waits for may itself wait for it on
      * the other device (a copy there of what this device wrote earlier),
@@ -283,7 +283,8 @@ void mox__cuda_submit(mox__cuda_dev *dev, mox__submission *pub)
     mox__cuda_sub *me = mox__cuda_sub_of(pub);
     /* Points of other CUDA devices that their owners hold back go out
      * first, so that they have events (their launchers, not this one). */
-    mox__cuda_foreign_flush(dev, pub);
+    if (pub->wait_count)
+        mox__cuda_foreign_flush(dev, pub);
     pthread_mutex_lock(&dev->lock); /* a flush of it may read `me` concurrently */
     memset(me, 0, sizeof *me);
     me->pub = pub;
