@@ -30,6 +30,7 @@ static void append(mox_device *dev, mox__sub *s)
     else
         dev->admit_head = s;
     dev->admit_tail = s;
+    atomic_fetch_add(&dev->queued, 1);
 }
 
 static void unlink_from(mox_device *dev, mox__sub *s)
@@ -44,6 +45,7 @@ static void unlink_from(mox_device *dev, mox__sub *s)
     if (dev->admit_tail == s)
         dev->admit_tail = prev;
     *link_in(s, dev) = NULL;
+    atomic_fetch_sub(&dev->queued, 1);
 }
 
 bool mox__admit_needed_locked(mox_device *dev, const mox__sub *s)

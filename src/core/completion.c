@@ -200,6 +200,27 @@ static bool foreign_failure(const mox_device *dev, const mox__submission *pub,
     return false;
 }
 
+/* The command slot goes back; a batch queued for one is admitted. With
+ * nothing queued no lock is taken: the slot is given back before the queue
+ * is looked at, and a submitter queues before it looks at the slots again
+ * (scheduler.c), both sequentially consistent, so one of the two sees the
+ * other and no queued batch waits for a slot that is free. */
+static void give_back_slot(mox_device *dev)
+{
+    atomic_fetch_sub(&dev->in_flight, 1);
+    if (!atomic_load(&dev->queued))
+        return;
+    mox__lock(&dev->lock);
+    bool drain = false, cross = false;
+    mox__sub *failed = mox__admit_queued_locked(dev, &drain, &cross);
+    mox__unlock(&dev->lock);
+    mox__resolve_failed_admissions(failed);
+    if (drain)
+        mox__issue_drain(dev);
+    if (cross)
+        mox__admit_cross(dev);
+}
+
 void mox__execution_complete(mox__submission *pub, mox_error *error)
 {
     mox__sub *s = mox__sub_of(pub);
@@ -240,16 +261,7 @@ void mox__execution_complete(mox__submission *pub, mox_error *error)
     mox__device_unref(s->other);
     s->other = NULL;
 
-    mox__lock(&dev->lock);
-    dev->in_flight--;
-    bool drain = false, cross = false;
-    mox__sub *failed = mox__admit_queued_locked(dev, &drain, &cross);
-    mox__unlock(&dev->lock);
-    mox__resolve_failed_admissions(failed);
-    if (drain)
-        mox__issue_drain(dev);
-    if (cross)
-        mox__admit_cross(dev);
+    give_back_slot(dev);
 
     mox__waker_cell *w = mox__sub_publish(s, r);
     /* Signal the event fd only now that `done` is visible: an event loop

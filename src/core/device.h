@@ -51,15 +51,21 @@ struct mox_device {
      * leave through the issue list, in the order the trackers saw. */
     mox__mutex lock;
     uint32_t capacity;
-    uint32_t in_flight;
+    /* Taken under the lock; given back by a completion without it when
+     * nothing is queued (`queued`, read then: admission.c). */
+    _Atomic uint32_t in_flight;
     uint64_t serial;
     /* Batches waiting for a command slot, in submission order (FIFO):
-     * linked through mox__sub.admit_next; each holds a reference. */
+     * linked through mox__sub.admit_next; each holds a reference.
+     * `queued` counts them (written under the lock). */
     struct mox__sub *admit_head, *admit_tail;
-    /* Prepared executions not yet handed to the backend, in serial order:
-     * whoever finds `issuing` false drains them with no lock held. */
+    _Atomic uint32_t queued;
+    /* Prepared executions not yet handed to the backend, in serial order.
+     * `issue_pending` counts those appended and not yet executed: whoever
+     * takes it from 0 drains the list with no lock held, and stops, with
+     * no lock either, when it brings it back to 0 (scheduler.c). */
     struct mox__sub *issue_head, *issue_tail;
-    bool issuing;
+    _Atomic uint32_t issue_pending;
     /* Queues: one semaphore each, the last value handed out, the next
      * queue for work that waits on nothing. */
     uint32_t queue_count;

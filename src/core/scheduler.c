@@ -21,10 +21,9 @@ bool mox__issue_locked(mox_device *dev, mox__sub *s)
     else
         dev->issue_head = s;
     dev->issue_tail = s;
-    if (dev->issuing)
-        return false;
-    dev->issuing = true;
-    return true;
+    /* Appended before it is counted: a drainer that sees the count takes
+     * the lock, this one's, to pop, and so finds it. */
+    return atomic_fetch_add_explicit(&dev->issue_pending, 1, memory_order_acq_rel) == 0;
 }
 
 /* A point of another device's semaphore must have been handed to that
@@ -45,15 +44,11 @@ static void wait_foreign_issued(const mox_device *dev, const mox__submission *pu
     }
 }
 
-/* The head of the issue list, taken off it (NULL: the list is empty and
- * nobody drains it any more). Device lock held, by the draining thread. */
+/* The head of the issue list, taken off it by the draining thread (the
+ * count says it is there). Device lock held. */
 static mox__sub *issue_pop_locked(mox_device *dev)
 {
     mox__sub *s = dev->issue_head;
-    if (!s) {
-        dev->issuing = false;
-        return NULL;
-    }
     dev->issue_head = s->issue_next;
     if (!dev->issue_head)
         dev->issue_tail = NULL;
@@ -62,10 +57,11 @@ static mox__sub *issue_pop_locked(mox_device *dev)
 }
 
 /* Hands `s` (popped by the draining thread) and then the rest of the list
- * to the backend, each with no lock held. */
+ * to the backend, each with no lock held; the lock is taken again only when
+ * more was appended meanwhile. */
 static void issue_drain_from(mox_device *dev, mox__sub *s)
 {
-    while (s) {
+    for (;;) {
         wait_foreign_issued(dev, &s->pub);
         /* `s` may complete (and go) as soon as the backend has it. */
         mox__sem_point signal = s->pub.signal;
@@ -73,6 +69,8 @@ static void issue_drain_from(mox_device *dev, mox__sub *s)
             mox__trace_submit(&s->pub);
         dev->backend->vt->execute(dev->backend, &s->pub);
         atomic_store_explicit(&signal.sem->issued, signal.value, memory_order_release);
+        if (atomic_fetch_sub_explicit(&dev->issue_pending, 1, memory_order_acq_rel) == 1)
+            return;
         mox__lock(&dev->lock);
         s = issue_pop_locked(dev);
         mox__unlock(&dev->lock);
@@ -125,14 +123,24 @@ mox__submit_result mox__sub_submit(mox_device *dev, mox__sub *s, mox__waker_cell
          * runtime submits it when a slot frees - no further poll is needed,
          * and its waker is called once, when the batch completes. */
         mox__admit_enqueue_locked(dev, s);
+        /* A completion that gave a slot back meanwhile may have seen the
+         * queue empty (it looks without the lock): the slots are looked at
+         * again now that the batch is counted. */
+        bool drain = false, cross = false;
+        mox__sub *failed = mox__admit_queued_locked(dev, &drain, &cross);
         mox__unlock_pair(dev, s->other);
+        mox__resolve_failed_admissions(failed);
+        if (drain)
+            mox__issue_drain(dev);
+        if (cross)
+            mox__admit_cross(dev);
         *error = NULL;
         return MOX__SUBMIT_QUEUED;
     }
     *error = mox__sub_prepare_locked(dev, s);
     bool drain = !*error && mox__issue_locked(dev, s);
     /* This thread drains: the list's head goes out without taking the
-     * lock once more (the list may hold earlier batches, and `issuing`
+     * lock once more (the list may hold earlier batches, and the count
      * keeps anyone else from draining meanwhile). */
     mox__sub *first = drain ? issue_pop_locked(dev) : NULL;
     mox_device *drain_other = mox__issue_staged_locked(s);

@@ -24,19 +24,63 @@ void mox__semaphore_fini(mox__semaphore *sem)
     pthread_mutex_destroy(&sem->lock);
 }
 
-/* The list head is written under the lock but read without it by a
- * signal that finds nobody waiting (the common case: the core signals
- * every execution's semaphore, few have host waiters), so every access to
- * it is atomic, sequentially consistent where the signal's value and the
- * head meet (mox__semaphore_signal). */
-static mox__sem_waiter *waiters_head(mox__semaphore *sem)
+/* The host waiters form a ring in ascending order of value: `waiters`
+ * points at the last (highest) one, whose `next` is the first (lowest).
+ * Waiters mostly come in ascending order (the CPU backend waits for the
+ * previous value of each execution's own queue) and a signal releases the
+ * lowest ones: both ends are reached in one step, where a list scanned
+ * whole cost a step per pending waiter on every signal.
+ *
+ * `waiters` is written under the lock but read without it by a signal
+ * that finds nobody waiting (the common case: the core signals every
+ * execution's semaphore, few have host waiters), so every access to it is
+ * atomic, sequentially consistent where the signal's value and the ring
+ * meet (mox__semaphore_signal). */
+static mox__sem_waiter *ring_last(mox__semaphore *sem)
 {
     return __atomic_load_n(&sem->waiters, __ATOMIC_SEQ_CST);
 }
 
-static void set_waiters_head(mox__semaphore *sem, mox__sem_waiter *head)
+static void set_ring_last(mox__semaphore *sem, mox__sem_waiter *last)
 {
-    __atomic_store_n(&sem->waiters, head, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&sem->waiters, last, __ATOMIC_SEQ_CST);
+}
+
+/* Inserts w after the waiters of the same or a lower value. Lock held. */
+static void ring_insert(mox__semaphore *sem, mox__sem_waiter *w)
+{
+    mox__sem_waiter *last = ring_last(sem);
+    if (!last) {
+        w->next = w;
+        set_ring_last(sem, w);
+        return;
+    }
+    if (w->value >= last->value) {
+        w->next = last->next;
+        last->next = w;
+        set_ring_last(sem, w);
+        return;
+    }
+    mox__sem_waiter *prev = last;
+    while (prev->next->value <= w->value)
+        prev = prev->next;
+    w->next = prev->next;
+    prev->next = w;
+}
+
+/* Takes w (listed) out of the ring. Lock held. */
+static void ring_remove(mox__semaphore *sem, mox__sem_waiter *w)
+{
+    mox__sem_waiter *last = ring_last(sem), *prev = last;
+    while (prev->next != w)
+        prev = prev->next;
+    if (prev == w) { /* the only one */
+        set_ring_last(sem, NULL);
+        return;
+    }
+    prev->next = w->next;
+    if (w == last)
+        set_ring_last(sem, prev);
 }
 
 static bool point_passed(mox__semaphore *sem, uint64_t value)
@@ -49,35 +93,36 @@ bool mox__semaphore_wait_async(mox__semaphore *sem, mox__sem_waiter *w)
     if (point_passed(sem, w->value))
         return false;
     pthread_mutex_lock(&sem->lock);
-    w->next = waiters_head(sem);
-    set_waiters_head(sem, w);
+    ring_insert(sem, w);
     /* Checked again once listed: a signal that stored its value before
      * the waiter was listed may not have seen it (it skips the lock when
-     * the list looks empty), and then the waiter leaves again. */
+     * the ring looks empty), and then the waiter leaves again. */
     bool wait = !point_passed(sem, w->value);
     if (!wait)
-        set_waiters_head(sem, w->next);
+        ring_remove(sem, w);
     pthread_mutex_unlock(&sem->lock);
     return wait;
 }
 
-/* Takes the waiters whose point is reached (all of them when `all`). */
+/* Takes the waiters whose point is reached (all of them when `all`), in
+ * ascending order of value, as a NULL-terminated list. */
 static mox__sem_waiter *take_ready(mox__semaphore *sem, uint64_t value, bool all)
 {
-    mox__sem_waiter *ready = NULL, *kept = NULL, **kept_tail = &kept;
+    mox__sem_waiter *ready = NULL;
     pthread_mutex_lock(&sem->lock);
-    for (mox__sem_waiter *w = waiters_head(sem), *next; w; w = next) {
-        next = w->next;
-        if (all || w->value <= value) {
-            w->next = ready;
-            ready = w;
-        } else {
-            *kept_tail = w;
-            kept_tail = &w->next;
-        }
+    mox__sem_waiter *last = ring_last(sem);
+    if (last && (all || last->value <= value)) {
+        ready = last->next;
+        last->next = NULL;
+        set_ring_last(sem, NULL);
+    } else if (last && last->next->value <= value) {
+        ready = last->next;
+        mox__sem_waiter *end = ready;
+        while (end->next->value <= value)
+            end = end->next;
+        last->next = end->next;
+        end->next = NULL;
     }
-    *kept_tail = NULL;
-    set_waiters_head(sem, kept);
     pthread_mutex_unlock(&sem->lock);
     return ready;
 }
@@ -98,11 +143,11 @@ void mox__semaphore_signal(mox__semaphore *sem, uint64_t value)
            !atomic_compare_exchange_weak_explicit(&sem->value, &cur, value, memory_order_seq_cst,
                                                   memory_order_relaxed)) {
     }
-    /* The value is stored before the list is read (both sequentially
+    /* The value is stored before the ring is read (both sequentially
      * consistent), and a waiter is listed before it reads the value: one
-     * of the two sees the other, so an empty list means no waiter missed
+     * of the two sees the other, so an empty ring means no waiter missed
      * this value. */
-    if (waiters_head(sem))
+    if (ring_last(sem))
         run_waiters(take_ready(sem, value, false));
 }
 
