@@ -390,7 +390,7 @@ void mox__cuda_launch_group(mox__cuda_dev *dev, mox__submission *const *subs, ui
     mox_status st = build_desc(dev, g, &b);
     mox__cuda_plan *plan = NULL;
     if (st == MOX_OK) {
-        g->inst = mox__cuda_plan_take(dev, &b.desc, &plan);
+        g->inst = mox__cuda_plan_take(dev, &b.desc, stream, &plan);
         g->event_spin = mox__cuda_event_spin(dev);
         mox__cuda_event_take(dev, g->event_spin, &g->event);
     }
