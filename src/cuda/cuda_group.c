@@ -1,5 +1,6 @@
-/* src/cuda/cuda_group.c - a launch's group: its memory and its completion
- * order (the groups it completes after). */
+/* src/cuda/cuda_group.c - a launch's group: its memory, its completion
+ * order (the groups it completes after) and the reader counts it holds on
+ * earlier launches' instances. */
 #include "cuda/cuda_internal.h"
 
 #include <string.h>
@@ -60,4 +61,27 @@ bool mox__cuda_add_succ(mox__cuda_group *earlier, mox__cuda_group *later)
     earlier->succs[earlier->nsucc++] = later;
     later->npred++;
     return true;
+}
+
+bool mox__cuda_add_reader(mox__cuda_group *g, mox__cuda_inst *inst)
+{
+    for (uint32_t i = 0; i < g->read_count; i++)
+        if (g->read_insts[i] == inst)
+            return true;
+    mox__cuda_inst **n = mox__realloc(g->read_insts, (g->read_count + 1) * sizeof *n);
+    if (!n)
+        return false;
+    g->read_insts = n;
+    g->read_insts[g->read_count++] = inst;
+    inst->readers++;
+    return true;
+}
+
+void mox__cuda_drop_readers(mox__cuda_dev *dev, mox__cuda_group *g)
+{
+    for (uint32_t i = 0; i < g->read_count; i++) {
+        g->read_insts[i]->readers--;
+        mox__cuda_inst_release(dev, g->read_insts[i]);
+    }
+    g->read_count = 0;
 }

@@ -297,6 +297,9 @@ mox__cuda_group *mox__cuda_group_new(uint32_t nsubs);
 void mox__cuda_group_free(mox__cuda_group *g);
 /* `later` completes only after `earlier` did (once per pair). */
 bool mox__cuda_add_succ(mox__cuda_group *earlier, mox__cuda_group *later);
+/* A reader count of `g` on an earlier launch's instance, whose status
+ * words it reads (once per instance; false: out of memory). dev->lock held. */
+bool mox__cuda_add_reader(mox__cuda_group *g, mox__cuda_inst *inst);
 /* Drops the reader counts a group holds on earlier instances. dev->lock held. */
 void mox__cuda_drop_readers(mox__cuda_dev *dev, mox__cuda_group *g);
 /* The launch (launched or not) that signals `pt`, NULL once it finished.
