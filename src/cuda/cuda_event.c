@@ -31,8 +31,10 @@ mox_status mox__cuda_event_get(mox__cuda_dev *dev, bool spin, CUevent *out)
         return MOX_OK;
     unsigned flags = CU_EVENT_DISABLE_TIMING | (spin ? 0u : (unsigned)CU_EVENT_BLOCKING_SYNC);
     CUresult r = dev->api->cuEventCreate(out, flags);
-    if (r != CUDA_SUCCESS)
+    if (r != CUDA_SUCCESS) {
+        *out = NULL;
         return mox__cuda_fail(dev->api, r, "cuEventCreate", NULL);
+    }
     pthread_mutex_lock(&dev->lock);
     bool room = dev->events_made[spin] < dev->free_event_cap[spin];
     if (!room) {
@@ -49,6 +51,7 @@ mox_status mox__cuda_event_get(mox__cuda_dev *dev, bool spin, CUevent *out)
     if (room)
         return MOX_OK;
     dev->api->cuEventDestroy(*out);
+    *out = NULL;
     return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory for a CUDA event");
 }
 

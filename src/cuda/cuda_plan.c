@@ -65,7 +65,7 @@ static bool plan_matches(const mox__cuda_plan *p, const mox__cuda_ldesc *b)
             memcmp(&n->config, &ln->d->config, sizeof n->config) != 0)
             return false;
     }
-    return memcmp(p->edges, b->edges, (size_t)b->edge_count * sizeof *b->edges) == 0;
+    return b->edge_count == 0 || memcmp(p->edges, b->edges, (size_t)b->edge_count * sizeof *b->edges) == 0;
 }
 
 static bool use_graph_for(const mox__cuda_dev *dev, const mox__cuda_ldesc *b)
@@ -176,7 +176,8 @@ static mox_status plan_create(mox__cuda_dev *dev, const mox__cuda_ldesc *b, uint
         plan_destroy(dev, p);
         return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory creating a CUDA plan");
     }
-    memcpy(p->edges, b->edges, (size_t)b->edge_count * sizeof *b->edges);
+    if (b->edge_count) /* none: b->edges may be NULL */
+        memcpy(p->edges, b->edges, (size_t)b->edge_count * sizeof *b->edges);
     uint32_t ungated = 0;
     for (uint32_t i = 0; i < b->count; i++) {
         const mox__cuda_lnode *ln = &b->nodes[i];
