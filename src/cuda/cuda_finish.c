@@ -102,7 +102,7 @@ static mox_status read_states(mox__cuda_dev *dev, mox__cuda_group *g, mox_error 
     }
     for (uint32_t c = 0; c < g->copyback_count; c++)
         memcpy(g->copybacks[c].host, g->copybacks[c].stage, g->copybacks[c].bytes);
-    if (words != stack_words)
+    if (words && words != stack_words)
         mox__free(words);
     return MOX_OK;
 }

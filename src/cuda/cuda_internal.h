@@ -297,6 +297,9 @@ mox__cuda_group *mox__cuda_group_new(uint32_t nsubs);
 void mox__cuda_group_free(mox__cuda_group *g);
 /* `later` completes only after `earlier` did (once per pair). */
 bool mox__cuda_add_succ(mox__cuda_group *earlier, mox__cuda_group *later);
+/* A reader count of `g` on an earlier launch's instance, whose status
+ * words it reads (once per instance; false: out of memory). dev->lock held. */
+bool mox__cuda_add_reader(mox__cuda_group *g, mox__cuda_inst *inst);
 /* Drops the reader counts a group holds on earlier instances. dev->lock held. */
 void mox__cuda_drop_readers(mox__cuda_dev *dev, mox__cuda_group *g);
 /* The launch (launched or not) that signals `pt`, NULL once it finished.
@@ -306,9 +309,6 @@ mox__cuda_group *mox__cuda_group_of_point(mox__cuda_dev *dev, const mox__sem_poi
  * stream's pending executions go out now. */
 void mox__cuda_flush(mox__cuda_dev *dev, mox__submission *pub);
 void mox__cuda_set_hold(mox__cuda_dev *dev, bool hold);
-/* Whether the device holds back what is executed (the testing hold, or an
- * execution blocked on another device's point). Caller holds dev->lock. */
-bool mox__cuda_held(const mox__cuda_dev *dev);
 /* Whether stream q holds back (pending) an execution at or below `value`.
  * Caller holds dev->lock. */
 bool mox__cuda_pending_covers(const mox__cuda_dev *dev, uint32_t q, uint64_t value);
@@ -511,7 +511,7 @@ struct mox__cuda_inst {
 /* The launcher, dev->lock held (idle lists grow on completions): the
  * cached plan of desc's shape (*plan, NULL if none) and an idle instance
  * of it, taken (busy), or NULL. */
-mox__cuda_inst *mox__cuda_plan_take(mox__cuda_dev *dev, const mox__cuda_ldesc *desc,
+mox__cuda_inst *mox__cuda_plan_take(mox__cuda_dev *dev, const mox__cuda_ldesc *desc, uint32_t stream,
                                     mox__cuda_plan **plan);
 /* No lock held: a new instance of `plan` (busy), creating the plan first
  * when it is NULL (the driver builds and instantiates their graphs). */
@@ -690,6 +690,7 @@ struct mox__cuda_dev {
     atomic_bool sleepy;
     mox__cuda_stage_pool stages;
     mox__cuda_plan **plans;          /* hash buckets */
+    mox__cuda_plan *stream_plan[MOX__CUDA_STREAMS]; /* the plan each stream found last */
     uint32_t plan_cap, plan_count;
     uint64_t plan_clock;
     /* Scratch for describing a launch (cuda_submit.c): kept between
@@ -741,6 +742,13 @@ struct mox__cuda_dev {
 
     mox__cuda_stats stats;
 };
+
+/* Whether the device holds back what is executed (the testing hold, or an
+ * execution blocked on another device's point). Caller holds dev->lock. */
+static inline bool mox__cuda_held(const mox__cuda_dev *dev)
+{
+    return dev->hold || dev->blocked > 0;
+}
 
 /* The MOX_CUDA_* settings into `dev` (cuda_settings.c); MOX_ERR_CONFIG
  * for a bad MOX_CUDA_PDL. */

@@ -20,88 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Zeroed blocks per launch (counts are small): malloc + memset, as glibc's
- * calloc bypasses the per-thread cache (src/core/alloc.c); the asm hides p's
- * origin, or GCC fuses the pair back into calloc. */
-static void *zalloc(size_t count, size_t size)
-{
-    void *p = mox__malloc(count * size);
-    __asm__("" : "+r"(p));
-    if (p)
-        memset(p, 0, count * size);
-    return p;
-}
-
-/* A launch's group comes from the per-thread block cache (alloc.h): one
- * per launch, so a launch + wait round trip would otherwise pay malloc and
- * free each time. */
-mox__cuda_group *mox__cuda_group_new(uint32_t nsubs)
-{
-    mox__cuda_group *g = mox__block_alloc(sizeof *g);
-    if (!g)
-        return NULL;
-    memset(g, 0, sizeof *g);
-    g->subs = nsubs <= 1 ? g->subs_inline : zalloc(nsubs, sizeof *g->subs);
-    if (!g->subs) {
-        mox__block_free(g, sizeof *g);
-        return NULL;
-    }
-    return g;
-}
-
-void mox__cuda_group_free(mox__cuda_group *g)
-{
-    if (g->subs != g->subs_inline)
-        mox__free(g->subs);
-    mox__free(g->succs);
-    mox__free(g->read_insts);
-    mox__free(g->live_gates);
-    mox__free(g->copybacks);
-    mox__free(g->stages);
-    if (g->foreign || g->pins || g->mirrors) /* several devices */
-        mox__cuda_foreign_free(g);
-    mox__block_free(g, sizeof *g);
-}
-
-/* `later` completes only after `earlier` did (once per pair). */
-bool mox__cuda_add_succ(mox__cuda_group *earlier, mox__cuda_group *later)
-{
-    for (uint32_t i = 0; i < earlier->nsucc; i++)
-        if (earlier->succs[i] == later)
-            return true;
-    mox__cuda_group **n = mox__realloc(earlier->succs, (earlier->nsucc + 1) * sizeof *n);
-    if (!n)
-        return false;
-    earlier->succs = n;
-    earlier->succs[earlier->nsucc++] = later;
-    later->npred++;
-    return true;
-}
-
-/* Reader count on an earlier launch's instance (once per instance). */
-static bool add_reader(mox__cuda_group *g, mox__cuda_inst *inst)
-{
-    for (uint32_t i = 0; i < g->read_count; i++)
-        if (g->read_insts[i] == inst)
-            return true;
-    mox__cuda_inst **n = mox__realloc(g->read_insts, (g->read_count + 1) * sizeof *n);
-    if (!n)
-        return false;
-    g->read_insts = n;
-    g->read_insts[g->read_count++] = inst;
-    inst->readers++;
-    return true;
-}
-
-void mox__cuda_drop_readers(mox__cuda_dev *dev, mox__cuda_group *g)
-{
-    for (uint32_t i = 0; i < g->read_count; i++) {
-        g->read_insts[i]->readers--;
-        mox__cuda_inst_release(dev, g->read_insts[i]);
-    }
-    g->read_count = 0;
-}
-
 /* Slot that gate (sub, j) reads, for a dispatch of launch `g`. */
 static bool gate_slot(mox__cuda_dev *dev, mox__cuda_group *g, const mox__gate *gate, bool *intra,
                       uint32_t *slot)
@@ -134,7 +52,7 @@ static bool gate_slot(mox__cuda_dev *dev, mox__cuda_group *g, const mox__gate *g
     g->live_gates = n;
     g->live_gates[g->live_count++] = *gate;
     atomic_fetch_add(&dev->stats.live_gates, 1);
-    return add_reader(g, x->group->inst);
+    return mox__cuda_add_reader(g, x->group->inst);
 }
 
 typedef struct build {
@@ -176,6 +94,126 @@ static mox_status shared_too_large(const mox__cuda_dev *dev, const mox__cuda_ker
                            k->static_shared);
 }
 
+/* The gates of node `at` (dispatch d of pub): on dispatches that may still
+ * fail, the slot each reads, inside the launch (gdeps) or absolute (ext).
+ * *may_fail when it has one. */
+static mox_status describe_gates(mox__cuda_dev *dev, mox__cuda_group *g, build *b,
+                                 const mox__submission *pub, const mox__dispatch *d, uint32_t at,
+                                 bool *may_fail)
+{
+    for (uint32_t k = 0; k < d->gate_count; k++) {
+        const mox__gate *gate = &pub->gates[d->gate_first + k];
+        bool intra;
+        uint32_t slot;
+        if (gate->sub->signal.sem->owner != &dev->base) {
+            /* A copy's gate on another device's dispatch. */
+            bool skip;
+            mox_status st = mox__cuda_foreign_gate(dev, g, gate, at, &skip, &intra, &slot);
+            if (st != MOX_OK)
+                return st;
+            if (skip)
+                continue;
+        } else {
+            const mox__cuda_sub *gs = mox__cuda_sub_of(gate->sub);
+            const mox__dispatch *gd = gate->sub->dispatches[gate->dispatch];
+            /* A gate on a dispatch that cannot fail, still in flight or
+             * finished OK, can never close. */
+            bool settled_ok = gs->done && gd->state == MOX_DISPATCH_OK;
+            bool live = !gs->done && gs->group && (gs->group->launched || gs->group == g);
+            if (settled_ok || (live && !mox__cuda_may_fail(gd)))
+                continue;
+            if (!gate_slot(dev, g, gate, &intra, &slot))
+                goto oom;
+        }
+        if (!mox__cuda_u32_push(intra ? b->gdeps : b->ext, slot))
+            goto oom;
+        *may_fail = true;
+    }
+    return MOX_OK;
+oom:
+    return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory building a launch");
+}
+
+/* Node `at` of the launch: dispatch i of its s-th execution, its edges
+ * (the core's, and a queue's FIFO order after the execution before it),
+ * its gate dependencies and the entry it runs. */
+static mox_status describe_node(mox__cuda_dev *dev, mox__cuda_group *g, build *b, uint32_t s,
+                                uint32_t i, uint32_t at)
+{
+    const mox__submission *pub = g->subs[s];
+    const mox__dispatch *d = pub->dispatches[i];
+    mox__cuda_lnode *ln = &b->desc.nodes[at];
+    bool kernel = d->kind == MOX__CMD_KERNEL;
+    ln->d = d;
+    ln->k = kernel ? &((const mox__cuda_module *)d->module)->kernels[d->kernel] : NULL;
+    if (kernel && d->config.shared_bytes > ln->k->max_dynamic_shared)
+        return shared_too_large(dev, ln->k, d);
+    b->desc.has_transfer |= !kernel;
+    uint32_t edge_off = ln->edge_off = b->edges->n;
+    uint32_t gdep_off = ln->gdep_off = b->gdeps->n;
+    uint32_t ext_off = ln->ext_off = b->ext->n;
+    bool may_fail = kernel && (d->kernel_features & MOX_KFEAT_FAIL);
+    uint32_t offset = mox__cuda_sub_of(pub)->offset;
+    for (uint32_t k = 0; k < d->pred_count; k++) {
+        uint32_t from = offset + pub->preds[d->pred_first + k];
+        if (!mox__cuda_u32_push(b->edges, from))
+            goto oom;
+        if (!kernel || !mox__cuda_may_fail(b->desc.nodes[from].d))
+            continue;
+        if (!mox__cuda_u32_push(b->gdeps, from))
+            goto oom;
+        may_fail = true;
+    }
+    /* A queue is FIFO: a source of this execution starts after the sinks
+     * of the one before it in this launch (same queue). */
+    if (d->pred_count == 0 && s > 0) {
+        const mox__submission *wp = g->subs[s - 1];
+        uint32_t wp_offset = mox__cuda_sub_of(wp)->offset;
+        for (uint32_t j = 0; j < wp->count; j++)
+            if (wp->dispatches[j]->succ_count == 0 && !mox__cuda_u32_push(b->edges, wp_offset + j))
+                goto oom;
+    }
+    if (kernel || d->kind == MOX__CMD_COPY) {
+        mox_status st = describe_gates(dev, g, b, pub, d, at, &may_fail);
+        if (st != MOX_OK)
+            return st;
+    }
+    if (d->be)
+        ((mox__cuda_dstate *)d->be)->may_fail = may_fail;
+    ln->edge_cnt = b->edges->n - edge_off;
+    ln->gdep_cnt = b->gdeps->n - gdep_off;
+    ln->ext_cnt = b->ext->n - ext_off;
+    ln->fn = kernel ? mox__cuda_node_fn(ln) : NULL;
+    b->desc.deps_array |= ln->gdep_cnt + ln->ext_cnt > MOX_GATE_INLINE_DEPS;
+    return MOX_OK;
+oom:
+    return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory building a launch");
+}
+
+/* The points of other queues `pub` waits for: completion order, and the
+ * stream waits for the event of the launch that signals the point (another
+ * device's: pinned in b->foreign). */
+static mox_status describe_waits(mox__cuda_dev *dev, mox__cuda_group *g, build *b,
+                                 const mox__submission *pub)
+{
+    for (uint32_t w = 0; w < pub->wait_count; w++) {
+        if (pub->waits[w].sem->owner != &dev->base)
+            continue; /* another device's: below */
+        mox__cuda_group *wg = mox__cuda_group_of_point(dev, &pub->waits[w]);
+        if (!wg || wg == g)
+            continue;
+        if (!mox__cuda_add_succ(wg, g))
+            goto oom;
+        if (!wg->launched || wg->stream == g->stream)
+            continue;
+        if (!add_wait_event(b, wg->event))
+            goto oom;
+    }
+    return mox__cuda_foreign_events(dev, pub, &b->foreign);
+oom:
+    return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory building a launch");
+}
+
 /* The launch's description, from its executions and what they wait for;
  * host work only (dev->lock held: it reads other launches' state). */
 static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b)
@@ -190,113 +228,19 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b)
         dev->scratch_nodes_cap = cap;
     }
     b->desc.nodes = dev->scratch_nodes;
-    uint32_t at = 0;
-    for (uint32_t s = 0; s < g->nsubs; s++) {
-        mox__submission *pub = g->subs[s];
-        mox__cuda_sub *me = mox__cuda_sub_of(pub);
-        for (uint32_t i = 0; i < pub->count; i++, at++) {
-            const mox__dispatch *d = pub->dispatches[i];
-            mox__cuda_lnode *ln = &b->desc.nodes[at];
-            ln->d = d;
-            ln->k = NULL;
-            if (d->kind == MOX__CMD_KERNEL) {
-                const mox__cuda_module *m = d->module;
-                ln->k = &m->kernels[d->kernel];
-                if (d->config.shared_bytes > ln->k->max_dynamic_shared)
-                    return shared_too_large(dev, ln->k, d);
-            } else {
-                b->desc.has_transfer = true;
-            }
-            ln->edge_off = b->edges->n;
-            ln->gdep_off = b->gdeps->n;
-            ln->ext_off = b->ext->n;
-            bool may_fail = d->kind == MOX__CMD_KERNEL && (d->kernel_features & MOX_KFEAT_FAIL);
-            for (uint32_t k = 0; k < d->pred_count; k++) {
-                uint32_t from = me->offset + pub->preds[d->pred_first + k];
-                if (!mox__cuda_u32_push(b->edges, from))
-                    goto oom;
-                if (d->kind != MOX__CMD_KERNEL || !mox__cuda_may_fail(b->desc.nodes[from].d))
-                    continue;
-                if (!mox__cuda_u32_push(b->gdeps, from))
-                    goto oom;
-                may_fail = true;
-            }
-            /* A queue is FIFO: a source of this execution starts after the
-             * sinks of the one before it in this launch (same queue). */
-            if (d->pred_count == 0 && s > 0) {
-                const mox__submission *wp = g->subs[s - 1];
-                const mox__cuda_sub *ws = mox__cuda_sub_of(wp);
-                for (uint32_t j = 0; j < wp->count; j++)
-                    if (wp->dispatches[j]->succ_count == 0 && !mox__cuda_u32_push(b->edges, ws->offset + j))
-                        goto oom;
-            }
-            bool gated_kind = d->kind == MOX__CMD_KERNEL || d->kind == MOX__CMD_COPY;
-            for (uint32_t k = 0; gated_kind && k < d->gate_count; k++) {
-                const mox__gate *gate = &pub->gates[d->gate_first + k];
-                if (gate->sub->signal.sem->owner != &dev->base) {
-                    /* A copy's gate on another device's dispatch. */
-                    bool skip, intra;
-                    uint32_t slot;
-                    mox_status st = mox__cuda_foreign_gate(dev, g, gate, at, &skip, &intra, &slot);
-                    if (st != MOX_OK)
-                        return st;
-                    if (skip)
-                        continue;
-                    if (!mox__cuda_u32_push(intra ? b->gdeps : b->ext, slot))
-                        goto oom;
-                    may_fail = true;
-                    continue;
-                }
-                const mox__cuda_sub *gs = mox__cuda_sub_of(gate->sub);
-                /* A gate on a dispatch that cannot fail, still in flight or
-                 * finished OK, can never close. */
-                bool settled_ok = gs->done && gate->sub->dispatches[gate->dispatch]->state == MOX_DISPATCH_OK;
-                bool live = !gs->done && gs->group && (gs->group->launched || gs->group == g);
-                if (settled_ok || (live && !mox__cuda_may_fail(gate->sub->dispatches[gate->dispatch])))
-                    continue;
-                bool intra;
-                uint32_t slot;
-                if (!gate_slot(dev, g, gate, &intra, &slot))
-                    goto oom;
-                if (!mox__cuda_u32_push(intra ? b->gdeps : b->ext, slot))
-                    goto oom;
-                may_fail = true;
-            }
-            if (d->be)
-                ((mox__cuda_dstate *)d->be)->may_fail = may_fail;
-            ln->edge_cnt = b->edges->n - ln->edge_off;
-            ln->gdep_cnt = b->gdeps->n - ln->gdep_off;
-            ln->ext_cnt = b->ext->n - ln->ext_off;
-            ln->fn = ln->k ? mox__cuda_node_fn(ln) : NULL;
-            b->desc.deps_array |= ln->gdep_cnt + ln->ext_cnt > MOX_GATE_INLINE_DEPS;
-        }
-        /* Points of other queues: completion order, and the stream waits
-         * for the event of the launch that signals the point. */
-        for (uint32_t w = 0; w < pub->wait_count; w++) {
-            if (pub->waits[w].sem->owner != &dev->base)
-                continue; /* another device's: below */
-            mox__cuda_group *wg = mox__cuda_group_of_point(dev, &pub->waits[w]);
-            if (!wg || wg == g)
-                continue;
-            if (!mox__cuda_add_succ(wg, g))
-                goto oom;
-            if (!wg->launched || wg->stream == g->stream)
-                continue;
-            if (!add_wait_event(b, wg->event))
-                goto oom;
-        }
-        mox_status st = pub->wait_count ? mox__cuda_foreign_events(dev, pub, &b->foreign) : MOX_OK;
-        if (st != MOX_OK)
-            return st;
+    mox_status st = MOX_OK;
+    for (uint32_t s = 0, at = 0; st == MOX_OK && s < g->nsubs; s++) {
+        for (uint32_t i = 0; st == MOX_OK && i < g->subs[s]->count; i++, at++)
+            st = describe_node(dev, g, b, s, i, at);
+        if (st == MOX_OK && g->subs[s]->wait_count)
+            st = describe_waits(dev, g, b, g->subs[s]);
     }
     b->desc.edges = b->edges->v;
     b->desc.gdeps = b->gdeps->v;
     b->desc.ext = b->ext->v;
     b->desc.edge_count = b->edges->n;
     b->desc.deps_total = b->gdeps->n + b->ext->n;
-    return MOX_OK;
-oom:
-    return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory building a launch");
+    return st;
 }
 
 /* Phase B of a launch, with no lock held: the driver calls. The instance
@@ -448,7 +392,7 @@ void mox__cuda_launch_group(mox__cuda_dev *dev, mox__submission *const *subs, ui
     mox_status st = build_desc(dev, g, &b);
     mox__cuda_plan *plan = NULL;
     if (st == MOX_OK) {
-        g->inst = mox__cuda_plan_take(dev, &b.desc, &plan);
+        g->inst = mox__cuda_plan_take(dev, &b.desc, stream, &plan);
         g->event_spin = mox__cuda_event_spin(dev);
         mox__cuda_event_take(dev, g->event_spin, &g->event);
     }

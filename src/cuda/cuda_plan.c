@@ -53,13 +53,6 @@ static uint64_t shape_hash(const mox__cuda_ldesc *b)
     return h ^ (h >> 29);
 }
 
-static bool same_config(const mox_launch_config *a, const mox_launch_config *b)
-{
-    return a->grid.x == b->grid.x && a->block.x == b->block.x && a->grid.y == b->grid.y &&
-           a->grid.z == b->grid.z && a->block.y == b->block.y && a->block.z == b->block.z &&
-           a->shared_bytes == b->shared_bytes;
-}
-
 /* Whether plan `p` was made for the shape of `b`. */
 static bool plan_matches(const mox__cuda_plan *p, const mox__cuda_ldesc *b)
 {
@@ -69,10 +62,10 @@ static bool plan_matches(const mox__cuda_plan *p, const mox__cuda_ldesc *b)
         const plan_node *n = &p->nodes[i];
         const mox__cuda_lnode *ln = &b->nodes[i];
         if (n->fn != ln->fn || n->edge_cnt != ln->edge_cnt || (!n->fn && n->kind != ln->d->kind) ||
-            !same_config(&n->config, &ln->d->config))
+            memcmp(&n->config, &ln->d->config, sizeof n->config) != 0)
             return false;
     }
-    return memcmp(p->edges, b->edges, (size_t)b->edge_count * sizeof *b->edges) == 0;
+    return b->edge_count == 0 || memcmp(p->edges, b->edges, (size_t)b->edge_count * sizeof *b->edges) == 0;
 }
 
 static bool use_graph_for(const mox__cuda_dev *dev, const mox__cuda_ldesc *b)
@@ -158,6 +151,9 @@ static void plan_evict_one(mox__cuda_dev *dev)
     mox__cuda_plan *p = victim ? *victim : NULL;
     if (p)
         *victim = p->next;
+    for (uint32_t q = 0; p && q < MOX__CUDA_STREAMS; q++)
+        if (dev->stream_plan[q] == p)
+            dev->stream_plan[q] = NULL;
     pthread_mutex_unlock(&dev->lock);
     if (!p)
         return;
@@ -180,7 +176,8 @@ static mox_status plan_create(mox__cuda_dev *dev, const mox__cuda_ldesc *b, uint
         plan_destroy(dev, p);
         return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory creating a CUDA plan");
     }
-    memcpy(p->edges, b->edges, (size_t)b->edge_count * sizeof *b->edges);
+    if (b->edge_count) /* none: b->edges may be NULL */
+        memcpy(p->edges, b->edges, (size_t)b->edge_count * sizeof *b->edges);
     uint32_t ungated = 0;
     for (uint32_t i = 0; i < b->count; i++) {
         const mox__cuda_lnode *ln = &b->nodes[i];
@@ -285,16 +282,29 @@ static mox__cuda_inst *pick_idle(mox__cuda_plan *p, const mox__cuda_ldesc *b)
     return p->idle;
 }
 
-mox__cuda_inst *mox__cuda_plan_take(mox__cuda_dev *dev, const mox__cuda_ldesc *b,
+/* The cached plan of b's shape, or NULL. A stream's launch often has the
+ * shape of its previous one (a repeated batch, a pipeline): that plan is
+ * compared first, and the shape hashed only when it differs. */
+static mox__cuda_plan *plan_find(mox__cuda_dev *dev, const mox__cuda_ldesc *b, uint32_t stream)
+{
+    mox__cuda_plan *p = dev->stream_plan[stream];
+    if (p && plan_matches(p, b))
+        return p;
+    uint64_t h = shape_hash(b);
+    for (p = dev->plans[h % dev->plan_cap]; p && !(p->hash == h && plan_matches(p, b)); p = p->next)
+        ;
+    if (p)
+        dev->stream_plan[stream] = p;
+    return p;
+}
+
+mox__cuda_inst *mox__cuda_plan_take(mox__cuda_dev *dev, const mox__cuda_ldesc *b, uint32_t stream,
                                     mox__cuda_plan **plan)
 {
     *plan = NULL;
     if (!dev->plans)
         return NULL; /* made by the first mox__cuda_plan_acquire */
-    uint64_t h = shape_hash(b);
-    mox__cuda_plan *p = dev->plans[h % dev->plan_cap];
-    while (p && !(p->hash == h && plan_matches(p, b)))
-        p = p->next;
+    mox__cuda_plan *p = plan_find(dev, b, stream);
     if (!p)
         return NULL;
     *plan = p;

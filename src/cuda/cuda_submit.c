@@ -96,7 +96,6 @@ mox__cuda_group *mox__cuda_group_of_point(mox__cuda_dev *dev, const mox__sem_poi
     return NULL; /* finished on the device; the core has yet to signal it */
 }
 
-bool mox__cuda_held(const mox__cuda_dev *dev) { return dev->hold || dev->blocked > 0; }
 
 static bool ss_flush_needed(mox__cuda_dev *dev, uint32_t q)
 {

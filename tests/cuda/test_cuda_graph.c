@@ -4,7 +4,8 @@
  * and only nodes whose arguments changed get new parameters (a single
  * dispatch too, as a one-node graph); submissions that arrive together are
  * coalesced into shared launches and add instances only up to what is in
- * flight; independent dispatches all run; transfers in
+ * flight; independent dispatches all run; a plan evicted from the full
+ * cache is made again; transfers in
  * submissions copy through staging; held submissions start on release.
  * Exits 77 without a GPU. */
 #include <setjmp.h>
@@ -206,6 +207,35 @@ static void single_dispatch_reuses_a_one_node_graph(void **state)
     assert_int_equal(stat(&F.dev->stats.stream_launches), s0);
 }
 
+/* The cache keeps 512 plans; past that the least recently used idle one
+ * goes, also while it is the plan its stream found last (the stream
+ * compares a launch with that plan first): the shape is made again. */
+static void an_evicted_plan_is_made_again(void **state)
+{
+    (void)state;
+    fx_sub s;
+    for (int r = 0; r < 2; r++) {
+        F.next_queue = 0;
+        two_stage(&s, N, N);
+        run_and_wait(&s);
+    }
+    for (uint32_t grid = 1; grid <= 520; grid++) {
+        F.next_queue = 1; /* stream 0 launches nothing meanwhile */
+        fx_sub_init(&s);
+        fx_kernel(&s, &F, FX_SCALE, grid, 32);
+        fx_ptr(&s, in);
+        fx_ptr(&s, tmp);
+        fx_u32(&s, N);
+        run_and_wait(&s);
+    }
+    unsigned long long plans0 = stat(&F.dev->stats.plans);
+    F.next_queue = 0;
+    two_stage(&s, N, N);
+    run_and_wait(&s);
+    assert_int_equal(stat(&F.dev->stats.plans), plans0 + 1);
+    check_out(N);
+}
+
 static void transfers_copy_through_staging(void **state)
 {
     (void)state;
@@ -270,6 +300,7 @@ int main(void)
         cmocka_unit_test(pipelined_submissions_coalesce),
         cmocka_unit_test(independent_dispatches_all_run),
         cmocka_unit_test(single_dispatch_reuses_a_one_node_graph),
+        cmocka_unit_test(an_evicted_plan_is_made_again),
         cmocka_unit_test(transfers_copy_through_staging),
         cmocka_unit_test(held_submissions_start_on_release),
     };
