@@ -66,7 +66,7 @@ mox_status mox__cuda_read_settings(mox__cuda_dev *dev)
     if (st == MOX_OK)
         st = word_setting("MOX_CUDA_EVENTS", events, 2, 0, &ev);
     if (st == MOX_OK)
-        st = word_setting("MOX_CUDA_PDL", pdl, 3, 0, &pd);
+        st = word_setting("MOX_CUDA_PDL", pdl, 3, 1, &pd); /* default end (docs/cuda-backend.md) */
     if (st == MOX_OK)
         st = word_setting("MOX_CUDA_STATS", off_on, 2, 0, &stats);
     if (st != MOX_OK)

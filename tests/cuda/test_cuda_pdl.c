@@ -3,7 +3,7 @@
  * carries the grid-wait marker are programmatic (counted by the backend's
  * programmatic_edges counter), from the port the setting names; results and
  * failure gating stay what they are without it, and the entries without the
- * gate check run where the marker says they wait too (2). Off by default; a
+ * gate check run where the marker says they wait too (2). End by default; a
  * module whose marker reads 1 keeps the gated entries; one without the
  * marker, or whose marker reads 0, gets ordinary edges; a driver
  * that refuses programmatic edges, at adding or at instantiating, gets
@@ -132,7 +132,7 @@ static void end_makes_the_dependent_edge_programmatic(void **state)
     assert_int_equal(edges(), 1);
 }
 
-/* MOX_CUDA_PDL=value (NULL: unset) means off: ordinary edges only. */
+/* MOX_CUDA_PDL=value means off: ordinary edges only. */
 static void expect_off(const char *value)
 {
     open_with(value, NULL, NULL);
@@ -143,10 +143,15 @@ static void expect_off(const char *value)
     assert_int_equal(atomic_load(&F.dev->stats.ungated_nodes), 2);
 }
 
-static void off_by_default(void **state)
+/* Unset means end (measured on the H200: docs/cuda-backend.md). */
+static void end_by_default(void **state)
 {
     (void)state;
-    expect_off(NULL);
+    open_with(NULL, NULL, NULL);
+    skip_without_pdl_gpu();
+    assert_int_equal(F.dev->pdl, MOX__CUDA_PDL_END);
+    run_two_stage();
+    assert_int_equal(edges(), 1);
 }
 
 static void off_when_set_off(void **state)
@@ -251,7 +256,7 @@ int main(void)
         cmocka_unit_test(a_bad_value_is_a_config_error),
         cmocka_unit_test_teardown(start_makes_the_dependent_edge_programmatic, teardown),
         cmocka_unit_test_teardown(end_makes_the_dependent_edge_programmatic, teardown),
-        cmocka_unit_test_teardown(off_by_default, teardown),
+        cmocka_unit_test_teardown(end_by_default, teardown),
         cmocka_unit_test_teardown(off_when_set_off, teardown),
         cmocka_unit_test_teardown(gating_follows_a_failure_across_a_programmatic_edge, teardown),
         cmocka_unit_test_teardown(a_module_without_the_marker_gets_ordinary_edges, teardown),
