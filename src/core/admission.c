@@ -217,8 +217,7 @@ void mox__admit_cross(mox_device *dev)
     }
 }
 
-/* Runs admission on `dev` with no lock held (after a batch left a queue). */
-static void admit_run(mox_device *dev)
+void mox__admit_run(mox_device *dev)
 {
     bool drain = false, cross = false;
     mox__lock(&dev->lock);
@@ -257,9 +256,9 @@ bool mox__sub_dequeue(mox_device *dev, mox__sub *s)
         mox__sub_unref(s); /* the queue's; the caller still holds its own */
         /* What waited behind it (a copy at the other queue's head, or the
          * batches behind such a copy) may go now. */
-        admit_run(dev);
+        mox__admit_run(dev);
         if (other)
-            admit_run(other);
+            mox__admit_run(other);
     }
     mox__device_unref(other);
     return was_queued;

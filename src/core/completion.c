@@ -208,17 +208,8 @@ static bool foreign_failure(const mox_device *dev, const mox__submission *pub,
 static void give_back_slot(mox_device *dev)
 {
     atomic_fetch_sub(&dev->in_flight, 1);
-    if (!atomic_load(&dev->queued))
-        return;
-    mox__lock(&dev->lock);
-    bool drain = false, cross = false;
-    mox__sub *failed = mox__admit_queued_locked(dev, &drain, &cross);
-    mox__unlock(&dev->lock);
-    mox__resolve_failed_admissions(failed);
-    if (drain)
-        mox__issue_drain(dev);
-    if (cross)
-        mox__admit_cross(dev);
+    if (atomic_load(&dev->queued))
+        mox__admit_run(dev);
 }
 
 void mox__execution_complete(mox__submission *pub, mox_error *error)

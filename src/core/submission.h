@@ -184,6 +184,10 @@ void mox__admit_enqueue_locked(mox_device *device, mox__sub *sub);
  * between devices (*cross set: call mox__admit_cross once the lock is
  * released). Device lock held. */
 mox__sub *mox__admit_queued_locked(mox_device *device, bool *drain, bool *cross);
+/* Admits what the queue holds while slots are free, then resolves the
+ * batches that failed admission, drains and admits copies between devices,
+ * all with no lock held on entry (a slot came back, a batch left a queue). */
+void mox__admit_run(mox_device *device);
 /* Resolves batches that failed admission, each on its own device. */
 void mox__resolve_failed_admissions(mox__sub *failed);
 /* Admits the copies between devices at the heads of their queues, and
