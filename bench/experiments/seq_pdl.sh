@@ -13,17 +13,7 @@ OUT=${OUT:-$PWD/seq-pdl-out}
 rounds=${ROUNDS:-3}
 mkdir -p "$OUT"
 log=$OUT/seq-pdl.txt
-: >"$log"
-src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")
-if [ -n "$src" ] && [ "$src" != "$PWD" ] && [ ! -e "$src" ]; then
-    mkdir -p "$(dirname "$src")" && ln -s "$PWD" "$src"
-fi
-export MOX_ARTIFACT_ROOT=${src:-$PWD}/$build/mox-artifacts
-export MOX_BACKEND=cuda
-{
-    echo "# seq_pdl.sh, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-} >>"$log" 2>&1
+. "$(dirname "$0")/carried_build.sh" seq_pdl.sh
 for r in $(seq 1 "$rounds"); do
     for pdl in off end start; do
         echo "## round $r, MOX_CUDA_PDL=$pdl" >>"$log"

@@ -15,18 +15,8 @@ rounds=${ROUNDS:-2}
 cases=${CASES:-particle-update,matmul-f32,compaction,blackscholes,histogram,vec-add}
 mkdir -p "$OUT"
 log=$OUT/single-gap.txt
-: >"$log"
-src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")
-if [ -n "$src" ] && [ "$src" != "$PWD" ] && [ ! -e "$src" ]; then
-    mkdir -p "$(dirname "$src")" && ln -s "$PWD" "$src"
-fi
-export MOX_ARTIFACT_ROOT=${src:-$PWD}/$build/mox-artifacts
-export MOX_BACKEND=cuda
 filter=$(echo "$cases" | sed 's/\([^,]*\)/workloads\/\1.single/g')
-{
-    echo "# single_gap.sh, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-} >>"$log" 2>&1
+. "$(dirname "$0")/carried_build.sh" single_gap.sh
 for r in $(seq 1 "$rounds"); do
     for setting in default MOX_CUDA_PDL=off MOX_WAIT_SPIN_US=0 MOX_CUDA_SPIN_US=0 MOX_CUDA_EVENTS=blocking; do
         echo "## round $r, $setting" >>"$log"
