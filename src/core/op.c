@@ -33,12 +33,6 @@ mox_op *mox__op_alloc(mox__op_kind kind, mox_device *device)
     return op;
 }
 
-mox__dispatch *mox__launch_alloc(mox_device *device, uint32_t arg_count, size_t value_bytes,
-                                 unsigned char **values)
-{
-    return mox__dispatch_alloc_headed(device, arg_count, value_bytes, values, sizeof(mox_op));
-}
-
 mox_op *mox__launch_op(mox__dispatch *d, mox_device *device, bool empty)
 {
     mox_op *op = mox__dispatch_head(d); /* zeroed: its cell is initialised */

@@ -90,11 +90,28 @@ struct mox_op {
     } u;
 };
 
-/* A kernel dispatch (mox__dispatch_alloc's arguments) whose block has room
- * for its launch op in front: one allocation per launch. NULL on out of
- * memory. */
-mox__dispatch *mox__launch_alloc(mox_device *device, uint32_t arg_count, size_t value_bytes,
-                                 unsigned char **values);
+/* The layout of a launch's block: a kernel dispatch of `arg_count` args and
+ * `value_bytes` of value copies with room for its launch op in front, so
+ * that a launch makes one allocation. */
+static inline void mox__launch_layout(const mox_device *device, uint32_t arg_count,
+                                      size_t value_bytes, mox__dispatch_layout *l)
+{
+    mox__dispatch_layout_of(device, arg_count, value_bytes, sizeof(mox_op), l);
+}
+/* A kernel dispatch of a launch layout: the caller fills every
+ * parts->params[i] (a buffer's pointing at its parts->addr[i]). NULL on
+ * out of memory. */
+static inline mox__dispatch *mox__launch_alloc(const mox__dispatch_layout *l,
+                                               mox__dispatch_parts *parts)
+{
+    mox__dispatch *d = mox__dispatch_alloc_laid(l, parts);
+    if (d) {
+        d->kind = MOX__CMD_KERNEL;
+        d->param_count = l->arg_count;
+        d->params = parts->params;
+    }
+    return d;
+}
 /* The launch op of a dispatch from mox__launch_alloc, filled in; its
  * block goes once both the op and the dispatch are gone (a launch pushed
  * into a batch leaves its dispatch there). Never NULL. */

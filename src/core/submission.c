@@ -50,16 +50,8 @@ mox__sub *mox__sub_create(mox_device *device)
     return s;
 }
 
-mox__sub *mox__sub_ref(mox__sub *sub)
+void mox__sub_free(mox__sub *sub)
 {
-    atomic_fetch_add_explicit(&sub->refs, 1, memory_order_relaxed);
-    return sub;
-}
-
-void mox__sub_unref(mox__sub *sub)
-{
-    if (!sub || atomic_fetch_sub_explicit(&sub->refs, 1, memory_order_acq_rel) != 1)
-        return;
     /* By now completion released the buffers, waits and result (or the sub
      * was never submitted): freeing calls out to nobody, so it is safe
      * under the device lock (trackers drop subs there). */
@@ -73,8 +65,8 @@ void mox__sub_unref(mox__sub *sub)
         mox__sub_unref(sub->waits[i]);
     /* Left only by a batch that never completed (never submitted): no lock
      * is held then. */
-    mox_buffer_release(sub->copy_bufs[0]);
-    mox_buffer_release(sub->copy_bufs[1]);
+    mox__buffer_unref(sub->copy_bufs[0]);
+    mox__buffer_unref(sub->copy_bufs[1]);
     mox__device_unref(sub->other);
     if (sub->staged)
         mox__sub_unref(sub->staged);
