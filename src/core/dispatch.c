@@ -12,24 +12,6 @@
 
 static size_t align_up(size_t v, size_t a) { return (v + a - 1) & ~(a - 1); }
 
-/* What precedes a dispatch whose block also holds a head (a launch op,
- * op.c): how many of the two still use the block, and its size. The
- * dispatch and the head end independently (a driven launch's op may
- * outlive its dispatch, or the other way round, on different threads):
- * the last one frees the block. */
-typedef struct block_share {
-    _Atomic uint32_t users;
-    uint32_t size;
-} block_share;
-
-_Static_assert(sizeof(block_share) <= MOX__SHARE_ROOM, "block_share outgrew its room");
-
-static void share_release(block_share *share)
-{
-    if (mox__block_last_user(&share->users))
-        mox__block_free(share, share->size);
-}
-
 void mox__dispatch_layout_of(const mox_device *device, uint32_t arg_count, size_t value_bytes,
                              size_t head, mox__dispatch_layout *l)
 {
@@ -62,7 +44,7 @@ mox__dispatch *mox__dispatch_alloc_laid(const mox__dispatch_layout *l, mox__disp
         return NULL;
     memset(p, 0, l->total);
     if (l->head) {
-        block_share *share = (block_share *)p;
+        mox__block_share *share = (mox__block_share *)p;
         atomic_init(&share->users, 2);
         share->size = l->total;
     }
@@ -107,10 +89,6 @@ mox__dispatch *mox__dispatch_alloc(mox_device *device, uint32_t arg_count, size_
     return d;
 }
 
-void mox__dispatch_head_free(void *head)
-{
-    share_release((block_share *)((unsigned char *)head - MOX__SHARE_ROOM));
-}
 
 mox__dispatch *mox__transfer_alloc(mox_device *device, mox__cmd_kind kind, mox_buffer *buffer,
                                    uint64_t offset, uint64_t bytes, void *host)
@@ -172,7 +150,7 @@ void mox__dispatch_free_released(mox__dispatch *d)
         mox_error_release(cause);
     }
     if (d->storage != (void *)d)
-        share_release(d->storage); /* a head precedes it */
+        mox__block_share_release(d->storage); /* a head precedes it */
     else
         mox__block_free(d->storage, d->storage_size);
 }

@@ -188,10 +188,14 @@ static mox_op *check_args(mox_device *dev, const mox__kernel_check *k, const mox
     return NULL;
 }
 
-/* Which arguments are buffers, and which of them the launch writes. */
+/* What the buffer arguments placed so far say about the no-alias entry,
+ * which is safe when no buffer the launch writes (a write or atomic
+ * argument) is also another of its arguments: then no pointer the kernel
+ * reads through can see a store through another. Distinct buffers never
+ * overlap, so comparing the buffers is exact (a view is its buffer). */
 typedef struct arg_scan {
     uint32_t written;       /* bit i: argument i is a write or atomic buffer */
-    uint32_t buffers;       /* bit i: argument i is a buffer */
+    bool alias;             /* a written buffer is also another argument */
 } arg_scan;
 
 /* Whether every argument passes check_args, in one pass over them: the
@@ -219,21 +223,6 @@ static bool args_pass(const mox_device *dev, const mox__kernel_check *k, const m
         }
     }
     return true;
-}
-
-/* The no-alias entry is safe when no buffer the launch writes (a write or
- * atomic argument) is also another of its arguments: then no pointer the
- * kernel reads through can see a store through another. Distinct buffers
- * never overlap, so comparing the buffers is exact (a view is its buffer). */
-static inline uint32_t entry_for(const mox_arg *args, const arg_scan *scan)
-{
-    for (uint32_t w = scan->written; w; w &= w - 1) {
-        uint32_t i = (uint32_t)__builtin_ctz(w);
-        for (uint32_t b = scan->buffers & ~(1u << i); b; b &= b - 1)
-            if (args[__builtin_ctz(b)].buffer == args[i].buffer)
-                return MOX__ENTRY_DEFAULT;
-    }
-    return MOX__ENTRY_NOALIAS;
 }
 
 /* The required block, then the geometry (launch.h's order), then the
@@ -271,29 +260,36 @@ static mox_op *check_geometry(launch_memo *m, mox_device *device, uint32_t kerne
 }
 
 /* Buffer argument i (checked) into the dispatch: retained, its address
- * slot, noted in the scan. */
+ * slot, compared with the earlier buffer arguments it may alias (each
+ * pair where one of the two is written is compared once; the slots of
+ * value arguments are NULL). */
 static inline void put_buffer(mox__dispatch *d, const mox__dispatch_parts *parts, uint32_t i,
                               const mox_arg *a, arg_scan *scan)
 {
     mox_buffer *b = mox__buffer_ref(a->buffer);
+    if (a->access != MOX_ACCESS_READ) {
+        for (uint32_t j = 0; j < i; j++)
+            scan->alias |= d->args[j].buffer == b;
+        scan->written |= 1u << i;
+    } else {
+        for (uint32_t w = scan->written; w; w &= w - 1)
+            scan->alias |= d->args[__builtin_ctz(w)].buffer == b;
+    }
     d->args[i].buffer = b;
     d->args[i].access = a->access;
     parts->addr[i] = b->address;
     parts->params[i] = &parts->addr[i];
-    scan->buffers |= 1u << i;
-    if (a->access != MOX_ACCESS_READ)
-        scan->written |= 1u << i;
 }
 
 /* The launch op of a dispatch whose arguments are in place. */
 static mox_op *finish_launch(mox__dispatch *d, mox_device *device, uint32_t kernel_index,
                              const mox__kernel_check *k, const struct memo_kernel *slot,
-                             mox__devmod *dm, const mox_arg *args, const arg_scan *scan)
+                             mox__devmod *dm, const arg_scan *scan)
 {
     d->kernel = kernel_index;
     d->kernel_name = k->name;
     d->kernel_features = k->features;
-    d->entry = entry_for(args, scan);
+    d->entry = scan->alias ? MOX__ENTRY_DEFAULT : MOX__ENTRY_NOALIAS;
     d->config = slot->config;
     d->devmod = dm;
     mox_op *op = mox__launch_op(d, device, slot->empty);
@@ -314,7 +310,7 @@ static mox_op *make_launch(launch_memo *m, mox_device *device, const mox__modinf
     mox__dispatch *d = dm ? mox__launch_alloc(&slot->layout, &parts) : NULL;
     if (!d)
         return mox__op_failed(mox__error_oom());
-    arg_scan scan = {0, 0};
+    arg_scan scan = {0, false};
     size_t at = 0;
     for (uint32_t i = 0; i < arg_count; i++) {
         if (args[i].kind == MOX_ARG_BUFFER) {
@@ -325,7 +321,7 @@ static mox_op *make_launch(launch_memo *m, mox_device *device, const mox__modinf
             at += ((size_t)k->params[i].size + 15u) & ~(size_t)15u;
         }
     }
-    return finish_launch(d, device, kernel_index, k, slot, dm, args, &scan);
+    return finish_launch(d, device, kernel_index, k, slot, dm, &scan);
 }
 
 /* The common launch in one pass: a kernel whose parameters all have
@@ -347,7 +343,7 @@ static mox_op *launch_fast(launch_memo *m, mox_device *device, const mox__modinf
     mox__dispatch *d = dm ? mox__launch_alloc(&slot->layout, &parts) : NULL;
     if (!d)
         return NULL; /* the ordered path reports it */
-    arg_scan scan = {0, 0};
+    arg_scan scan = {0, false};
     size_t at = 0;
     for (uint32_t i = 0; i < n; i++) {
         const mox_arg *a = &args[i];
@@ -374,7 +370,7 @@ static mox_op *launch_fast(launch_memo *m, mox_device *device, const mox__modinf
             at += ((size_t)p->size + 15u) & ~(size_t)15u;
         }
     }
-    return finish_launch(d, device, kernel_index, k, slot, dm, args, &scan);
+    return finish_launch(d, device, kernel_index, k, slot, dm, &scan);
 slow:
     mox__launch_discard(d); /* releases the buffers retained so far */
     return NULL;

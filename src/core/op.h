@@ -4,8 +4,10 @@
 
 #include <mox/op.h>
 
+#include "debug_check.h"
 #include "submission.h"
 #include "sync.h"
+#include "trace.h"
 
 struct mox_result {
     _Atomic unsigned refs;
@@ -115,7 +117,20 @@ static inline mox__dispatch *mox__launch_alloc(const mox__dispatch_layout *l,
 /* The launch op of a dispatch from mox__launch_alloc, filled in; its
  * block goes once both the op and the dispatch are gone (a launch pushed
  * into a batch leaves its dispatch there). Never NULL. */
-mox_op *mox__launch_op(mox__dispatch *d, mox_device *device, bool empty);
+static inline mox_op *mox__launch_op(mox__dispatch *d, mox_device *device, bool empty)
+{
+    mox_op *op = mox__dispatch_head(d); /* zeroed: its cell is initialised */
+    op->magic = MOX__MAGIC_OP;
+    op->kind = MOX__OP_LAUNCH;
+    op->stage = MOX__STAGE_RECORDED;
+    op->in_dispatch_block = true;
+    op->device = mox__device_ref(device);
+    op->u.launch.d = d;
+    op->u.launch.empty = empty;
+    if (mox__trace_on())
+        mox__trace_op_new(op);
+    return op;
+}
 /* Frees a dispatch from mox__launch_alloc that never got its op. */
 void mox__launch_discard(mox__dispatch *d);
 /* Allocates an op of `kind` (cell initialised). NULL on out of memory. */

@@ -72,7 +72,8 @@ void mox__sub_free(mox__sub *sub)
         mox__sub_unref(sub->staged);
     if (sub->result)
         mox_result_release(sub->result);
-    mox__free(sub->owned_host);
+    if (sub->owned_host)
+        mox__free(sub->owned_host);
     if (sub->d != sub->d_inline)
         mox__block_free(sub->d, sub->cap * sizeof *sub->d);
     if (sub->preds != sub->preds_inline)
@@ -87,7 +88,8 @@ void mox__sub_free(mox__sub *sub)
         mox__free(sub->waits);
     if (sub->points != sub->points_inline)
         mox__free(sub->points);
-    mox__free(sub->ub_index);
+    if (sub->ub_index)
+        mox__free(sub->ub_index);
     if (sub->gates != sub->gates_inline)
         mox__free(sub->gates);
     mox__block_free(sub, sub->alloc_size);
@@ -187,7 +189,7 @@ static uint32_t find_ub(mox__sub *s, mox_buffer *b)
     return u;
 }
 
-static bool add_pred(mox__sub *s, mox__dispatch *d, uint32_t from)
+static inline bool add_pred(mox__sub *s, mox__dispatch *d, uint32_t from)
 {
     for (uint32_t k = d->pred_first; k < s->npreds; k++)
         if (s->preds[k] == from)

@@ -8,6 +8,7 @@
 #include <mox/module.h>
 
 #include "hal/hal.h"
+#include "alloc.h"
 #include "buffer.h"
 #include "device.h"
 #include "sync.h"
@@ -56,14 +57,32 @@ typedef struct mox__dispatch_parts {
  * (mox__dispatch_free) and the head (mox__dispatch_head_free) are freed, in
  * either order, on any thread. NULL on out of memory. */
 mox__dispatch *mox__dispatch_alloc_laid(const mox__dispatch_layout *l, mox__dispatch_parts *parts);
-/* Bytes in front of a head (its block's share count, dispatch.c), keeping
- * what follows 16-aligned. */
+/* What precedes a dispatch whose block also holds a head (a launch op,
+ * op.c): how many of the two still use the block, and its size. The
+ * dispatch and the head end independently (a driven launch's op may
+ * outlive its dispatch, or the other way round, on different threads):
+ * the last one frees the block. */
+typedef struct mox__block_share {
+    _Atomic uint32_t users;
+    uint32_t size;
+} mox__block_share;
+/* Bytes in front of a head (its block's share), keeping what follows
+ * 16-aligned. */
 enum { MOX__SHARE_ROOM = 16 };
+_Static_assert(sizeof(mox__block_share) <= MOX__SHARE_ROOM, "mox__block_share outgrew its room");
+static inline void mox__block_share_release(mox__block_share *share)
+{
+    if (mox__block_last_user(&share->users))
+        mox__block_free(share, share->size);
+}
 static inline void *mox__dispatch_head(mox__dispatch *d)
 {
     return (unsigned char *)d->storage + MOX__SHARE_ROOM;
 }
-void mox__dispatch_head_free(void *head);
+static inline void mox__dispatch_head_free(void *head)
+{
+    mox__block_share_release((mox__block_share *)((unsigned char *)head - MOX__SHARE_ROOM));
+}
 /* A transfer dispatch on `buffer` (retained). */
 mox__dispatch *mox__transfer_alloc(mox_device *device, mox__cmd_kind kind, mox_buffer *buffer,
                                    uint64_t offset, uint64_t bytes, void *host);
