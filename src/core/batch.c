@@ -61,7 +61,8 @@ mox_status mox_batch_push(mox_batch *b, mox_op *launch)
     }
     if (!launch)
         return poison(b, mox__error_new(MOX_ERR_INVALID_ARGUMENT, "mox_batch_push: launch is NULL"));
-    const mox_result *r = mox_op_result(launch);
+    /* Only a resolved op has a result (an unpushed launch has none). */
+    const mox_result *r = launch->stage == MOX__STAGE_RESOLVED ? mox_op_result(launch) : NULL;
     if (r && mox_result_status(r) != MOX_OK) {
         /* A launch that failed construction: its error poisons the batch. */
         mox_error *e = mox__error_ref(mox_result_error(r));

@@ -98,9 +98,11 @@ mox_buffer *mox_buffer_retain(mox_buffer *buffer)
 
 void mox_buffer_release(mox_buffer *b)
 {
-    MOX__CHECK(b, BUFFER);
-    if (!b || atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) != 1)
-        return;
+    mox__buffer_unref(b); /* checked as mox_buffer_release */
+}
+
+void mox__buffer_destroy(mox_buffer *b)
+{
     MOX__KILL(b);
     /* No submission holds it, so no device work touches it any more and
      * nobody else can reach its tracker. */

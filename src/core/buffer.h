@@ -6,6 +6,7 @@
 
 #include <mox/buffer.h>
 
+#include "debug_check.h"
 #include "device.h"
 #include "tracker.h"
 
@@ -20,5 +21,22 @@ struct mox_buffer {
     void *address;             /* what kernels get */
     mox__tracker tracker;      /* device lock */
 };
+
+/* The runtime's own references (dispatches, completions, results), inline:
+ * only the last drop calls out (mox__buffer_destroy). A drop is checked as
+ * mox_buffer_release (debug builds); a reference is taken of a buffer the
+ * caller checked. */
+static inline mox_buffer *mox__buffer_ref(mox_buffer *b)
+{
+    atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
+    return b;
+}
+void mox__buffer_destroy(mox_buffer *b);
+static inline void mox__buffer_unref(mox_buffer *b)
+{
+    MOX__CHECK_IN(b, BUFFER, "mox_buffer_release");
+    if (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1)
+        mox__buffer_destroy(b);
+}
 
 #endif

@@ -235,11 +235,11 @@ void mox__execution_complete(mox__submission *pub, mox_error *error)
     for (uint32_t i = 0; i < s->count; i++) {
         mox__dispatch *d = s->d[i];
         for (uint32_t a = 0; a < d->arg_count; a++)
-            mox_buffer_release(d->args[a].buffer);
+            mox__buffer_unref(d->args[a].buffer);
     }
     s->args_released = true; /* the dispatches' references are gone (mox__sub_unref) */
     for (int i = 0; i < 2; i++) {
-        mox_buffer_release(s->copy_bufs[i]); /* still here when the copy failed */
+        mox__buffer_unref(s->copy_bufs[i]); /* still here when the copy failed */
         s->copy_bufs[i] = NULL;
     }
     for (uint32_t i = 0; i < s->nwaits; i++)

@@ -175,12 +175,6 @@ fail:
     return st;
 }
 
-mox_device *mox__device_ref(mox_device *device)
-{
-    atomic_fetch_add_explicit(&device->refs, 1, memory_order_relaxed);
-    return device;
-}
-
 bool mox__device_try_ref(mox_device *device)
 {
     unsigned n = atomic_load_explicit(&device->refs, memory_order_relaxed);
@@ -215,10 +209,8 @@ static void *reaper(void *p)
     return NULL;
 }
 
-void mox__device_unref(mox_device *device)
+void mox__device_destroy_last(mox_device *device)
 {
-    if (!device || atomic_fetch_sub_explicit(&device->refs, 1, memory_order_acq_rel) != 1)
-        return;
     if (on_runtime_thread) {
         pthread_t t;
         pthread_attr_t attr;

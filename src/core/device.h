@@ -91,8 +91,20 @@ struct mox_device {
     uint64_t wait_spin_ns;
 };
 
-mox_device *mox__device_ref(mox_device *device);
-void mox__device_unref(mox_device *device);
+/* Inline: ops, submissions and launches take and drop a reference each
+ * per dispatch; only the last drop calls out (mox__device_destroy_last). */
+static inline mox_device *mox__device_ref(mox_device *device)
+{
+    atomic_fetch_add_explicit(&device->refs, 1, memory_order_relaxed);
+    return device;
+}
+/* Destroys a device whose last reference was just dropped. */
+void mox__device_destroy_last(mox_device *device);
+static inline void mox__device_unref(mox_device *device)
+{
+    if (device && atomic_fetch_sub_explicit(&device->refs, 1, memory_order_acq_rel) == 1)
+        mox__device_destroy_last(device);
+}
 /* A reference unless the last one is already gone (destruction started). */
 bool mox__device_try_ref(mox_device *device);
 /* Writes the event fd: some op of this device may have progressed. */

@@ -32,10 +32,13 @@ typedef struct launch_memo {
     const mox__modinfo *info;
     mox__devmod *dm;                 /* NULL until a launch registered it */
     /* By kernel index modulo MEMO_KERNELS: the last geometry that passed
-     * for that kernel (NULL: none). */
-    struct {
+     * for that kernel (NULL: none), whether its grid is empty, and the
+     * layout of the kernel's launch blocks on the device. */
+    struct memo_kernel {
         const mox__kernel_check *kernel;
         mox_launch_config config;
+        bool empty;
+        mox__dispatch_layout layout;
     } passed[MEMO_KERNELS];
 } launch_memo;
 
@@ -54,12 +57,10 @@ static bool memo_holds(const launch_memo *m, const mox_device *dev, const mox_mo
     return m->device == dev && m->id == dev->id && m->module == module;
 }
 
-/* The module's registry entry; NULL with *error (a reference) on failure. */
-static const mox__modinfo *module_info(launch_memo *m, mox_device *dev,
-                                       const mox_module_desc *module, mox_error **error)
+/* module_info's lookup when the memo holds another module or device. */
+static __attribute__((noinline)) const mox__modinfo *
+module_lookup(launch_memo *m, mox_device *dev, const mox_module_desc *module, mox_error **error)
 {
-    if (memo_holds(m, dev, module))
-        return m->info;
     mox_error *transient;
     const mox__modinfo *info = mox__modinfo_get(module, &transient);
     if (!info) {
@@ -76,6 +77,13 @@ static const mox__modinfo *module_info(launch_memo *m, mox_device *dev,
     m->module = module;
     m->info = info;
     return info;
+}
+
+/* The module's registry entry; NULL with *error (a reference) on failure. */
+static inline const mox__modinfo *module_info(launch_memo *m, mox_device *dev,
+                                              const mox_module_desc *module, mox_error **error)
+{
+    return memo_holds(m, dev, module) ? m->info : module_lookup(m, dev, module, error);
 }
 
 /* The device's entry for the module (the memo holds the module's info). */
@@ -180,37 +188,25 @@ static mox_op *check_args(mox_device *dev, const mox__kernel_check *k, const mox
     return NULL;
 }
 
-/* What one pass over the arguments finds (args_pass). */
+/* What the buffer arguments placed so far say about the no-alias entry,
+ * which is safe when no buffer the launch writes (a write or atomic
+ * argument) is also another of its arguments: then no pointer the kernel
+ * reads through can see a store through another. Distinct buffers never
+ * overlap, so comparing the buffers is exact (a view is its buffer). */
 typedef struct arg_scan {
-    size_t value_bytes;     /* value copies, each rounded up to 16 bytes */
     uint32_t written;       /* bit i: argument i is a write or atomic buffer */
-    uint32_t buffers;       /* bit i: argument i is a buffer */
+    bool alias;             /* a written buffer is also another argument */
 } arg_scan;
-
-/* Adds argument i (of `value_size` bytes when a value) to the scan. */
-static inline void scan_add(arg_scan *scan, uint32_t i, const mox_arg *a, uint32_t value_size)
-{
-    if (a->kind == MOX_ARG_VALUE) {
-        scan->value_bytes += ((size_t)value_size + 15u) & ~(size_t)15u;
-        return;
-    }
-    scan->buffers |= 1u << i;
-    if (a->access != MOX_ACCESS_READ)
-        scan->written |= 1u << i;
-}
 
 /* Whether every argument passes check_args, in one pass over them: the
  * common case (buffers and values of built-in types, of the launch's
  * device). When it does not, check_args finds the first error in the
- * documented order (or that a view or record type passes after all). The
- * pass also sizes the value copies and notes which arguments are buffers
- * and which of them the launch writes. */
+ * documented order (or that a view or record type passes after all). */
 static bool args_pass(const mox_device *dev, const mox__kernel_check *k, const mox_arg *args,
-                      uint32_t n, arg_scan *scan)
+                      uint32_t n)
 {
     if (n != k->param_count || n > MOX_MAX_PARAMS)
         return false;
-    *scan = (arg_scan){0, 0, 0};
     for (uint32_t i = 0; i < n; i++) {
         const mox_arg *a = &args[i];
         const mox__param_check *p = &k->params[i];
@@ -225,33 +221,8 @@ static bool args_pass(const mox_device *dev, const mox__kernel_check *k, const m
                    a->type->size != p->size) {
             return false;
         }
-        scan_add(scan, i, a, p->size);
     }
     return true;
-}
-
-/* args_pass's findings for arguments that passed check_args instead (a
- * view, or a value of a record type). */
-static void scan_args(const mox__kernel_check *k, const mox_arg *args, uint32_t n, arg_scan *scan)
-{
-    *scan = (arg_scan){0, 0, 0};
-    for (uint32_t i = 0; i < n; i++)
-        scan_add(scan, i, &args[i], k->params[i].size);
-}
-
-/* The no-alias entry is safe when no buffer the launch writes (a write or
- * atomic argument) is also another of its arguments: then no pointer the
- * kernel reads through can see a store through another. Distinct buffers
- * never overlap, so comparing the buffers is exact (a view is its buffer). */
-static uint32_t entry_for(const mox_arg *args, const arg_scan *scan)
-{
-    for (uint32_t w = scan->written; w; w &= w - 1) {
-        uint32_t i = (uint32_t)__builtin_ctz(w);
-        for (uint32_t b = scan->buffers & ~(1u << i); b; b &= b - 1)
-            if (args[__builtin_ctz(b)].buffer == args[i].buffer)
-                return MOX__ENTRY_DEFAULT;
-    }
-    return MOX__ENTRY_NOALIAS;
 }
 
 /* The required block, then the geometry (launch.h's order), then the
@@ -260,8 +231,8 @@ static uint32_t entry_for(const mox_arg *args, const arg_scan *scan)
 static mox_op *check_geometry(launch_memo *m, mox_device *device, uint32_t kernel_index,
                               const mox__kernel_check *k, const mox_launch_config *c)
 {
-    if (m->passed[kernel_index % MEMO_KERNELS].kernel == k &&
-        same_config(&m->passed[kernel_index % MEMO_KERNELS].config, c))
+    struct memo_kernel *slot = &m->passed[kernel_index % MEMO_KERNELS];
+    if (slot->kernel == k && same_config(&slot->config, c))
         return NULL;
     mox_launch_config config = *c;
     if (k->has_required_block &&
@@ -281,45 +252,76 @@ static mox_op *check_geometry(launch_memo *m, mox_device *device, uint32_t kerne
                             "invalid launch of kernel '%s': %u bytes of dynamic shared memory exceed "
                             "the device's limit of %u bytes per block",
                             k->name, config.shared_bytes, device->info.max_shared_bytes);
-    m->passed[kernel_index % MEMO_KERNELS].kernel = k;
-    m->passed[kernel_index % MEMO_KERNELS].config = config;
+    slot->kernel = k;
+    slot->config = config;
+    slot->empty = mox_launch_config_is_empty(&config);
+    mox__launch_layout(device, k->param_count, k->value_bytes, &slot->layout);
     return NULL;
 }
 
-/* The launch op of checked arguments: a dispatch holding them, values copied. */
-static mox_op *make_launch(launch_memo *m, mox_device *device, const mox__modinfo *info,
-                           uint32_t kernel_index, mox_launch_config config, const mox_arg *args,
-                           uint32_t arg_count, const arg_scan *scan)
+/* Buffer argument i (checked) into the dispatch: retained, its address
+ * slot, compared with the earlier buffer arguments it may alias (each
+ * pair where one of the two is written is compared once; the slots of
+ * value arguments are NULL). */
+static inline void put_buffer(mox__dispatch *d, const mox__dispatch_parts *parts, uint32_t i,
+                              const mox_arg *a, arg_scan *scan)
 {
-    const mox__kernel_check *k = &info->kernels[kernel_index];
-    size_t value_bytes = scan->value_bytes;
-    mox__devmod *dm = devmod_for(m, device, info);
-    unsigned char *values = NULL;
-    mox__dispatch *d = dm ? mox__launch_alloc(device, arg_count, value_bytes, &values) : NULL;
-    if (!d)
-        return mox__op_failed(mox__error_oom());
+    mox_buffer *b = mox__buffer_ref(a->buffer);
+    if (a->access != MOX_ACCESS_READ) {
+        for (uint32_t j = 0; j < i; j++)
+            scan->alias |= d->args[j].buffer == b;
+        scan->written |= 1u << i;
+    } else {
+        for (uint32_t w = scan->written; w; w &= w - 1)
+            scan->alias |= d->args[__builtin_ctz(w)].buffer == b;
+    }
+    d->args[i].buffer = b;
+    d->args[i].access = a->access;
+    parts->addr[i] = b->address;
+    parts->params[i] = &parts->addr[i];
+}
+
+/* The launch op of a dispatch whose arguments are in place. */
+static mox_op *finish_launch(mox__dispatch *d, mox_device *device, uint32_t kernel_index,
+                             const mox__kernel_check *k, const struct memo_kernel *slot,
+                             mox__devmod *dm, const arg_scan *scan)
+{
     d->kernel = kernel_index;
     d->kernel_name = k->name;
     d->kernel_features = k->features;
-    d->entry = entry_for(args, scan);
-    d->config = config;
+    d->entry = scan->alias ? MOX__ENTRY_DEFAULT : MOX__ENTRY_NOALIAS;
+    d->config = slot->config;
     d->devmod = dm;
-    size_t at = 0;
-    for (uint32_t i = 0; i < arg_count; i++) {
-        if (args[i].kind == MOX_ARG_BUFFER) {
-            d->args[i].buffer = mox_buffer_retain(args[i].buffer);
-            d->args[i].access = args[i].access;
-            *(void **)d->params[i] = args[i].buffer->address;
-        } else {
-            memcpy(values + at, args[i].value, k->params[i].size);
-            ((void **)d->params)[i] = values + at;
-            at += ((size_t)k->params[i].size + 15u) & ~(size_t)15u;
-        }
-    }
-    mox_op *op = mox__launch_op(d, device, mox_launch_config_is_empty(&config));
+    mox_op *op = mox__launch_op(d, device, slot->empty);
     if (mox__trace_on())
         mox__trace_op_launch(op, d);
     return op;
+}
+
+/* The launch op of checked arguments (whose geometry the memo holds): a
+ * dispatch holding them, values copied. */
+static mox_op *make_launch(launch_memo *m, mox_device *device, const mox__modinfo *info,
+                           uint32_t kernel_index, const mox_arg *args, uint32_t arg_count)
+{
+    const mox__kernel_check *k = &info->kernels[kernel_index];
+    const struct memo_kernel *slot = &m->passed[kernel_index % MEMO_KERNELS];
+    mox__devmod *dm = devmod_for(m, device, info);
+    mox__dispatch_parts parts;
+    mox__dispatch *d = dm ? mox__launch_alloc(&slot->layout, &parts) : NULL;
+    if (!d)
+        return mox__op_failed(mox__error_oom());
+    arg_scan scan = {0, false};
+    size_t at = 0;
+    for (uint32_t i = 0; i < arg_count; i++) {
+        if (args[i].kind == MOX_ARG_BUFFER) {
+            put_buffer(d, &parts, i, &args[i], &scan);
+        } else {
+            memcpy(parts.values + at, args[i].value, k->params[i].size);
+            parts.params[i] = parts.values + at;
+            at += ((size_t)k->params[i].size + 15u) & ~(size_t)15u;
+        }
+    }
+    return finish_launch(d, device, kernel_index, k, slot, dm, &scan);
 }
 
 /* The common launch in one pass: a kernel whose parameters all have
@@ -332,16 +334,16 @@ static mox_op *launch_fast(launch_memo *m, mox_device *device, const mox__modinf
                            const mox_arg *args, uint32_t n)
 {
     const mox__kernel_check *k = &info->kernels[kernel_index];
-    if (!k->all_builtin || n != k->param_count || n > MOX_MAX_PARAMS ||
-        m->passed[kernel_index % MEMO_KERNELS].kernel != k ||
-        !same_config(&m->passed[kernel_index % MEMO_KERNELS].config, config))
+    const struct memo_kernel *slot = &m->passed[kernel_index % MEMO_KERNELS];
+    if (!k->all_builtin || n != k->param_count || n > MOX_MAX_PARAMS || slot->kernel != k ||
+        !same_config(&slot->config, config))
         return NULL;
     mox__devmod *dm = devmod_for(m, device, info);
-    unsigned char *values = NULL;
-    mox__dispatch *d = dm ? mox__launch_alloc(device, n, k->value_bytes, &values) : NULL;
+    mox__dispatch_parts parts;
+    mox__dispatch *d = dm ? mox__launch_alloc(&slot->layout, &parts) : NULL;
     if (!d)
         return NULL; /* the ordered path reports it */
-    arg_scan scan = {0, 0, 0};
+    arg_scan scan = {0, false};
     size_t at = 0;
     for (uint32_t i = 0; i < n; i++) {
         const mox_arg *a = &args[i];
@@ -353,36 +355,22 @@ static mox_op *launch_fast(launch_memo *m, mox_device *device, const mox__modinf
             if (!a->buffer || a->buffer->device != device || a->access != p->access ||
                 a->buffer->type != p->builtin)
                 goto slow;
-            d->args[i].buffer = mox_buffer_retain(a->buffer);
-            d->args[i].access = a->access;
-            *(void **)d->params[i] = a->buffer->address;
-            scan.buffers |= 1u << i;
-            if (a->access != MOX_ACCESS_READ)
-                scan.written |= 1u << i;
+            put_buffer(d, &parts, i, a, &scan);
         } else {
             if (a->kind != MOX_ARG_VALUE || !a->value || a->type != p->builtin)
                 goto slow;
             /* built-in types have the parameter's size (same pointer) */
             if (p->size == 4)
-                memcpy(values + at, a->value, 4);
+                memcpy(parts.values + at, a->value, 4);
             else if (p->size == 8)
-                memcpy(values + at, a->value, 8);
+                memcpy(parts.values + at, a->value, 8);
             else
-                memcpy(values + at, a->value, p->size);
-            ((void **)d->params)[i] = values + at;
+                memcpy(parts.values + at, a->value, p->size);
+            parts.params[i] = parts.values + at;
             at += ((size_t)p->size + 15u) & ~(size_t)15u;
         }
     }
-    d->kernel = kernel_index;
-    d->kernel_name = k->name;
-    d->kernel_features = k->features;
-    d->entry = entry_for(args, &scan);
-    d->config = *config;
-    d->devmod = dm;
-    mox_op *op = mox__launch_op(d, device, mox_launch_config_is_empty(config));
-    if (mox__trace_on())
-        mox__trace_op_launch(op, d);
-    return op;
+    return finish_launch(d, device, kernel_index, k, slot, dm, &scan);
 slow:
     mox__launch_discard(d); /* releases the buffers retained so far */
     return NULL;
@@ -411,17 +399,15 @@ mox_op *mox_launch_generated(mox_device *device, const mox_module_desc *module,
     if (fast)
         return fast;
     const mox__kernel_check *k = &info->kernels[kernel_index];
-    arg_scan scan;
-    if (!args_pass(device, k, args, arg_count, &scan)) {
+    if (!args_pass(device, k, args, arg_count)) {
         mox_op *bad = check_args(device, k, args, arg_count);
         if (bad)
             return bad;
-        scan_args(k, args, arg_count, &scan);
     }
     mox_op *bad = check_geometry(m, device, kernel_index, k, &config);
     if (bad)
         return bad;
-    return make_launch(m, device, info, kernel_index, config, args, arg_count, &scan);
+    return make_launch(m, device, info, kernel_index, args, arg_count);
 }
 
 mox_status mox_module_prepare(mox_device *device, const mox_module_desc *module)

@@ -22,33 +22,11 @@ mox_op *mox__op_alloc(mox__op_kind kind, mox_device *device)
     mox_op *op = mox__block_alloc(sizeof *op);
     if (!op)
         return NULL;
-    memset(op, 0, sizeof *op);
+    memset(op, 0, sizeof *op); /* its cell is initialised (mox__cell_init's state) */
     op->magic = MOX__MAGIC_OP;
     op->kind = kind;
     op->stage = MOX__STAGE_RECORDED;
-    mox__cell_init(&op->cell);
     op->device = device ? mox__device_ref(device) : NULL;
-    if (mox__trace_on())
-        mox__trace_op_new(op);
-    return op;
-}
-
-mox__dispatch *mox__launch_alloc(mox_device *device, uint32_t arg_count, size_t value_bytes,
-                                 unsigned char **values)
-{
-    return mox__dispatch_alloc_headed(device, arg_count, value_bytes, values, sizeof(mox_op));
-}
-
-mox_op *mox__launch_op(mox__dispatch *d, mox_device *device, bool empty)
-{
-    mox_op *op = mox__dispatch_head(d); /* zeroed: its cell is initialised */
-    op->magic = MOX__MAGIC_OP;
-    op->kind = MOX__OP_LAUNCH;
-    op->stage = MOX__STAGE_RECORDED;
-    op->in_dispatch_block = true;
-    op->device = mox__device_ref(device);
-    op->u.launch.d = d;
-    op->u.launch.empty = empty;
     if (mox__trace_on())
         mox__trace_op_new(op);
     return op;

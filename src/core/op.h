@@ -4,8 +4,10 @@
 
 #include <mox/op.h>
 
+#include "debug_check.h"
 #include "submission.h"
 #include "sync.h"
+#include "trace.h"
 
 struct mox_result {
     _Atomic unsigned refs;
@@ -90,15 +92,45 @@ struct mox_op {
     } u;
 };
 
-/* A kernel dispatch (mox__dispatch_alloc's arguments) whose block has room
- * for its launch op in front: one allocation per launch. NULL on out of
- * memory. */
-mox__dispatch *mox__launch_alloc(mox_device *device, uint32_t arg_count, size_t value_bytes,
-                                 unsigned char **values);
+/* The layout of a launch's block: a kernel dispatch of `arg_count` args and
+ * `value_bytes` of value copies with room for its launch op in front, so
+ * that a launch makes one allocation. */
+static inline void mox__launch_layout(const mox_device *device, uint32_t arg_count,
+                                      size_t value_bytes, mox__dispatch_layout *l)
+{
+    mox__dispatch_layout_of(device, arg_count, value_bytes, sizeof(mox_op), l);
+}
+/* A kernel dispatch of a launch layout: the caller fills every
+ * parts->params[i] (a buffer's pointing at its parts->addr[i]). NULL on
+ * out of memory. */
+static inline mox__dispatch *mox__launch_alloc(const mox__dispatch_layout *l,
+                                               mox__dispatch_parts *parts)
+{
+    mox__dispatch *d = mox__dispatch_alloc_laid(l, parts);
+    if (d) {
+        d->kind = MOX__CMD_KERNEL;
+        d->param_count = l->arg_count;
+        d->params = parts->params;
+    }
+    return d;
+}
 /* The launch op of a dispatch from mox__launch_alloc, filled in; its
  * block goes once both the op and the dispatch are gone (a launch pushed
  * into a batch leaves its dispatch there). Never NULL. */
-mox_op *mox__launch_op(mox__dispatch *d, mox_device *device, bool empty);
+static inline mox_op *mox__launch_op(mox__dispatch *d, mox_device *device, bool empty)
+{
+    mox_op *op = mox__dispatch_head(d); /* zeroed: its cell is initialised */
+    op->magic = MOX__MAGIC_OP;
+    op->kind = MOX__OP_LAUNCH;
+    op->stage = MOX__STAGE_RECORDED;
+    op->in_dispatch_block = true;
+    op->device = mox__device_ref(device);
+    op->u.launch.d = d;
+    op->u.launch.empty = empty;
+    if (mox__trace_on())
+        mox__trace_op_new(op);
+    return op;
+}
 /* Frees a dispatch from mox__launch_alloc that never got its op. */
 void mox__launch_discard(mox__dispatch *d);
 /* Allocates an op of `kind` (cell initialised). NULL on out of memory. */

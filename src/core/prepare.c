@@ -8,6 +8,7 @@
 #include "alloc.h"
 #include "error.h"
 #include "submission.h"
+#include "tracker_ops.h"
 
 static bool grow_waits(mox__sub *s)
 {
@@ -30,7 +31,8 @@ typedef struct wait_ctx {
     bool oom;
 } wait_ctx;
 
-static void add_wait(void *p, mox__sub *earlier)
+/* Inline: the trackers' visitor of every buffer the batch touches. */
+static inline void add_wait(void *p, mox__sub *earlier)
 {
     wait_ctx *c = p;
     mox__sub *s = c->sub;
@@ -44,41 +46,34 @@ static void add_wait(void *p, mox__sub *earlier)
     s->waits[s->nwaits++] = mox__sub_ref(earlier);
 }
 
-/* Device work is gated (A9); host transfers never are. */
-static bool gated_kind(const mox__dispatch *d)
-{
-    return d->kind == MOX__CMD_KERNEL || d->kind == MOX__CMD_COPY;
-}
+/* The gates being laid out: s->gates, its inline storage, then the heap. */
+typedef struct gate_list {
+    mox__gate *at;
+    uint32_t n, cap;
+} gate_list;
 
-/* Appends gate g to s->gates (the inline storage, then the heap). */
-static bool push_gate(mox__sub *s, uint32_t *cap, uint32_t n, mox__gate g)
+static __attribute__((noinline)) bool gates_grow(mox__sub *s, gate_list *g)
 {
-    if (!s->gates) {
-        s->gates = s->gates_inline;
-        *cap = MOX__SUB_INLINE_GATES;
-    }
-    if (n == *cap) {
-        mox__gate *bigger = mox__malloc(2 * *cap * sizeof *bigger);
-        if (!bigger)
-            return false;
-        memcpy(bigger, s->gates, n * sizeof *bigger);
-        if (s->gates != s->gates_inline)
-            mox__free(s->gates);
-        s->gates = bigger;
-        *cap *= 2;
-    }
-    s->gates[n] = g;
+    mox__gate *bigger = mox__malloc(2 * g->cap * sizeof *bigger);
+    if (!bigger)
+        return false;
+    memcpy(bigger, g->at, g->n * sizeof *bigger);
+    if (g->at != s->gates_inline)
+        mox__free(g->at);
+    s->gates = g->at = bigger;
+    g->cap *= 2;
     return true;
 }
 
-/* Dispatch i's gates, appended from s->gates[*n]: the unfinished earlier
- * writers of buffers it touches before the batch itself writes them (later
- * accesses depend on that in-batch writer, which inherits the gate). */
-static bool add_gates(mox__sub *s, uint32_t i, uint32_t *cap, uint32_t *n)
+/* Dispatch i's gates, appended to g: the unfinished earlier writers of
+ * buffers it touches before the batch itself writes them (later accesses
+ * depend on that in-batch writer, which inherits the gate). Device work is
+ * gated (A9); host transfers never are. */
+static inline bool add_gates(mox__sub *s, uint32_t i, mox__dispatch *d, gate_list *g)
 {
-    mox__dispatch *d = s->d[i];
-    d->gate_first = *n;
-    uint32_t args = gated_kind(d) ? d->arg_count : 0;
+    uint32_t first = g->n;
+    d->gate_first = first;
+    uint32_t args = d->kind == MOX__CMD_KERNEL || d->kind == MOX__CMD_COPY ? d->arg_count : 0;
     for (uint32_t a = 0; a < args; a++) {
         const mox__karg *k = &d->args[a];
         if (!k->buffer)
@@ -87,13 +82,15 @@ static bool add_gates(mox__sub *s, uint32_t i, uint32_t *cap, uint32_t *n)
         if (!ub->ext_writer.sub || (ub->first_write >= 0 && i > (uint32_t)ub->first_write))
             continue;
         bool dup = false;
-        for (uint32_t g = d->gate_first; g < *n; g++)
-            dup |= s->gates[g].sub == ub->ext_writer.sub &&
-                   s->gates[g].dispatch == ub->ext_writer.dispatch;
-        if (!dup && !push_gate(s, cap, (*n)++, ub->ext_writer))
+        for (uint32_t e = first; e < g->n; e++)
+            dup |= g->at[e].sub == ub->ext_writer.sub && g->at[e].dispatch == ub->ext_writer.dispatch;
+        if (dup)
+            continue;
+        if (g->n == g->cap && !gates_grow(s, g))
             return false;
+        g->at[g->n++] = ub->ext_writer;
     }
-    d->gate_count = *n - d->gate_first;
+    d->gate_count = g->n - first;
     return true;
 }
 
@@ -110,21 +107,27 @@ static bool build_gates_and_succs(mox__sub *s, bool gated)
         s->succs = s->succs_inline;
         return false;
     }
-    uint32_t at = 0, gate_cap = 0, ngates = 0;
+    gate_list g = {s->gates_inline, 0, MOX__SUB_INLINE_GATES};
+    if (gated)
+        s->gates = g.at;
+    mox__dispatch **ds = s->d;
+    const uint32_t *preds = s->preds;
+    uint32_t *succs = s->succs;
+    uint32_t at = 0;
     for (uint32_t i = 0; i < s->count; i++) {
-        mox__dispatch *d = s->d[i];
+        mox__dispatch *d = ds[i];
         d->succ_first = at;
         at += d->succ_count;
         d->succ_count = 0;
         for (uint32_t k = d->pred_first; k < d->pred_first + d->pred_count; k++) {
-            mox__dispatch *p = s->d[s->preds[k]];
-            s->succs[p->succ_first + p->succ_count++] = i;
+            mox__dispatch *p = ds[preds[k]];
+            succs[p->succ_first + p->succ_count++] = i;
         }
-        if (gated && !add_gates(s, i, &gate_cap, &ngates))
+        if (gated && !add_gates(s, i, d, &g))
             return false;
     }
-    s->pub.succs = s->npreds ? s->succs : NULL;
-    s->pub.gates = ngates ? s->gates : NULL;
+    s->pub.succs = s->npreds ? succs : NULL;
+    s->pub.gates = g.n ? g.at : NULL;
     return true;
 }
 
@@ -257,16 +260,19 @@ mox_error *mox__sub_prepare_locked(mox_device *dev, mox__sub *s)
     s->pub.waits = s->points;
     s->pub.wait_count = s->npoints;
     s->pub.signal = (mox__sem_point){&dev->sems[queue], ++dev->queue_values[queue]};
+    /* The references of its tracker entries and the backend's (dropped at
+     * the end of completion), taken at once. */
+    atomic_fetch_add_explicit(&s->refs, s->nubs + 1, memory_order_relaxed);
     for (uint32_t u = 0; u < s->nubs; u++) {
         mox__ub *ub = &s->ubs[u];
         bool writes = ub->last_write >= 0;
-        mox__tracker_record(&ub->buffer->tracker, s, writes, writes ? (uint32_t)ub->last_write : 0);
+        mox__tracker_record_unref(&ub->buffer->tracker, s, writes,
+                                  writes ? (uint32_t)ub->last_write : 0);
     }
     dev->in_flight++;
     s->pub.serial = ++dev->serial;
     atomic_fetch_add(&dev->submissions, 1);
     s->device = mox__device_ref(dev);
     s->submitted = true;
-    mox__sub_ref(s); /* the backend's, dropped at the end of completion */
     return NULL;
 }

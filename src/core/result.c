@@ -62,7 +62,7 @@ const mox_result *mox__result_args(mox_buffer **buffers, size_t count)
     mox_result *r = alloc_result(count);
     if (!r) {
         for (size_t i = 0; i < count; i++)
-            mox_buffer_release(buffers[i]);
+            mox__buffer_unref(buffers[i]);
         return mox__result_oom();
     }
     r->status = MOX_OK;
@@ -99,7 +99,7 @@ void mox_result_release(const mox_result *result)
     if (!r || r->immortal || atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) != 1)
         return;
     for (size_t i = 0; i < r->buffer_count; i++)
-        mox_buffer_release(r->buffers[i]);
+        mox__buffer_unref(r->buffers[i]);
     if (r->destroy)
         r->destroy(r->value);
     mox__free(r->bytes);

@@ -50,16 +50,8 @@ mox__sub *mox__sub_create(mox_device *device)
     return s;
 }
 
-mox__sub *mox__sub_ref(mox__sub *sub)
+void mox__sub_free(mox__sub *sub)
 {
-    atomic_fetch_add_explicit(&sub->refs, 1, memory_order_relaxed);
-    return sub;
-}
-
-void mox__sub_unref(mox__sub *sub)
-{
-    if (!sub || atomic_fetch_sub_explicit(&sub->refs, 1, memory_order_acq_rel) != 1)
-        return;
     /* By now completion released the buffers, waits and result (or the sub
      * was never submitted): freeing calls out to nobody, so it is safe
      * under the device lock (trackers drop subs there). */
@@ -73,14 +65,15 @@ void mox__sub_unref(mox__sub *sub)
         mox__sub_unref(sub->waits[i]);
     /* Left only by a batch that never completed (never submitted): no lock
      * is held then. */
-    mox_buffer_release(sub->copy_bufs[0]);
-    mox_buffer_release(sub->copy_bufs[1]);
+    mox__buffer_unref(sub->copy_bufs[0]);
+    mox__buffer_unref(sub->copy_bufs[1]);
     mox__device_unref(sub->other);
     if (sub->staged)
         mox__sub_unref(sub->staged);
     if (sub->result)
         mox_result_release(sub->result);
-    mox__free(sub->owned_host);
+    if (sub->owned_host)
+        mox__free(sub->owned_host);
     if (sub->d != sub->d_inline)
         mox__block_free(sub->d, sub->cap * sizeof *sub->d);
     if (sub->preds != sub->preds_inline)
@@ -95,7 +88,8 @@ void mox__sub_unref(mox__sub *sub)
         mox__free(sub->waits);
     if (sub->points != sub->points_inline)
         mox__free(sub->points);
-    mox__free(sub->ub_index);
+    if (sub->ub_index)
+        mox__free(sub->ub_index);
     if (sub->gates != sub->gates_inline)
         mox__free(sub->gates);
     mox__block_free(sub, sub->alloc_size);
@@ -195,7 +189,7 @@ static uint32_t find_ub(mox__sub *s, mox_buffer *b)
     return u;
 }
 
-static bool add_pred(mox__sub *s, mox__dispatch *d, uint32_t from)
+static inline bool add_pred(mox__sub *s, mox__dispatch *d, uint32_t from)
 {
     for (uint32_t k = d->pred_first; k < s->npreds; k++)
         if (s->preds[k] == from)

@@ -8,6 +8,7 @@
 #include <mox/module.h>
 
 #include "hal/hal.h"
+#include "alloc.h"
 #include "buffer.h"
 #include "device.h"
 #include "sync.h"
@@ -26,15 +27,62 @@ typedef struct mox__karg {
  * memory. */
 mox__dispatch *mox__dispatch_alloc(mox_device *device, uint32_t arg_count, size_t value_bytes,
                                    unsigned char **values);
-/* The same with `head` more bytes (zeroed, 16-aligned) for the caller in
- * the block: the launch op that carries the dispatch, so that a launch
- * makes one allocation, not two. mox__dispatch_head finds them. The block
- * goes once both the dispatch (mox__dispatch_free) and the head
- * (mox__dispatch_head_free) are freed, in either order, on any thread. */
-mox__dispatch *mox__dispatch_alloc_headed(mox_device *device, uint32_t arg_count,
-                                          size_t value_bytes, unsigned char **values, size_t head);
-void *mox__dispatch_head(mox__dispatch *d);
-void mox__dispatch_head_free(void *head);
+/* Where the parts of a dispatch's block lie (mox__dispatch_layout_of): the
+ * same for every dispatch of one kernel on one device, so launches keep it
+ * (launch.c). */
+typedef struct mox__dispatch_layout {
+    uint32_t total;            /* bytes of the block */
+    uint32_t arg_count;
+    bool head;                 /* a head precedes the dispatch (mox__dispatch_head) */
+    bool has_be;               /* the backend wants scratch */
+    uint32_t off_d, off_args, off_params, off_values, off_be;
+} mox__dispatch_layout;
+/* The layout of a dispatch with room for `arg_count` args and `value_bytes`
+ * of 16-aligned value storage, with `head` more bytes (zeroed, 16-aligned)
+ * in front of it for the caller when not 0: the launch op that carries the
+ * dispatch, so that a launch makes one allocation, not two. */
+void mox__dispatch_layout_of(const mox_device *device, uint32_t arg_count, size_t value_bytes,
+                             size_t head, mox__dispatch_layout *l);
+/* Where a dispatch's parameters (params[i]), the address slots of its
+ * buffers (addr[i]: a buffer's params[i] points at it) and its value
+ * copies lie. */
+typedef struct mox__dispatch_parts {
+    void **params;
+    void **addr;
+    unsigned char *values;
+} mox__dispatch_parts;
+/* A zeroed dispatch of layout `l` with its args, storage and backend
+ * scratch set: the caller sets its kind and, for a kernel, its params and
+ * param_count. A head's block goes once both the dispatch
+ * (mox__dispatch_free) and the head (mox__dispatch_head_free) are freed, in
+ * either order, on any thread. NULL on out of memory. */
+mox__dispatch *mox__dispatch_alloc_laid(const mox__dispatch_layout *l, mox__dispatch_parts *parts);
+/* What precedes a dispatch whose block also holds a head (a launch op,
+ * op.c): how many of the two still use the block, and its size. The
+ * dispatch and the head end independently (a driven launch's op may
+ * outlive its dispatch, or the other way round, on different threads):
+ * the last one frees the block. */
+typedef struct mox__block_share {
+    _Atomic uint32_t users;
+    uint32_t size;
+} mox__block_share;
+/* Bytes in front of a head (its block's share), keeping what follows
+ * 16-aligned. */
+enum { MOX__SHARE_ROOM = 16 };
+_Static_assert(sizeof(mox__block_share) <= MOX__SHARE_ROOM, "mox__block_share outgrew its room");
+static inline void mox__block_share_release(mox__block_share *share)
+{
+    if (mox__block_last_user(&share->users))
+        mox__block_free(share, share->size);
+}
+static inline void *mox__dispatch_head(mox__dispatch *d)
+{
+    return (unsigned char *)d->storage + MOX__SHARE_ROOM;
+}
+static inline void mox__dispatch_head_free(void *head)
+{
+    mox__block_share_release((mox__block_share *)((unsigned char *)head - MOX__SHARE_ROOM));
+}
 /* A transfer dispatch on `buffer` (retained). */
 mox__dispatch *mox__transfer_alloc(mox_device *device, mox__cmd_kind kind, mox_buffer *buffer,
                                    uint64_t offset, uint64_t bytes, void *host);
@@ -137,8 +185,20 @@ struct mox__sub {
 static inline mox__sub *mox__sub_of(mox__submission *pub) { return (mox__sub *)pub; }
 
 mox__sub *mox__sub_create(mox_device *device);
-mox__sub *mox__sub_ref(mox__sub *sub);
-void mox__sub_unref(mox__sub *sub);
+/* Inline: trackers, waits and ops take and drop references to a batch
+ * several times per dispatch; only the last drop calls out. */
+static inline mox__sub *mox__sub_ref(mox__sub *sub)
+{
+    atomic_fetch_add_explicit(&sub->refs, 1, memory_order_relaxed);
+    return sub;
+}
+/* Frees a batch whose last reference was just dropped. */
+void mox__sub_free(mox__sub *sub);
+static inline void mox__sub_unref(mox__sub *sub)
+{
+    if (sub && atomic_fetch_sub_explicit(&sub->refs, 1, memory_order_acq_rel) == 1)
+        mox__sub_free(sub);
+}
 /* Appends a dispatch (taken over even on failure) and computes its edges.
  * Codes: MOX_ERR_OUT_OF_MEMORY. */
 mox_status mox__sub_push(mox__sub *sub, mox__dispatch *d);

@@ -70,6 +70,7 @@ struct mox__waker_cell {
     mox__wait_link link;
 };
 
+/* Zeroed memory is an initialised cell (what this makes). */
 void mox__cell_init(mox__waker_cell *cell);
 /* Nothing to free (the spin lock needs no destruction); kept so that a
  * cell's owner says where its life ends. */

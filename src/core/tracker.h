@@ -35,20 +35,16 @@ void mox__tracker_clear(mox__tracker *t);
 /* Drops entries of finished submissions. */
 void mox__tracker_prune(mox__tracker *t);
 
-/* Calls add(ctx, sub) for each unfinished submission a new access must wait
- * for (the writer for a read; the writer and every reader for a write). */
-typedef void (*mox__tracker_visit)(void *ctx, mox__sub *sub);
-void mox__tracker_deps(mox__tracker *t, bool writes, mox__tracker_visit add, void *ctx);
 /* The unfinished last writer, or NULL. */
 static inline const mox__access *mox__tracker_writer(const mox__tracker *t)
 {
     return t->writer.sub ? &t->writer : (const mox__access *)0;
 }
-/* Makes room for one more reader (so that recording cannot fail halfway
- * through a submission). false on out of memory. */
-bool mox__tracker_reserve(mox__tracker *t);
-/* Records `sub` as the new last writer (with the dispatch that wrote last)
- * or as a reader (room reserved). */
-void mox__tracker_record(mox__tracker *t, mox__sub *sub, bool writes, uint32_t dispatch);
+/* The reader array is full: prunes finished readers, and doubles it if
+ * that freed nothing (mox__tracker_reserve's slow path). false on out of
+ * memory. */
+bool mox__tracker_grow(mox__tracker *t);
+/* The per-access operations (deps, reserve, record) are inline, in
+ * tracker_ops.h. */
 
 #endif

@@ -11,7 +11,7 @@
 
 #include "core/device.h"
 #include "core/submission.h"
-#include "core/tracker.h"
+#include "core/tracker_ops.h"
 
 static mox_device fake_dev; /* only info sizes are read by mox__sub_create */
 
