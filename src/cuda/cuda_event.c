@@ -80,7 +80,10 @@ bool mox__cuda_event_sleep(mox__cuda_dev *dev, mox__cuda_group *g)
     if (newest)
         mox__cuda_event_take(dev, false, &wake);
     pthread_mutex_unlock(&dev->lock);
-    if (!newest || (!wake && mox__cuda_event_get(dev, false, &wake) != MOX_OK))
+    /* A waiting thread may have another context current: one is made in
+     * the device's (records and synchronizations need none). */
+    if (!newest ||
+        (!wake && (mox__cuda_dev_enter(dev) != MOX_OK || mox__cuda_event_get(dev, false, &wake) != MOX_OK)))
         return false;
     bool slept = dev->api->cuEventRecord(wake, dev->streams[g->stream]) == CUDA_SUCCESS;
     if (slept) {

@@ -141,7 +141,10 @@ static bool release_locked(mox__cuda_dev *dev, mox__cuda_group *g, bool failed, 
             dev->flush_mask |= 1u << g->stream;
     }
     mox__cuda_drop_readers(dev, g);
-    mox__cuda_launcher_enter(dev); /* if a flush was asked and nobody launches */
+    /* Every other request is run by whoever made it (cuda_submit.c): with
+     * no flush asked there is nothing to launch. */
+    if (dev->flush_mask)
+        mox__cuda_launcher_enter(dev); /* unless someone launches already */
     /* Unlinked: no later snapshot takes it, so a clear flag stays clear. */
     return defer_free && g->snapped;
 }

@@ -798,8 +798,8 @@ bool mox__cuda_event_spin(const mox__cuda_dev *dev);
  * blocking-sync, else on a blocking-sync one recorded now on its stream,
  * provided g is still the newest group there (checked under dev->lock,
  * taken here; a launch queued behind it meanwhile may make the wake-up
- * later). False, having done nothing, when it cannot. The context must be
- * current; no lock held. */
+ * later). False, having done nothing, when it cannot. Any context may be
+ * current (it sets the device's to make an event); no lock held. */
 bool mox__cuda_event_sleep(mox__cuda_dev *dev, mox__cuda_group *g);
 
 /* ---- completion thread (cuda_complete.c) ---- */

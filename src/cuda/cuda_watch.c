@@ -203,18 +203,21 @@ bool mox__cuda_complete_inline(mox__cuda_dev *dev, mox__submission *pub,
     mox__cuda_group *g = claim(dev, pub, &wake);
     if (!g)
         return false;
-    /* The waiting thread is the user's: the context may not be current on
-     * it, and finishing reads the status words (cuMemcpyDtoH needs it).
-     * If it cannot be made current, the completion thread finishes. */
-    if (mox__cuda_dev_enter(dev) != MOX_OK) {
-        unclaim(dev, g);
-        return false;
-    }
+    /* The waiting thread is the user's: another context, or none, may be
+     * current on it. Event queries, records and synchronizations need
+     * none (events carry theirs: H200, driver 580), a sleep sets it where
+     * it creates an event, finishing where it reads status words or trace
+     * events; only staging given back may free pinned memory. If it cannot be made current, the completion
+     * thread finishes. */
     CUresult r;
     uint64_t seen, gap;
     bool napped;
     if (!watch(dev, g, wait, wake, &r, &seen, &gap, &napped)) {
         atomic_fetch_add_explicit(&dev->stats.inline_missed, 1, memory_order_relaxed);
+        unclaim(dev, g);
+        return false;
+    }
+    if (g->stage_count && mox__cuda_dev_enter(dev) != MOX_OK) {
         unclaim(dev, g);
         return false;
     }
