@@ -272,13 +272,14 @@ fail:
     return st;
 }
 
-/* Among the idle instances, one whose device deps already hold what `b`
- * needs (no upload): in a steady pipeline the same instances keep gating
- * on the same predecessors. Else the most recently idle one. */
+/* Among the idle instances (two at least; `b` has a deps array), one
+ * whose device deps already hold what `b` needs (no upload): in a steady
+ * pipeline the same instances keep gating on the same predecessors. Else
+ * the most recently idle one. */
 static mox__cuda_inst *pick_idle(mox__cuda_plan *p, const mox__cuda_ldesc *b)
 {
-    uint32_t total = b->deps_array ? b->deps_total : 0;
-    if (total == 0 || total > 256 || !p->idle->next_idle)
+    uint32_t total = b->deps_total;
+    if (total > 256)
         return p->idle;
     uint32_t want[256];
     for (mox__cuda_inst *i = p->idle; i; i = i->next_idle) {
@@ -318,7 +319,8 @@ mox__cuda_inst *mox__cuda_plan_take(mox__cuda_dev *dev, const mox__cuda_ldesc *b
         return NULL;
     *plan = p;
     p->last_used = ++dev->plan_clock;
-    mox__cuda_inst *inst = p->idle ? pick_idle(p, b) : NULL;
+    /* With one idle instance, or no deps array, the most recently idle. */
+    mox__cuda_inst *inst = p->idle && p->idle->next_idle && b->deps_array ? pick_idle(p, b) : p->idle;
     if (inst) {
         mox__cuda_inst **pp = &p->idle;
         while (*pp != inst)

@@ -225,7 +225,7 @@ bool mox__cuda_complete_inline(mox__cuda_dev *dev, mox__submission *pub,
     if (r == CUDA_SUCCESS)
         mox__cuda_run_observe(dev, timed_inst(g), seen - g->launch_ns, gap, napped);
     mox__cuda_inflight_unlink(dev, g);
-    mox__cuda_quiet_after_inline(dev);
+    mox__cuda_quiet_after_inline(dev, seen);
     pthread_mutex_unlock(&dev->lock);
     atomic_fetch_add(&dev->stats.inline_completions, 1);
     /* The completion thread may hold g in its snapshot: it is freed there. */
