@@ -244,7 +244,8 @@ static void *completion_main(void *arg)
                    npreds[0] == 0) {
             /* From now on launches can be slept on until their own end. */
             atomic_store_explicit(&dev->sleepy, true, memory_order_relaxed);
-            if (mox__cuda_event_sleep(dev, snap[0])) {
+            CUresult woke; /* the next round queries it: then it is finished here */
+            if (mox__cuda_event_sleep(dev, snap[0], &woke)) {
                 /* Errors come back from the query that follows. */
                 atomic_fetch_add_explicit(&dev->stats.event_sleeps, 1, memory_order_relaxed);
                 spin_start = mox__cuda_now_ns();

@@ -799,9 +799,11 @@ bool mox__cuda_event_spin(const mox__cuda_dev *dev);
  * blocking-sync, else on a blocking-sync one recorded now on its stream,
  * provided g is still the newest group there (checked under dev->lock,
  * taken here; a launch queued behind it meanwhile may make the wake-up
- * later). False, having done nothing, when it cannot. Any context may be
- * current (it sets the device's to make an event); no lock held. */
-bool mox__cuda_event_sleep(mox__cuda_dev *dev, mox__cuda_group *g);
+ * later). *r: the synchronization's result, CUDA_SUCCESS once g is done
+ * (a failure is for a query of g's event to tell). False, having done
+ * nothing, when it cannot. Any context may be current (it sets the
+ * device's to make an event); no lock held. */
+bool mox__cuda_event_sleep(mox__cuda_dev *dev, mox__cuda_group *g, CUresult *r);
 
 /* ---- completion thread (cuda_complete.c) ---- */
 

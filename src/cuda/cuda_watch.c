@@ -115,16 +115,18 @@ static bool nap(mox__cuda_dev *dev, const mox__inline_wait *wait, uint64_t until
 }
 
 /* Past the waiter's spin: blocks in the driver until g is done
- * (mox__cuda_event_sleep), *r from the query after it; false when it
- * cannot (g is no longer the newest launch of its stream). */
+ * (mox__cuda_event_sleep), *r its result (from a query of g's event only
+ * when the sleep did not end in success); false when it cannot (g is no
+ * longer the newest launch of its stream). */
 static bool block_on(mox__cuda_dev *dev, mox__cuda_group *g, const mox__inline_wait *wait,
                      CUresult *r)
 {
     step_aside(dev, wait, true);
-    bool slept = mox__cuda_event_sleep(dev, g);
+    bool slept = mox__cuda_event_sleep(dev, g, r);
     if (slept) {
         atomic_fetch_add_explicit(&dev->stats.inline_blocks, 1, memory_order_relaxed);
-        *r = dev->api->cuEventQuery(g->event);
+        if (*r != CUDA_SUCCESS)
+            *r = dev->api->cuEventQuery(g->event);
     }
     step_aside(dev, wait, false);
     return slept;
