@@ -70,11 +70,12 @@ void mox__cuda_inflight_unlink(mox__cuda_dev *dev, mox__cuda_group *g)
     dev->inflight--;
 }
 
-/* A waiting thread completed a launch (cuda_watch.c): for QUIET_WINDOW_US
- * new launches do not signal this thread. dev->lock held. */
-void mox__cuda_quiet_after_inline(mox__cuda_dev *dev)
+/* A waiting thread completed a launch (cuda_watch.c), seen done at `now`:
+ * for QUIET_WINDOW_US new launches do not signal this thread. dev->lock
+ * held. */
+void mox__cuda_quiet_after_inline(mox__cuda_dev *dev, uint64_t now)
 {
-    dev->quiet_until_ns = mox__cuda_now_ns() + 1000ull * QUIET_WINDOW_US;
+    dev->quiet_until_ns = now + 1000ull * QUIET_WINDOW_US;
 }
 
 /* Whether a user thread spins in mox_op_wait on this device (vtable
@@ -243,7 +244,8 @@ static void *completion_main(void *arg)
                    npreds[0] == 0) {
             /* From now on launches can be slept on until their own end. */
             atomic_store_explicit(&dev->sleepy, true, memory_order_relaxed);
-            if (mox__cuda_event_sleep(dev, snap[0])) {
+            CUresult woke; /* the next round queries it: then it is finished here */
+            if (mox__cuda_event_sleep(dev, snap[0], &woke)) {
                 /* Errors come back from the query that follows. */
                 atomic_fetch_add_explicit(&dev->stats.event_sleeps, 1, memory_order_relaxed);
                 spin_start = mox__cuda_now_ns();

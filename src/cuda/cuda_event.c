@@ -68,10 +68,10 @@ bool mox__cuda_event_spin(const mox__cuda_dev *dev)
            !atomic_load_explicit(&dev->sleepy, memory_order_relaxed);
 }
 
-bool mox__cuda_event_sleep(mox__cuda_dev *dev, mox__cuda_group *g)
+bool mox__cuda_event_sleep(mox__cuda_dev *dev, mox__cuda_group *g, CUresult *r)
 {
     if (!g->event_spin) {
-        (void)dev->api->cuEventSynchronize(g->event); /* the result comes from a query after */
+        *r = dev->api->cuEventSynchronize(g->event);
         return true;
     }
     CUevent wake = NULL;
@@ -80,12 +80,17 @@ bool mox__cuda_event_sleep(mox__cuda_dev *dev, mox__cuda_group *g)
     if (newest)
         mox__cuda_event_take(dev, false, &wake);
     pthread_mutex_unlock(&dev->lock);
-    if (!newest || (!wake && mox__cuda_event_get(dev, false, &wake) != MOX_OK))
+    /* A waiting thread may have another context current: one is made in
+     * the device's (records and synchronizations need none). */
+    if (!newest ||
+        (!wake && (mox__cuda_dev_enter(dev) != MOX_OK || mox__cuda_event_get(dev, false, &wake) != MOX_OK)))
         return false;
     bool slept = dev->api->cuEventRecord(wake, dev->streams[g->stream]) == CUDA_SUCCESS;
     if (slept) {
         atomic_fetch_add_explicit(&dev->stats.wake_events, 1, memory_order_relaxed);
-        (void)dev->api->cuEventSynchronize(wake); /* the result comes from g's own event */
+        /* Done means g is (recorded behind it on its stream); a failure
+         * is g's own event's to tell. */
+        *r = dev->api->cuEventSynchronize(wake);
     }
     mox__cuda_event_put(dev, false, wake);
     return slept;

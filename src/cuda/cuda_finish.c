@@ -51,6 +51,43 @@ static mox_status launch_status(mox__cuda_dev *dev, mox__cuda_group *g, CUresult
     return status;
 }
 
+/* Every dispatch of a launch whose status words were not read ended OK;
+ * returns false (none failed). */
+static bool states_ok(const mox__cuda_group *g)
+{
+    for (uint32_t s = 0, nsubs = g->nsubs; s < nsubs; s++) {
+        mox__dispatch *const *ds = g->subs[s]->dispatches;
+        for (uint32_t i = 0, n = g->subs[s]->count; i < n; i++) {
+            ds[i]->state = MOX_DISPATCH_OK;
+            ds[i]->fail_code = 0;
+        }
+    }
+    return false;
+}
+
+/* The dispatches' states from the launch's status words (2 per node);
+ * whether one did not end OK. */
+static bool states_from(const mox__cuda_group *g, const uint32_t *words)
+{
+    bool failed = false;
+    uint32_t at = 0;
+    for (uint32_t s = 0; s < g->nsubs; s++) {
+        mox__submission *pub = g->subs[s];
+        for (uint32_t i = 0; i < pub->count; i++, at++) {
+            mox__dispatch *d = pub->dispatches[i];
+            d->state = words[2u * at];
+            d->fail_code = words[2u * at + 1u];
+            if (d->kind == MOX__CMD_COPY && d->state != MOX_DISPATCH_OK) {
+                /* a copy cannot fail itself: its slot held a mirrored failure */
+                d->state = MOX_DISPATCH_GATED;
+                d->fail_code = 0;
+            }
+            failed |= d->state != MOX_DISPATCH_OK;
+        }
+    }
+    return failed;
+}
+
 /* The states of a launch that ran: all OK when its host flag is clear and
  * nothing it gated on may have failed, else from its status words (one
  * cuMemcpyDtoH). Copybacks are copied out. Returns the launch's status
@@ -84,22 +121,7 @@ static mox_status read_states(mox__cuda_dev *dev, mox__cuda_group *g, mox_error 
             return finish_failure(dev, rr, "cuMemcpyDtoH", "(reading dispatch states)", error);
         }
     }
-    *failed_any = flagged;
-    uint32_t at = 0;
-    for (uint32_t s = 0; s < g->nsubs; s++) {
-        mox__submission *pub = g->subs[s];
-        for (uint32_t i = 0; i < pub->count; i++, at++) {
-            mox__dispatch *d = pub->dispatches[i];
-            d->state = words ? words[2u * at] : MOX_DISPATCH_OK;
-            d->fail_code = words ? words[2u * at + 1u] : 0;
-            if (d->kind == MOX__CMD_COPY && d->state != MOX_DISPATCH_OK) {
-                /* a copy cannot fail itself: its slot held a mirrored failure */
-                d->state = MOX_DISPATCH_GATED;
-                d->fail_code = 0;
-            }
-            *failed_any |= d->state != MOX_DISPATCH_OK;
-        }
-    }
+    *failed_any = flagged | (words ? states_from(g, words) : states_ok(g));
     for (uint32_t c = 0; c < g->copyback_count; c++)
         memcpy(g->copybacks[c].host, g->copybacks[c].stage, g->copybacks[c].bytes);
     if (words && words != stack_words)
@@ -141,7 +163,10 @@ static bool release_locked(mox__cuda_dev *dev, mox__cuda_group *g, bool failed, 
             dev->flush_mask |= 1u << g->stream;
     }
     mox__cuda_drop_readers(dev, g);
-    mox__cuda_launcher_enter(dev); /* if a flush was asked and nobody launches */
+    /* Every other request is run by whoever made it (cuda_submit.c): with
+     * no flush asked there is nothing to launch. */
+    if (dev->flush_mask)
+        mox__cuda_launcher_enter(dev); /* unless someone launches already */
     /* Unlinked: no later snapshot takes it, so a clear flag stays clear. */
     return defer_free && g->snapped;
 }

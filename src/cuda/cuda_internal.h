@@ -355,9 +355,10 @@ void mox__cuda_run_observe(mox__cuda_dev *dev, mox__cuda_inst *inst, uint64_t ns
                            bool napped);
 /* Takes g off the in-flight list; dev->lock held (cuda_complete.c). */
 void mox__cuda_inflight_unlink(mox__cuda_dev *dev, mox__cuda_group *g);
-/* After a waiting thread completed a launch: new launches do not signal
- * the completion thread for a while; dev->lock held. */
-void mox__cuda_quiet_after_inline(mox__cuda_dev *dev);
+/* After a waiting thread completed a launch (seen done at `now`, the
+ * mox__cuda_now_ns clock): new launches do not signal the completion
+ * thread for a while; dev->lock held. */
+void mox__cuda_quiet_after_inline(mox__cuda_dev *dev, uint64_t now);
 /* Frees the groups waiting threads completed. Caller holds dev->lock and
  * holds no snapshot of the in-flight list. */
 void mox__cuda_groups_reap(mox__cuda_dev *dev);
@@ -798,9 +799,11 @@ bool mox__cuda_event_spin(const mox__cuda_dev *dev);
  * blocking-sync, else on a blocking-sync one recorded now on its stream,
  * provided g is still the newest group there (checked under dev->lock,
  * taken here; a launch queued behind it meanwhile may make the wake-up
- * later). False, having done nothing, when it cannot. The context must be
- * current; no lock held. */
-bool mox__cuda_event_sleep(mox__cuda_dev *dev, mox__cuda_group *g);
+ * later). *r: the synchronization's result, CUDA_SUCCESS once g is done
+ * (a failure is for a query of g's event to tell). False, having done
+ * nothing, when it cannot. Any context may be current (it sets the
+ * device's to make an event); no lock held. */
+bool mox__cuda_event_sleep(mox__cuda_dev *dev, mox__cuda_group *g, CUresult *r);
 
 /* ---- completion thread (cuda_complete.c) ---- */
 

@@ -169,8 +169,9 @@ static mox_status describe_node(mox__cuda_dev *dev, mox__cuda_group *g, build *b
     if (d->pred_count == 0 && s > 0) {
         const mox__submission *wp = g->subs[s - 1];
         uint32_t wp_offset = mox__cuda_sub_of(wp)->offset;
-        for (uint32_t j = 0; j < wp->count; j++)
-            if (wp->dispatches[j]->succ_count == 0 && !mox__cuda_u32_push(b->edges, wp_offset + j))
+        mox__dispatch *const *wd = wp->dispatches;
+        for (uint32_t j = 0, n = wp->count; j < n; j++)
+            if (wd[j]->succ_count == 0 && !mox__cuda_u32_push(b->edges, wp_offset + j))
                 goto oom;
     }
     if (kernel || d->kind == MOX__CMD_COPY) {
@@ -229,11 +230,12 @@ static mox_status build_desc(mox__cuda_dev *dev, mox__cuda_group *g, build *b)
     }
     b->desc.nodes = dev->scratch_nodes;
     mox_status st = MOX_OK;
-    for (uint32_t s = 0, at = 0; st == MOX_OK && s < g->nsubs; s++) {
-        for (uint32_t i = 0; st == MOX_OK && i < g->subs[s]->count; i++, at++)
+    for (uint32_t s = 0, at = 0, nsubs = g->nsubs; st == MOX_OK && s < nsubs; s++) {
+        const mox__submission *pub = g->subs[s];
+        for (uint32_t i = 0, count = pub->count; st == MOX_OK && i < count; i++, at++)
             st = describe_node(dev, g, b, s, i, at);
-        if (st == MOX_OK && g->subs[s]->wait_count)
-            st = describe_waits(dev, g, b, g->subs[s]);
+        if (st == MOX_OK && pub->wait_count)
+            st = describe_waits(dev, g, b, pub);
     }
     b->desc.edges = b->edges->v;
     b->desc.gdeps = b->gdeps->v;

@@ -53,16 +53,25 @@ static uint64_t shape_hash(const mox__cuda_ldesc *b)
     return h ^ (h >> 29);
 }
 
+/* Field by field: a memcmp call per node cost more than the compares. */
+static bool same_config(const mox_launch_config *a, const mox_launch_config *b)
+{
+    return ((a->grid.x ^ b->grid.x) | (a->grid.y ^ b->grid.y) | (a->grid.z ^ b->grid.z) |
+            (a->block.x ^ b->block.x) | (a->block.y ^ b->block.y) | (a->block.z ^ b->block.z) |
+            (a->shared_bytes ^ b->shared_bytes)) == 0;
+}
+
 /* Whether plan `p` was made for the shape of `b`. */
 static bool plan_matches(const mox__cuda_plan *p, const mox__cuda_ldesc *b)
 {
-    if (p->count != b->count || p->edge_count != b->edge_count)
+    uint32_t count = b->count;
+    if (p->count != count || p->edge_count != b->edge_count)
         return false;
-    for (uint32_t i = 0; i < b->count; i++) {
-        const plan_node *n = &p->nodes[i];
-        const mox__cuda_lnode *ln = &b->nodes[i];
+    const plan_node *n = p->nodes;
+    const mox__cuda_lnode *ln = b->nodes;
+    for (uint32_t i = 0; i < count; i++, n++, ln++) {
         if (n->fn != ln->fn || n->edge_cnt != ln->edge_cnt || (!n->fn && n->kind != ln->d->kind) ||
-            memcmp(&n->config, &ln->d->config, sizeof n->config) != 0)
+            !same_config(&n->config, &ln->d->config))
             return false;
     }
     return b->edge_count == 0 || memcmp(p->edges, b->edges, (size_t)b->edge_count * sizeof *b->edges) == 0;
@@ -263,13 +272,14 @@ fail:
     return st;
 }
 
-/* Among the idle instances, one whose device deps already hold what `b`
- * needs (no upload): in a steady pipeline the same instances keep gating
- * on the same predecessors. Else the most recently idle one. */
+/* Among the idle instances (two at least; `b` has a deps array), one
+ * whose device deps already hold what `b` needs (no upload): in a steady
+ * pipeline the same instances keep gating on the same predecessors. Else
+ * the most recently idle one. */
 static mox__cuda_inst *pick_idle(mox__cuda_plan *p, const mox__cuda_ldesc *b)
 {
-    uint32_t total = b->deps_array ? b->deps_total : 0;
-    if (total == 0 || total > 256 || !p->idle->next_idle)
+    uint32_t total = b->deps_total;
+    if (total > 256)
         return p->idle;
     uint32_t want[256];
     for (mox__cuda_inst *i = p->idle; i; i = i->next_idle) {
@@ -309,7 +319,8 @@ mox__cuda_inst *mox__cuda_plan_take(mox__cuda_dev *dev, const mox__cuda_ldesc *b
         return NULL;
     *plan = p;
     p->last_used = ++dev->plan_clock;
-    mox__cuda_inst *inst = p->idle ? pick_idle(p, b) : NULL;
+    /* With one idle instance, or no deps array, the most recently idle. */
+    mox__cuda_inst *inst = p->idle && p->idle->next_idle && b->deps_array ? pick_idle(p, b) : p->idle;
     if (inst) {
         mox__cuda_inst **pp = &p->idle;
         while (*pp != inst)

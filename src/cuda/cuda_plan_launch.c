@@ -135,10 +135,12 @@ static bool same_args(const mox__cuda_inst *inst, uint32_t i, const mox__cuda_ke
                       const mox__dispatch *d)
 {
     const unsigned char *last = inst->last_args + inst->node_state[i].args_offset;
-    for (uint32_t a = 0; a < d->param_count; a++) {
-        if (!same_arg(last, d->params[a], k->param_size[a]))
+    void *const *params = d->params;
+    const uint32_t *size = k->param_size;
+    for (uint32_t a = 0, n = d->param_count; a < n; a++) {
+        if (!same_arg(last, params[a], size[a]))
             return false;
-        last += k->param_size[a];
+        last += size[a];
     }
     return true;
 }

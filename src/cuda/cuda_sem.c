@@ -3,7 +3,8 @@
  * completion and not finished - each with its event and status words -
  * and the highest value finished (docs/multi-device.md). It is the one
  * place another CUDA device looks, under the state's lock (a leaf, taken
- * under any device's dev->lock, never over a driver call), never into the
+ * under any device's dev->lock, never over a driver call or an allocation:
+ * a spin lock, as its owner takes it twice per launch), never into the
  * owner's own lists. What another device takes from it stays valid until
  * it gives it back:
  *   - an event it will wait for (cuStreamWaitEvent, called by its launcher
@@ -12,6 +13,8 @@
  *   - a status word it will copy is held through the owner's instance
  *     (foreign_readers): the instance is not reset before the copy ran. */
 #include "cuda/cuda_internal.h"
+
+#include <sched.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,11 +29,34 @@ typedef struct mox__cuda_evpin {
 
 struct mox__cuda_sem {
     mox__cuda_dev *owner;
-    pthread_mutex_t lock;             /* a leaf */
+    atomic_bool held;                 /* the lock: a leaf (sem_lock) */
     mox__cuda_group *head, *tail;     /* registered launches, oldest first */
     uint64_t finished;                /* values up to it finished: states final */
     mox__cuda_evpin *pins;
 };
+
+/* A spin lock, as the owner takes it twice per launch (register,
+ * unregister) and a pthread mutex cost about 50 instructions a pair;
+ * held for a few loads and stores (a list walk at most), never over a
+ * call. A contended taker spins, yielding now and then, so a preempted
+ * holder delays it but cannot starve it (core/sync.h's mox__spin, which
+ * the backend's test library does not link). */
+static void sem_lock(mox__cuda_sem *st)
+{
+    for (uint32_t i = 1; atomic_exchange_explicit(&st->held, true, memory_order_acquire); i++) {
+        while (atomic_load_explicit(&st->held, memory_order_relaxed)) {
+            if (i++ % 64 == 0)
+                sched_yield();
+            else
+                mox__cuda_cpu_relax();
+        }
+    }
+}
+
+static void sem_unlock(mox__cuda_sem *st)
+{
+    atomic_store_explicit(&st->held, false, memory_order_release);
+}
 
 void *mox__cuda_xrealloc(void *p, size_t n)
 {
@@ -46,7 +72,7 @@ mox_error *mox__cuda_sem_init(mox__cuda_dev *dev, mox__semaphore *sem)
     if (!st)
         return mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory for a CUDA semaphore");
     st->owner = dev;
-    pthread_mutex_init(&st->lock, NULL);
+    atomic_init(&st->held, false);
     sem->be = st;
     if (sem->queue < MOX__CUDA_STREAMS)
         dev->sems[sem->queue] = st;
@@ -60,7 +86,6 @@ void mox__cuda_sem_fini(mox__cuda_dev *dev, mox__semaphore *sem)
         return;
     if (sem->queue < MOX__CUDA_STREAMS && dev->sems[sem->queue] == st)
         dev->sems[sem->queue] = NULL;
-    pthread_mutex_destroy(&st->lock);
     mox__free(st);
     sem->be = NULL;
 }
@@ -72,7 +97,7 @@ void mox__cuda_sem_register(mox__cuda_dev *dev, mox__cuda_group *g)
     mox__cuda_sem *st = g->stream < MOX__CUDA_STREAMS ? dev->sems[g->stream] : NULL;
     if (!st || g->first_value == 0)
         return;
-    pthread_mutex_lock(&st->lock);
+    sem_lock(st);
     g->sem_prev = st->tail;
     g->sem_next = NULL;
     if (st->tail)
@@ -81,7 +106,7 @@ void mox__cuda_sem_register(mox__cuda_dev *dev, mox__cuda_group *g)
         st->head = g;
     st->tail = g;
     g->sem = st;
-    pthread_mutex_unlock(&st->lock);
+    sem_unlock(st);
 }
 
 bool mox__cuda_sem_unregister(mox__cuda_dev *dev, mox__cuda_group *g)
@@ -91,7 +116,7 @@ bool mox__cuda_sem_unregister(mox__cuda_dev *dev, mox__cuda_group *g)
     if (!st)
         return true;
     bool back = true;
-    pthread_mutex_lock(&st->lock);
+    sem_lock(st);
     for (mox__cuda_evpin *p = st->pins; g->launched && p; p = p->next)
         if (p->event == g->event) {
             p->orphan = true;
@@ -107,13 +132,13 @@ bool mox__cuda_sem_unregister(mox__cuda_dev *dev, mox__cuda_group *g)
         st->tail = g->sem_prev;
     if (g->last_value > st->finished)
         st->finished = g->last_value; /* a stream's launches finish in order */
-    pthread_mutex_unlock(&st->lock);
+    sem_unlock(st);
     g->sem = NULL;
     g->sem_next = g->sem_prev = NULL;
     return back;
 }
 
-/* The state of a point. Caller holds st->lock. */
+/* The state of a point. Caller holds the state's lock. */
 static mox__cuda_pt classify_locked(mox__cuda_sem *st, uint64_t value, mox__cuda_group **out)
 {
     for (mox__cuda_group *g = st->head; g; g = g->sem_next)
@@ -124,35 +149,40 @@ static mox__cuda_pt classify_locked(mox__cuda_sem *st, uint64_t value, mox__cuda
     return value <= st->finished ? MOX__CUDA_PT_SETTLED : MOX__CUDA_PT_UNKNOWN;
 }
 
-static void pin_event_locked(mox__cuda_sem *st, CUevent event, bool spin)
+/* Pins `event`, in `spare` (made before the lock was taken) when it is
+ * not pinned yet; returns `spare` when unused. Caller holds the state's lock. */
+static mox__cuda_evpin *pin_event_locked(mox__cuda_sem *st, CUevent event, bool spin,
+                                         mox__cuda_evpin *spare)
 {
     for (mox__cuda_evpin *p = st->pins; p; p = p->next)
         if (p->event == event) {
             p->count++;
-            return;
+            return spare;
         }
-    mox__cuda_evpin *p = mox__cuda_xrealloc(NULL, sizeof *p);
-    *p = (mox__cuda_evpin){st->pins, event, 1, spin, false};
-    st->pins = p;
+    *spare = (mox__cuda_evpin){st->pins, event, 1, spin, false};
+    st->pins = spare;
+    return NULL;
 }
 
 mox__cuda_pt mox__cuda_sem_point(mox__cuda_sem *st, uint64_t value, CUevent *event)
 {
     mox__cuda_group *g = NULL;
-    pthread_mutex_lock(&st->lock);
+    mox__cuda_evpin *spare = event ? mox__cuda_xrealloc(NULL, sizeof *spare) : NULL;
+    sem_lock(st);
     mox__cuda_pt s = classify_locked(st, value, &g);
     if (s == MOX__CUDA_PT_LIVE && event) {
-        pin_event_locked(st, g->event, g->event_spin);
+        spare = pin_event_locked(st, g->event, g->event_spin, spare);
         *event = g->event;
     }
-    pthread_mutex_unlock(&st->lock);
+    sem_unlock(st);
+    free(spare);
     return s;
 }
 
 void mox__cuda_sem_unpin_event(mox__cuda_sem *st, CUevent event)
 {
     mox__cuda_evpin *gone = NULL;
-    pthread_mutex_lock(&st->lock);
+    sem_lock(st);
     for (mox__cuda_evpin **p = &st->pins; *p; p = &(*p)->next)
         if ((*p)->event == event) {
             if (--(*p)->count == 0) {
@@ -161,7 +191,7 @@ void mox__cuda_sem_unpin_event(mox__cuda_sem *st, CUevent event)
             }
             break;
         }
-    pthread_mutex_unlock(&st->lock);
+    sem_unlock(st);
     if (gone && gone->orphan)
         mox__cuda_event_put(st->owner, gone->spin, gone->event); /* its launch finished meanwhile */
     free(gone);
@@ -171,7 +201,7 @@ mox__cuda_pt mox__cuda_sem_gate(mox__cuda_sem *st, const mox__submission *sub, u
                                 bool *may_fail, CUdeviceptr *word, mox__cuda_inst **inst)
 {
     mox__cuda_group *g = NULL;
-    pthread_mutex_lock(&st->lock);
+    sem_lock(st);
     mox__cuda_pt s = classify_locked(st, sub->signal.value, &g);
     /* Its dispatch state (d->be) was written before the launch entered
      * the state: read under the lock. */
@@ -181,6 +211,6 @@ mox__cuda_pt mox__cuda_sem_gate(mox__cuda_sem *st, const mox__submission *sub, u
         *inst = g->inst;
         *word = st->owner->pool + 8ull * (g->inst->slot_base + mox__cuda_sub_of(sub)->offset + j);
     }
-    pthread_mutex_unlock(&st->lock);
+    sem_unlock(st);
     return s;
 }

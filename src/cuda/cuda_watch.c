@@ -115,16 +115,18 @@ static bool nap(mox__cuda_dev *dev, const mox__inline_wait *wait, uint64_t until
 }
 
 /* Past the waiter's spin: blocks in the driver until g is done
- * (mox__cuda_event_sleep), *r from the query after it; false when it
- * cannot (g is no longer the newest launch of its stream). */
+ * (mox__cuda_event_sleep), *r its result (from a query of g's event only
+ * when the sleep did not end in success); false when it cannot (g is no
+ * longer the newest launch of its stream). */
 static bool block_on(mox__cuda_dev *dev, mox__cuda_group *g, const mox__inline_wait *wait,
                      CUresult *r)
 {
     step_aside(dev, wait, true);
-    bool slept = mox__cuda_event_sleep(dev, g);
+    bool slept = mox__cuda_event_sleep(dev, g, r);
     if (slept) {
         atomic_fetch_add_explicit(&dev->stats.inline_blocks, 1, memory_order_relaxed);
-        *r = dev->api->cuEventQuery(g->event);
+        if (*r != CUDA_SUCCESS)
+            *r = dev->api->cuEventQuery(g->event);
     }
     step_aside(dev, wait, false);
     return slept;
@@ -203,13 +205,12 @@ bool mox__cuda_complete_inline(mox__cuda_dev *dev, mox__submission *pub,
     mox__cuda_group *g = claim(dev, pub, &wake);
     if (!g)
         return false;
-    /* The waiting thread is the user's: the context may not be current on
-     * it, and finishing reads the status words (cuMemcpyDtoH needs it).
-     * If it cannot be made current, the completion thread finishes. */
-    if (mox__cuda_dev_enter(dev) != MOX_OK) {
-        unclaim(dev, g);
-        return false;
-    }
+    /* The waiting thread is the user's: another context, or none, may be
+     * current on it. Event queries, records and synchronizations need
+     * none (events carry theirs: H200, driver 580), a sleep sets it where
+     * it creates an event, finishing where it reads status words or trace
+     * events; only staging given back may free pinned memory. If it cannot be made current, the completion
+     * thread finishes. */
     CUresult r;
     uint64_t seen, gap;
     bool napped;
@@ -218,11 +219,15 @@ bool mox__cuda_complete_inline(mox__cuda_dev *dev, mox__submission *pub,
         unclaim(dev, g);
         return false;
     }
+    if (g->stage_count && mox__cuda_dev_enter(dev) != MOX_OK) {
+        unclaim(dev, g);
+        return false;
+    }
     pthread_mutex_lock(&dev->lock);
     if (r == CUDA_SUCCESS)
         mox__cuda_run_observe(dev, timed_inst(g), seen - g->launch_ns, gap, napped);
     mox__cuda_inflight_unlink(dev, g);
-    mox__cuda_quiet_after_inline(dev);
+    mox__cuda_quiet_after_inline(dev, seen);
     pthread_mutex_unlock(&dev->lock);
     atomic_fetch_add(&dev->stats.inline_completions, 1);
     /* The completion thread may hold g in its snapshot: it is freed there. */
