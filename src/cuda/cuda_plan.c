@@ -53,14 +53,6 @@ static uint64_t shape_hash(const mox__cuda_ldesc *b)
     return h ^ (h >> 29);
 }
 
-/* Field by field: a memcmp call per node cost more than the compares. */
-static bool same_config(const mox_launch_config *a, const mox_launch_config *b)
-{
-    return ((a->grid.x ^ b->grid.x) | (a->grid.y ^ b->grid.y) | (a->grid.z ^ b->grid.z) |
-            (a->block.x ^ b->block.x) | (a->block.y ^ b->block.y) | (a->block.z ^ b->block.z) |
-            (a->shared_bytes ^ b->shared_bytes)) == 0;
-}
-
 /* Whether plan `p` was made for the shape of `b`. */
 static bool plan_matches(const mox__cuda_plan *p, const mox__cuda_ldesc *b)
 {
@@ -71,7 +63,7 @@ static bool plan_matches(const mox__cuda_plan *p, const mox__cuda_ldesc *b)
     const mox__cuda_lnode *ln = b->nodes;
     for (uint32_t i = 0; i < count; i++, n++, ln++) {
         if (n->fn != ln->fn || n->edge_cnt != ln->edge_cnt || (!n->fn && n->kind != ln->d->kind) ||
-            !same_config(&n->config, &ln->d->config))
+            memcmp(&n->config, &ln->d->config, sizeof n->config) != 0)
             return false;
     }
     return b->edge_count == 0 || memcmp(p->edges, b->edges, (size_t)b->edge_count * sizeof *b->edges) == 0;
