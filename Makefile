@@ -32,7 +32,7 @@ test-asan: deps
 test-tsan: deps
 	cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=Debug -DMOX_SANITIZE=thread -DMOX_BUILD_BENCH=OFF
 	cmake --build $(BUILD)-tsan -j $(JOBS)
-	cd $(BUILD)-tsan && ctest --output-on-failure -j $(JOBS) -L sanitize --timeout 900
+	cd $(BUILD)-tsan && bash $(CURDIR)/scripts/ctest-sanitized.sh -j $(JOBS) -L sanitize --timeout 900
 
 test-no-nvcc: deps
 	bash scripts/test-no-nvcc.sh $(BUILD)-no-nvcc $(JOBS)
