@@ -139,7 +139,6 @@ typedef struct mox__cuda_sub {
     mox__cuda_group *group;   /* its launch; NULL while pending and once done */
     uint32_t offset;          /* index of its first dispatch within the group */
     uint32_t stream;
-    bool pending;             /* waiting in its stream's pending list */
     bool done;                /* completed (dispatch states are final) */
     struct mox__cuda_sub *next_pending;
     /* A point of another device that cannot be waited for on the device
@@ -150,6 +149,11 @@ typedef struct mox__cuda_sub {
     mox__cuda_dev *dev;
     mox__sem_waiter *fwaiters;
     mox__sem_waiter fwaiters_inline[2];
+    /* Waiting in its stream's pending list. Written by the launcher under
+     * dev->lock; mox__cuda_flush reads it with no lock (cuda_submit.c says
+     * why that cannot miss a flush). Last: mox__cuda_submit's memset stops
+     * before it. */
+    _Atomic bool pending;
 } mox__cuda_sub;
 
 static inline mox__cuda_sub *mox__cuda_sub_of(const mox__submission *pub)
