@@ -224,7 +224,7 @@ static void *completion_main(void *arg)
             pthread_mutex_unlock(&dev->lock);
             if (!ours)
                 continue; /* a waiting thread is completing it, or did */
-            mox__cuda_group_finish(dev, snap[i], res[i], false);
+            mox__cuda_group_finish(dev, snap[i], res[i], NULL);
             snap[i] = NULL; /* freed */
             finished++;
         }

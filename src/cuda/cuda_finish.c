@@ -132,10 +132,22 @@ static mox_status read_states(mox__cuda_dev *dev, mox__cuda_group *g, mox_error 
 /* Under dev->lock: the launch's resources and its place in the stream go
  * back, held-back work of its stream is asked of the launcher. Returns
  * whether the group must be left for the completion thread to free (a
- * waiting thread finishes it, `defer_free`, and it is in that thread's
+ * waiting thread finishes it, `by_waiter`, and it is in that thread's
  * snapshot). */
-static bool release_locked(mox__cuda_dev *dev, mox__cuda_group *g, bool failed, bool defer_free)
+static bool release_locked(mox__cuda_dev *dev, mox__cuda_group *g, bool failed,
+                           const mox__cuda_seen *by_waiter)
 {
+    if (by_waiter) {
+        /* Claimed until now: the completion thread neither queried nor
+         * finished it, and a launch that waits on one of its points made
+         * it a predecessor (npred, dropped below) as it would any launch
+         * still in flight. Its event is still its own (given back below). */
+        if (by_waiter->inst)
+            mox__cuda_run_observe(dev, by_waiter->inst, by_waiter->ns, by_waiter->gap,
+                                  by_waiter->napped);
+        mox__cuda_inflight_unlink(dev, g);
+        mox__cuda_quiet_after_inline(dev, by_waiter->seen);
+    }
     /* States are final: other devices need neither its event nor its
      * status words any more (one that still waits to call
      * cuStreamWaitEvent on the event gives it back itself). */
@@ -168,10 +180,11 @@ static bool release_locked(mox__cuda_dev *dev, mox__cuda_group *g, bool failed, 
     if (dev->flush_mask)
         mox__cuda_launcher_enter(dev); /* unless someone launches already */
     /* Unlinked: no later snapshot takes it, so a clear flag stays clear. */
-    return defer_free && g->snapped;
+    return by_waiter && g->snapped;
 }
 
-void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, bool defer_free)
+void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r,
+                            const mox__cuda_seen *by_waiter)
 {
     mox_error *error = NULL;
     mox_status status = launch_status(dev, g, r, &error);
@@ -190,7 +203,7 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, 
         mox__cuda_trace_finish(dev, g);
 
     pthread_mutex_lock(&dev->lock);
-    bool reap = release_locked(dev, g, failed_any || status != MOX_OK, defer_free);
+    bool reap = release_locked(dev, g, failed_any || status != MOX_OK, by_waiter);
     pthread_mutex_unlock(&dev->lock);
     if (g->pin_count)
         mox__cuda_foreign_release(g); /* other devices' instances it read */

@@ -139,7 +139,6 @@ typedef struct mox__cuda_sub {
     mox__cuda_group *group;   /* its launch; NULL while pending and once done */
     uint32_t offset;          /* index of its first dispatch within the group */
     uint32_t stream;
-    bool pending;             /* waiting in its stream's pending list */
     bool done;                /* completed (dispatch states are final) */
     struct mox__cuda_sub *next_pending;
     /* A point of another device that cannot be waited for on the device
@@ -150,6 +149,11 @@ typedef struct mox__cuda_sub {
     mox__cuda_dev *dev;
     mox__sem_waiter *fwaiters;
     mox__sem_waiter fwaiters_inline[2];
+    /* Waiting in its stream's pending list. Written by the launcher under
+     * dev->lock; mox__cuda_flush reads it with no lock (cuda_submit.c says
+     * why that cannot miss a flush). Last: mox__cuda_submit's memset stops
+     * before it. */
+    _Atomic bool pending;
 } mox__cuda_sub;
 
 static inline mox__cuda_sub *mox__cuda_sub_of(const mox__submission *pub)
@@ -317,12 +321,25 @@ bool mox__cuda_pending_covers(const mox__cuda_dev *dev, uint32_t q, uint64_t val
 void mox__cuda_release_held(mox__cuda_dev *dev);
 /* Launches the pending executions of `stream`. The launcher, dev->lock held. */
 void mox__cuda_flush_stream(mox__cuda_dev *dev, uint32_t stream);
+/* How a waiting thread saw the group it watched end (cuda_watch.c):
+ * when (`seen`, the mox__cuda_now_ns clock), and the run to time, if any
+ * (mox__cuda_run_observe's arguments; `inst` NULL: none). */
+typedef struct mox__cuda_seen {
+    uint64_t seen;
+    mox__cuda_inst *inst;
+    uint64_t ns, gap;
+    bool napped;
+} mox__cuda_seen;
 /* Completes a finished (or failed) group: states, copybacks, releases,
  * then mox__execution_complete for every member. No lock held. The group
- * is freed; with `defer_free` (a waiting thread finishing it) and the
- * group in the completion thread's snapshot (g->snapped), it is left on
- * dev->reap for that thread instead. */
-void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r, bool defer_free);
+ * is freed. `by_waiter` NULL: the completion thread, which unlinked it
+ * already. Otherwise a waiting thread finishes it (claimed, still on the
+ * in-flight list): it is unlinked, its run observed and the quiet window
+ * opened in the same critical section as its release; if it is in the
+ * completion thread's snapshot (g->snapped), it is left on dev->reap for
+ * that thread instead of being freed. */
+void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r,
+                            const mox__cuda_seen *by_waiter);
 
 /* ---- device spans of the timeline trace (cuda_trace.c) ----
  * begin/end bracket a launch on its stream (launcher, no lock, tracing

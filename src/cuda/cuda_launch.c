@@ -300,7 +300,7 @@ static void fail_each(mox__cuda_dev *dev, mox__submission *const *subs, uint32_t
         /* Made here: the completion thread has no message of this. */
         one->error = mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory launching a batch");
         me->group = one;
-        me->pending = false;
+        atomic_store_explicit(&me->pending, false, memory_order_relaxed);
         mox__cuda_completion_push(dev, one);
     }
 }
@@ -322,7 +322,7 @@ static bool group_order(mox__cuda_dev *dev, mox__cuda_group *g, mox__submission 
         g->subs[i] = subs[i];
         me->group = g;
         me->offset = g->count;
-        me->pending = false;
+        atomic_store_explicit(&me->pending, false, memory_order_relaxed);
         g->count += subs[i]->count;
     }
     if (n > 1)

@@ -22,6 +22,7 @@
  */
 #include "cuda/cuda_internal.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,7 +70,7 @@ static void launch_run(mox__cuda_dev *dev, uint32_t stream, uint64_t limit)
         s->next_pending = NULL;
         ss->pending_count--;
         if (why) {
-            s->pending = false;
+            atomic_store_explicit(&s->pending, false, memory_order_relaxed);
             fail_waiter(dev, s->pub, stream, why);
             continue;
         }
@@ -163,6 +164,30 @@ static void flush_all_ordered(mox__cuda_dev *dev)
     }
 }
 
+/* Marks `me` held back in its stream's pending list (the launcher,
+ * dev->lock held); `awaited_seen`: pub->awaited as process_execute read it.
+ *
+ * mox__cuda_flush reads `pending` with no lock, and must never miss a
+ * flush: a thread about to block on the execution stores pub->awaited
+ * (core, release), then, in mox__cuda_flush, a seq_cst fence and a load
+ * of `pending`; here, the store of `pending`, a seq_cst fence and a load of
+ * `awaited`. The two fences are ordered one way or the other (C11 7.17.3):
+ * if the flusher's comes first, the load below sees `awaited`; if this
+ * one comes first, the flusher's load sees `pending` set (or cleared again
+ * by the launch that took it out of the list: nothing left to flush). So
+ * when the flusher skips, this launcher sees `awaited` and asks the flush
+ * itself, under the lock the flusher would have taken: the same request
+ * (flush_mask) its launcher loop runs next. When the first load already
+ * saw `awaited` the core's flush came first, and found nothing pending
+ * under the lock too. Both may ask: a flush of an empty list does nothing. */
+static void mark_pending(mox__cuda_dev *dev, mox__cuda_sub *me, bool awaited_seen)
+{
+    atomic_store_explicit(&me->pending, true, memory_order_relaxed);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!awaited_seen && atomic_load_explicit(&me->pub->awaited, memory_order_relaxed))
+        dev->flush_mask |= 1u << me->stream;
+}
+
 /* An execution, by the launcher: held back to merge, or launched. */
 static void process_execute(mox__cuda_dev *dev, mox__submission *pub)
 {
@@ -202,7 +227,7 @@ static void process_execute(mox__cuda_dev *dev, mox__submission *pub)
     bool defer = mox__cuda_held(dev) || blocked || (dev->coalesce && !transfer && !awaited &&
                                (ss->pending_count > 0 || ss->depth >= dev->defer_depth));
     if (defer) {
-        me->pending = true;
+        mark_pending(dev, me, awaited);
         if (ss->pending_tail)
             ss->pending_tail->next_pending = me;
         else
@@ -285,7 +310,8 @@ void mox__cuda_submit(mox__cuda_dev *dev, mox__submission *pub)
     if (pub->wait_count)
         mox__cuda_foreign_flush(dev, pub);
     pthread_mutex_lock(&dev->lock); /* a flush of it may read `me` concurrently */
-    memset(me, 0, sizeof *me);
+    memset(me, 0, offsetof(mox__cuda_sub, pending)); /* `pending` is atomic: */
+    atomic_store_explicit(&me->pending, false, memory_order_relaxed);
     me->pub = pub;
     me->stream = pub->queue;
     if (dev->exec_tail)
@@ -297,11 +323,19 @@ void mox__cuda_submit(mox__cuda_dev *dev, mox__submission *pub)
     pthread_mutex_unlock(&dev->lock);
 }
 
+/* The core set pub->awaited before this call. Nothing held back: no lock
+ * taken, as under it a clear `pending` asks nothing and the launcher loop
+ * would find no request (each is run by whoever makes it). The fence pairs
+ * with mark_pending's: a launcher that holds `pub` back after this load
+ * saw it clear sees `awaited` and asks the flush itself. */
 void mox__cuda_flush(mox__cuda_dev *dev, mox__submission *pub)
 {
+    mox__cuda_sub *me = mox__cuda_sub_of(pub);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!atomic_load_explicit(&me->pending, memory_order_relaxed))
+        return;
     pthread_mutex_lock(&dev->lock);
-    const mox__cuda_sub *me = mox__cuda_sub_of(pub);
-    if (me->pending)
+    if (atomic_load_explicit(&me->pending, memory_order_relaxed))
         dev->flush_mask |= 1u << me->stream;
     mox__cuda_launcher_enter(dev);
     pthread_mutex_unlock(&dev->lock);

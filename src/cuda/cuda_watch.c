@@ -54,7 +54,9 @@ static uint64_t watch_pace_ns(uint64_t waited_ns)
 }
 
 /* The graph instance of a claimed launch whose run time may be
- * measured: one launched onto an idle device. dev->lock held. */
+ * measured: one launched onto an idle device. It reads only what the
+ * launch fixed before it was published (a plan's use_graph is set when the
+ * plan is made), so the claimer needs no lock for it. */
 static mox__cuda_inst *timed_inst(const mox__cuda_group *g)
 {
     return g->idle_launch && g->inst && g->inst->plan->use_graph ? g->inst : NULL;
@@ -223,14 +225,13 @@ bool mox__cuda_complete_inline(mox__cuda_dev *dev, mox__submission *pub,
         unclaim(dev, g);
         return false;
     }
-    pthread_mutex_lock(&dev->lock);
-    if (r == CUDA_SUCCESS)
-        mox__cuda_run_observe(dev, timed_inst(g), seen - g->launch_ns, gap, napped);
-    mox__cuda_inflight_unlink(dev, g);
-    mox__cuda_quiet_after_inline(dev, seen);
-    pthread_mutex_unlock(&dev->lock);
     atomic_fetch_add(&dev->stats.inline_completions, 1);
-    /* The completion thread may hold g in its snapshot: it is freed there. */
-    mox__cuda_group_finish(dev, g, r, true);
+    /* Still claimed and linked: the run is observed, g unlinked and the
+     * quiet window opened under the lock its release takes anyway (one
+     * lock round trip, not two). timed_inst reads what its launch fixed.
+     * The completion thread may hold g in its snapshot: it is freed there. */
+    mox__cuda_seen by = {seen, r == CUDA_SUCCESS ? timed_inst(g) : NULL, seen - g->launch_ns, gap,
+                         napped};
+    mox__cuda_group_finish(dev, g, r, &by);
     return true;
 }
