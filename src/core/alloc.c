@@ -189,11 +189,10 @@ char *mox__str_dup(const char *text)
  * every block going through malloc on one thread and free on the other.
  * The depot holds at most DEPOT_LISTS lists per class; beyond that blocks
  * go back to malloc. */
-enum { BLOCK_GRAIN = 64, BLOCK_CLASSES = 32, BLOCK_KEEP = 64, DEPOT_LISTS = 4 };
+enum { BLOCK_GRAIN = MOX__BLOCK_GRAIN, BLOCK_CLASSES = MOX__BLOCK_CLASSES,
+       BLOCK_KEEP = MOX__BLOCK_KEEP, DEPOT_LISTS = 4 };
 
-typedef struct cached_block {
-    struct cached_block *next;
-} cached_block;
+typedef mox__cached_block cached_block;
 
 /* Lists of BLOCK_KEEP blocks each, poisoned as in a cache; a global, so
  * leak checkers see them as in use. */
@@ -224,16 +223,17 @@ static cached_block *depot_take(size_t k)
     return list;
 }
 
-typedef struct block_cache {
-    cached_block *head[BLOCK_CLASSES];
-    uint32_t count[BLOCK_CLASSES];
-    bool closed; /* the closed cache of ended threads: caches nothing */
-    void *slots[MOX__THREAD_SLOTS]; /* mox__thread_block */
-    struct block_cache *prev, *next; /* in live_caches */
-} block_cache;
+typedef mox__block_cache block_cache; /* alloc.h: mox__block_free is inline */
 
-static const block_cache closed_cache = {.closed = true};
-static _Thread_local block_cache *cache __attribute__((tls_model("initial-exec")));
+/* Every class counts as full, so mox__block_free's inline test sends the
+ * frees of ended threads to the slow path, which frees them. */
+#define FULL4 BLOCK_KEEP, BLOCK_KEEP, BLOCK_KEEP, BLOCK_KEEP
+#define FULL16 FULL4, FULL4, FULL4, FULL4
+_Static_assert(BLOCK_CLASSES == 32, "closed_cache's counts");
+static const block_cache closed_cache = {.count = {FULL16, FULL16}, .closed = true};
+#undef FULL16
+#undef FULL4
+_Thread_local block_cache *mox__block_tls __attribute__((tls_model("initial-exec")));
 static pthread_key_t cache_key;
 static pthread_once_t cache_key_once = PTHREAD_ONCE_INIT;
 static bool cache_key_made;
@@ -265,7 +265,7 @@ static void cache_release(void *arg)
     for (uint32_t i = 0; i < MOX__THREAD_SLOTS; i++)
         free(c->slots[i]);
     free(c);
-    cache = (block_cache *)&closed_cache; /* never written: closed, and empty */
+    mox__block_tls = (block_cache *)&closed_cache; /* never written: closed, empty, every class full */
 }
 
 static void cache_key_create(void) { cache_key_made = pthread_key_create(&cache_key, cache_release) == 0; }
@@ -287,7 +287,7 @@ static block_cache *cache_open(void)
         live_caches = c;
         pthread_mutex_unlock(&live_caches_lock);
     }
-    cache = c;
+    mox__block_tls = c;
     return c;
 }
 
@@ -320,7 +320,7 @@ void *mox__block_alloc(size_t size)
     size_t k = block_class(size);
     if (k == BLOCK_CLASSES)
         return malloc(size);
-    block_cache *c = cache;
+    block_cache *c = mox__block_tls;
     cached_block *b = c ? c->head[k] : NULL;
     if (!b)
         return block_refill(c, k);
@@ -335,7 +335,7 @@ void *mox__block_alloc(size_t size)
  * full class, a block too big for any class. */
 static __attribute__((noinline)) void block_free_slow(void *block, size_t k)
 {
-    block_cache *c = cache;
+    block_cache *c = mox__block_tls;
     if (!c && k < BLOCK_CLASSES)
         c = cache_open();
     if (k == BLOCK_CLASSES || !c || c->closed) {
@@ -350,31 +350,22 @@ static __attribute__((noinline)) void block_free_slow(void *block, size_t k)
         c->head[k] = NULL;
         c->count[k] = 0;
     }
-    mox__block_free(block, (k + 1) * BLOCK_GRAIN); /* room in the cache now */
-}
-
-void mox__block_free(void *block, size_t size)
-{
-    if (!block)
-        return;
-    size_t k = block_class(size);
-    block_cache *c = cache;
-    if (k == BLOCK_CLASSES || !c || c->closed || c->count[k] >= BLOCK_KEEP) {
-        block_free_slow(block, k);
-        return;
-    }
-    cached_block *b = block;
+    cached_block *b = block; /* room in the cache now */
     b->next = c->head[k];
     c->head[k] = b;
     c->count[k]++;
-    /* All but the link: leak checkers do not follow pointers stored in
-     * poisoned memory, and would report the rest of the list as lost. */
     MOX__POISON(b + 1, (k + 1) * BLOCK_GRAIN - sizeof *b);
+}
+
+void mox__block_free_slow(void *block, size_t size)
+{
+    if (block)
+        block_free_slow(block, block_class(size));
 }
 
 static __attribute__((noinline)) void *thread_block_slow(unsigned slot, size_t size)
 {
-    block_cache *c = cache ? cache : cache_open();
+    block_cache *c = mox__block_tls ? mox__block_tls : cache_open();
     if (!c || c->closed)
         return NULL;
     if (!c->slots[slot])
@@ -384,7 +375,7 @@ static __attribute__((noinline)) void *thread_block_slow(unsigned slot, size_t s
 
 void *mox__thread_block(unsigned slot, size_t size)
 {
-    block_cache *c = cache;
+    block_cache *c = mox__block_tls;
     if (__builtin_expect(c && c->slots[slot] != NULL, 1))
         return c->slots[slot];
     return thread_block_slow(slot, size);

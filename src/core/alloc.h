@@ -32,7 +32,32 @@ void *mox__aligned_alloc(size_t alignment, size_t size);
  * poisoned (all but their first 8 bytes, the cache's link), so a use after
  * free is still caught. */
 void *mox__block_alloc(size_t size);
-void mox__block_free(void *block, size_t size);
+/* mox__block_free's common case is inline (below): a block of a class
+ * with room in the calling thread's open cache. Everything else (no
+ * cache yet, a closed or full class, a block too big for any class, NULL)
+ * goes here. */
+void mox__block_free_slow(void *block, size_t size);
+
+/* The block caches' shape (alloc.c owns them): classes of
+ * MOX__BLOCK_GRAIN bytes, at most MOX__BLOCK_KEEP blocks each. */
+enum { MOX__BLOCK_GRAIN = 64, MOX__BLOCK_CLASSES = 32, MOX__BLOCK_KEEP = 64 };
+/* The slots of mox__thread_block (below). */
+enum { MOX__SLOT_LAUNCH_MEMO, MOX__THREAD_SLOTS };
+typedef struct mox__cached_block {
+    struct mox__cached_block *next;
+} mox__cached_block;
+typedef struct mox__block_cache {
+    mox__cached_block *head[MOX__BLOCK_CLASSES];
+    /* The closed cache of ended threads counts every class full, so the
+     * inline test of room sends its frees to the slow path. */
+    uint32_t count[MOX__BLOCK_CLASSES];
+    bool closed; /* the closed cache of ended threads: caches nothing */
+    void *slots[MOX__THREAD_SLOTS]; /* mox__thread_block */
+    struct mox__block_cache *prev, *next; /* in alloc.c's list of live caches */
+} mox__block_cache;
+/* The calling thread's cache (NULL until its first free): initial-exec
+ * thread-local storage, one load off the thread pointer. */
+extern _Thread_local mox__block_cache *mox__block_tls __attribute__((tls_model("initial-exec")));
 
 /* Whether the caller is the last of the objects that share one block (a
  * launch op and its dispatch: made by one allocation, ending
@@ -55,6 +80,25 @@ static inline bool mox__block_last_user(_Atomic uint32_t *users)
 #define MOX__UNPOISON(p, n) ((void)(p), (void)(n))
 #endif
 
+/* Gives a block back to the thread's cache (see mox__block_alloc). */
+static inline void mox__block_free(void *block, size_t size)
+{
+    size_t k = size ? (size - 1) / MOX__BLOCK_GRAIN : 0;
+    mox__block_cache *c = mox__block_tls;
+    if (__builtin_expect(!block || k >= MOX__BLOCK_CLASSES || !c ||
+                         c->count[k] >= MOX__BLOCK_KEEP, 0)) {
+        mox__block_free_slow(block, size);
+        return;
+    }
+    mox__cached_block *b = block;
+    b->next = c->head[k];
+    c->head[k] = b;
+    c->count[k]++;
+    /* All but the link: leak checkers do not follow pointers stored in
+     * poisoned memory, and would report the rest of the list as lost. */
+    MOX__POISON(b + 1, (k + 1) * MOX__BLOCK_GRAIN - sizeof *b);
+}
+
 /* Per-thread memory of the runtime's per-thread memos (launch.c), kept with
  * the thread's block cache: one initial-exec thread-local load away (the
  * default model of a shared library calls __tls_get_addr per access), and
@@ -62,7 +106,6 @@ static inline bool mox__block_last_user(_Atomic uint32_t *users)
  * lost. The block of `slot` is `size` bytes, zeroed when first made, freed
  * when the thread ends; NULL when it cannot be made (no memory, or the
  * thread is ending): the caller then does without its memo. */
-enum { MOX__SLOT_LAUNCH_MEMO, MOX__THREAD_SLOTS };
 void *mox__thread_block(unsigned slot, size_t size);
 
 /* jansson's parser misbehaves when one of its own allocations fails

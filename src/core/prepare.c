@@ -26,8 +26,14 @@ static bool grow_waits(mox__sub *s)
     return true;
 }
 
+/* The waits being gathered, and choose_queue's pick among them so far:
+ * the queue of the latest (highest serial, the first of equals) on the
+ * batch's own backend (UINT32_MAX: none yet). */
 typedef struct wait_ctx {
     mox__sub *sub;
+    const mox__backend *backend;
+    uint64_t latest;
+    uint32_t queue;
     bool oom;
 } wait_ctx;
 
@@ -44,6 +50,10 @@ static inline void add_wait(void *p, mox__sub *earlier)
         return;
     }
     s->waits[s->nwaits++] = mox__sub_ref(earlier);
+    if (earlier->pub.signal.sem->owner == c->backend && earlier->pub.serial > c->latest) {
+        c->latest = earlier->pub.serial;
+        c->queue = earlier->pub.queue;
+    }
 }
 
 /* The gates being laid out: s->gates, its inline storage, then the heap. */
@@ -71,36 +81,45 @@ static __attribute__((noinline)) bool gates_grow(mox__sub *s, gate_list *g)
  * gated (A9); host transfers never are. */
 static inline bool add_gates(mox__sub *s, uint32_t i, mox__dispatch *d, gate_list *g)
 {
-    uint32_t first = g->n;
+    /* Locals: the gates' stores (uint32_t dispatch) could alias all these. */
+    const uint32_t first = g->n;
+    uint32_t n = first;
     d->gate_first = first;
     uint32_t args = d->kind == MOX__CMD_KERNEL || d->kind == MOX__CMD_COPY ? d->arg_count : 0;
+    const mox__karg *karg = d->args;
+    const mox__ub *ubs = s->ubs;
     for (uint32_t a = 0; a < args; a++) {
-        const mox__karg *k = &d->args[a];
+        const mox__karg *k = &karg[a];
         if (!k->buffer)
             continue;
-        const mox__ub *ub = &s->ubs[k->ub];
-        if (!ub->ext_writer.sub || (ub->first_write >= 0 && i > (uint32_t)ub->first_write))
+        const mox__ub *ub = &ubs[k->ub];
+        if ((int32_t)i > ub->gate_to)
             continue;
         bool dup = false;
-        for (uint32_t e = first; e < g->n; e++)
+        for (uint32_t e = first; e < n; e++)
             dup |= g->at[e].sub == ub->ext_writer.sub && g->at[e].dispatch == ub->ext_writer.dispatch;
         if (dup)
             continue;
-        if (g->n == g->cap && !gates_grow(s, g))
-            return false;
-        g->at[g->n++] = ub->ext_writer;
+        if (n == g->cap) {
+            g->n = n;
+            if (!gates_grow(s, g))
+                return false;
+        }
+        g->at[n++] = ub->ext_writer;
     }
-    d->gate_count = g->n - first;
+    g->n = n;
+    d->gate_count = n - first;
     return true;
 }
 
 /* One pass over the dispatches: each one's gates (when an earlier writer
- * of the batch's buffers is unfinished: `gated`) and successors (the
+ * of the batch's buffers is unfinished: `gated`; none after dispatch
+ * gate_to, the last any buffer's gate reaches) and successors (the
  * inverse of preds, counted as they were recorded: succ_count is the
  * cursor while they are filled in, and ends where it was). A failure
  * leaves them half done: the batch then resolves with it and is never
  * prepared again. */
-static bool build_gates_and_succs(mox__sub *s, bool gated)
+static bool build_gates_and_succs(mox__sub *s, bool gated, int32_t gate_to)
 {
     /* A block, like the arrays recording grows (submission.c). */
     if (s->npreds > 4 && !(s->succs = mox__block_alloc(s->npreds * sizeof *s->succs))) {
@@ -123,8 +142,14 @@ static bool build_gates_and_succs(mox__sub *s, bool gated)
             mox__dispatch *p = ds[preds[k]];
             succs[p->succ_first + p->succ_count++] = i;
         }
-        if (gated && !add_gates(s, i, d, &g))
+        if (!gated)
+            continue;
+        if ((int32_t)i > gate_to) {
+            d->gate_first = g.n;
+            d->gate_count = 0;
+        } else if (!add_gates(s, i, d, &g)) {
             return false;
+        }
     }
     s->pub.succs = s->npreds ? succs : NULL;
     s->pub.gates = g.n ? g.at : NULL;
@@ -149,17 +174,11 @@ static void undo_prepare(mox__sub *s)
 }
 
 /* The queue of the latest unfinished batch this one waits for (the order
- * then costs nothing: queues are FIFO), else the next queue round robin so
- * that independent work overlaps. */
-static uint32_t choose_queue(mox_device *dev, const mox__sub *s)
+ * then costs nothing: queues are FIFO; add_wait found it), else the next
+ * queue round robin so that independent work overlaps. */
+static uint32_t choose_queue(mox_device *dev, const wait_ctx *wc)
 {
-    uint64_t latest = 0;
-    uint32_t q = UINT32_MAX;
-    for (uint32_t i = 0; i < s->nwaits; i++)
-        if (s->waits[i]->pub.signal.sem->owner == dev->backend && s->waits[i]->pub.serial > latest) {
-            latest = s->waits[i]->pub.serial;
-            q = s->waits[i]->pub.queue;
-        }
+    uint32_t q = wc->queue;
     if (q == UINT32_MAX) {
         q = dev->next_queue;
         dev->next_queue = (q + 1) % dev->queue_count;
@@ -230,7 +249,7 @@ mox_error *mox__sub_prepare_locked(mox_device *dev, mox__sub *s)
     if (s->other && atomic_load(&s->other->health) != MOX_OK)
         return mox__error_create(MOX_ERR_DEVICE_LOST, NULL, 0, s->other->lost_error,
                                  "the source device of the copy was lost; reopen it");
-    wait_ctx wc = {s, false};
+    wait_ctx wc = {s, dev->backend, 0, UINT32_MAX, false};
     if (s->staged && !s->staged->submitted) {
         mox_error *err = prepare_staged(s, &wc);
         if (err) {
@@ -239,19 +258,28 @@ mox_error *mox__sub_prepare_locked(mox_device *dev, mox__sub *s)
         }
     }
     bool gated = false; /* an unfinished earlier writer of one of its buffers */
+    int32_t gate_to = -1; /* the last dispatch a gate reaches */
     for (uint32_t u = 0; u < s->nubs && !wc.oom; u++) {
         mox__ub *ub = &s->ubs[u];
         mox__tracker *t = &ub->buffer->tracker;
         bool writes = ub->last_write >= 0;
         mox__tracker_deps(t, writes, add_wait, &wc);
         const mox__access *w = mox__tracker_writer(t);
-        ub->ext_writer = w ? (mox__gate){&w->sub->pub, w->dispatch} : (mox__gate){NULL, 0};
-        gated |= w != NULL;
+        if (w) {
+            /* Dispatches up to the batch's first write of the buffer take
+             * the gate (all of them when the batch only reads it). */
+            ub->ext_writer = (mox__gate){&w->sub->pub, w->dispatch};
+            ub->gate_to = ub->first_write >= 0 ? ub->first_write : INT32_MAX;
+            gate_to = ub->gate_to > gate_to ? ub->gate_to : gate_to;
+            gated = true;
+        } else {
+            ub->gate_to = -1; /* ext_writer is then never read */
+        }
         if (!writes && !mox__tracker_reserve(t))
             wc.oom = true;
     }
-    uint32_t queue = wc.oom ? 0 : choose_queue(dev, s);
-    if (wc.oom || ((gated || s->npreds) && !build_gates_and_succs(s, gated)) ||
+    uint32_t queue = wc.oom ? 0 : choose_queue(dev, &wc);
+    if (wc.oom || ((gated || s->npreds) && !build_gates_and_succs(s, gated, gate_to)) ||
         !build_points(s, &dev->sems[queue])) {
         undo_prepare(s);
         return mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory submitting a batch");

@@ -23,7 +23,7 @@ mox__sub *mox__sub_create(mox_device *device)
     unsigned char *p = mox__block_alloc(size);
     if (!p)
         return NULL;
-    memset(p, 0, offsetof(mox__sub, d_inline));
+    memset(p, 0, offsetof(mox__sub, alloc_size));
     if (be)
         memset(p + head, 0, be + 63);
     mox__sub *s = (mox__sub *)p;
@@ -146,6 +146,16 @@ static bool index_rebuild(mox__sub *s, uint32_t cap)
     return true;
 }
 
+/* A new entry of the ub table. Its ext_writer is left as it was:
+ * preparation sets it for every entry before anything reads it. */
+static inline void ub_init(mox__ub *ub, mox_buffer *b)
+{
+    ub->buffer = b;
+    ub->first_write = -1;
+    ub->last_write = -1;
+    ub->readers = -1;
+}
+
 /* Index of `b` in the ub table, adding it. UINT32_MAX on out of memory. */
 static uint32_t find_ub(mox__sub *s, mox_buffer *b)
 {
@@ -169,7 +179,7 @@ static uint32_t find_ub(mox__sub *s, mox_buffer *b)
     uint32_t u = s->nubs;
     if (s->nubs + 1 > LINEAR && (s->nubs + 1) * 2 > s->ub_index_cap) {
         s->nubs++; /* so the rebuild includes it once filled */
-        s->ubs[u] = (mox__ub){b, -1, -1, -1, {NULL, 0}};
+        ub_init(&s->ubs[u], b);
         uint32_t cap = s->ub_index_cap ? s->ub_index_cap * 2 : 64;
         if (!index_rebuild(s, cap)) {
             s->nubs--;
@@ -177,7 +187,7 @@ static uint32_t find_ub(mox__sub *s, mox_buffer *b)
         }
         return u;
     }
-    s->ubs[u] = (mox__ub){b, -1, -1, -1, {NULL, 0}};
+    ub_init(&s->ubs[u], b);
     s->nubs++;
     if (s->ub_index) {
         uint32_t mask = s->ub_index_cap - 1;
@@ -259,8 +269,11 @@ mox_status mox__sub_push(mox__sub *s, mox__dispatch *d)
     d->index = i;
     d->pred_first = s->npreds;
     d->pred_count = 0;
-    for (uint32_t a = 0; a < d->arg_count; a++) {
-        mox__karg *k = &d->args[a];
+    /* Locals: the stores below (int32_t fields) could alias d->arg_count. */
+    mox__karg *args = d->args;
+    const uint32_t n = d->arg_count;
+    for (uint32_t a = 0; a < n; a++) {
+        mox__karg *k = &args[a];
         if (!k->buffer)
             continue;
         uint32_t u = find_ub(s, k->buffer);

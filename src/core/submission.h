@@ -101,7 +101,10 @@ typedef struct mox__ub {
     int32_t first_write;       /* first dispatch writing it, -1 none */
     int32_t last_write;        /* last dispatch writing it, -1 none */
     int32_t readers;           /* head of the reader chain since last_write, -1 none */
-    mox__gate ext_writer;      /* unfinished writer of an earlier submission (sub NULL: none) */
+    mox__gate ext_writer;      /* unfinished writer of an earlier submission, set by
+                                  preparation (prepare.c) when there is one */
+    int32_t gate_to;           /* the last dispatch that takes ext_writer's gate, -1
+                                  none (no such writer); set by preparation */
 } mox__ub;
 
 typedef struct mox__reader_node {
@@ -116,7 +119,6 @@ typedef struct mox_result mox_result;
 struct mox__sub {
     mox__submission pub;       /* what the backend sees; must be first */
     _Atomic unsigned refs;
-    uint32_t alloc_size;       /* bytes of its block (mox__block_alloc) */
     mox_device *device;        /* retained while in flight */
 
     /* completion, under `lock` (a spin lock: a few fields, no call out) */
@@ -131,22 +133,14 @@ struct mox__sub {
     size_t owned_size;
 
     /* recording */
-    uint32_t count, cap;
-    mox__dispatch **d;
-    uint32_t npreds, cap_preds;
-    uint32_t *preds;
-    uint32_t nubs, cap_ubs;
-    mox__ub *ubs;
+    uint32_t count, npreds, nubs;
     uint32_t *ub_index;        /* open addressing over ubs when nubs > 16; 0 = empty, else idx+1 */
     uint32_t ub_index_cap;
-    uint32_t nreaders, cap_readers;
-    mox__reader_node *readers;
+    uint32_t nreaders;
 
     /* submission */
-    uint32_t nwaits, cap_waits;
-    mox__sub **waits;          /* retained until completion */
+    uint32_t nwaits;
     mox__gate *gates;
-    uint32_t *succs;
     bool submitted;
     bool args_released;        /* completion released the dispatches' buffers */
     /* admission queue, under the device lock */
@@ -154,8 +148,7 @@ struct mox__sub {
     struct mox__sub *admit_next;
     mox_error *queue_error;    /* why a queued batch could not be submitted */
     /* the wait list handed to the backend: one point per other queue */
-    uint32_t npoints, cap_points;
-    mox__sem_point *points;
+    uint32_t npoints;
     struct mox__sub *issue_next; /* the device's issue list */
     /* copies between devices (copy.c) */
     mox_device *other;         /* a copy's source device when it is another context:
@@ -169,9 +162,21 @@ struct mox__sub {
     bool yields_copy;          /* the result yields copy_bufs: {src, dst} */
     mox_buffer *copy_bufs[2];  /* retained until the result takes them */
 
+    /* Set by mox__sub_create (not zeroed first): the block's size, and
+     * the growable arrays, each starting in its inline storage below. */
+    uint32_t alloc_size;       /* bytes of its block (mox__block_alloc) */
+    uint32_t cap, cap_preds, cap_ubs, cap_readers, cap_waits, cap_points;
+    mox__dispatch **d;
+    uint32_t *preds;
+    mox__ub *ubs;
+    mox__reader_node *readers;
+    mox__sub **waits;          /* retained until completion */
+    mox__sem_point *points;    /* the wait list handed to the backend */
+    uint32_t *succs;
+
     /* Small inline storage for the common one- or two-dispatch batch. It
      * is not zeroed at creation (each array is written before it is read);
-     * everything above it is. */
+     * everything above alloc_size is. */
     mox__dispatch *d_inline[2];
     uint32_t preds_inline[4];
     uint32_t succs_inline[4];
