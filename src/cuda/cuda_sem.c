@@ -13,8 +13,7 @@
  *   - a status word it will copy is held through the owner's instance
  *     (foreign_readers): the instance is not reset before the copy ran. */
 #include "cuda/cuda_internal.h"
-
-#include <sched.h>
+#include "core/sync.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,34 +28,15 @@ typedef struct mox__cuda_evpin {
 
 struct mox__cuda_sem {
     mox__cuda_dev *owner;
-    atomic_bool held;                 /* the lock: a leaf (sem_lock) */
+    /* The lock: a leaf, and a spin lock (core/sync.h), as the owner takes
+     * it twice per launch (register, unregister) and a pthread mutex cost
+     * about 50 instructions a pair; held for a few loads and stores (a
+     * list walk at most), never over a call. */
+    mox__spin lock;
     mox__cuda_group *head, *tail;     /* registered launches, oldest first */
     uint64_t finished;                /* values up to it finished: states final */
     mox__cuda_evpin *pins;
 };
-
-/* A spin lock, as the owner takes it twice per launch (register,
- * unregister) and a pthread mutex cost about 50 instructions a pair;
- * held for a few loads and stores (a list walk at most), never over a
- * call. A contended taker spins, yielding now and then, so a preempted
- * holder delays it but cannot starve it (core/sync.h's mox__spin, which
- * the backend's test library does not link). */
-static void sem_lock(mox__cuda_sem *st)
-{
-    for (uint32_t i = 1; atomic_exchange_explicit(&st->held, true, memory_order_acquire); i++) {
-        while (atomic_load_explicit(&st->held, memory_order_relaxed)) {
-            if (i++ % 64 == 0)
-                sched_yield();
-            else
-                mox__cuda_cpu_relax();
-        }
-    }
-}
-
-static void sem_unlock(mox__cuda_sem *st)
-{
-    atomic_store_explicit(&st->held, false, memory_order_release);
-}
 
 void *mox__cuda_xrealloc(void *p, size_t n)
 {
@@ -72,7 +52,7 @@ mox_error *mox__cuda_sem_init(mox__cuda_dev *dev, mox__semaphore *sem)
     if (!st)
         return mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory for a CUDA semaphore");
     st->owner = dev;
-    atomic_init(&st->held, false);
+    mox__spin_init(&st->lock);
     sem->be = st;
     if (sem->queue < MOX__CUDA_STREAMS)
         dev->sems[sem->queue] = st;
@@ -97,7 +77,7 @@ void mox__cuda_sem_register(mox__cuda_dev *dev, mox__cuda_group *g)
     mox__cuda_sem *st = g->stream < MOX__CUDA_STREAMS ? dev->sems[g->stream] : NULL;
     if (!st || g->first_value == 0)
         return;
-    sem_lock(st);
+    mox__spin_lock(&st->lock);
     g->sem_prev = st->tail;
     g->sem_next = NULL;
     if (st->tail)
@@ -106,7 +86,7 @@ void mox__cuda_sem_register(mox__cuda_dev *dev, mox__cuda_group *g)
         st->head = g;
     st->tail = g;
     g->sem = st;
-    sem_unlock(st);
+    mox__spin_unlock(&st->lock);
 }
 
 bool mox__cuda_sem_unregister(mox__cuda_dev *dev, mox__cuda_group *g)
@@ -116,7 +96,7 @@ bool mox__cuda_sem_unregister(mox__cuda_dev *dev, mox__cuda_group *g)
     if (!st)
         return true;
     bool back = true;
-    sem_lock(st);
+    mox__spin_lock(&st->lock);
     for (mox__cuda_evpin *p = st->pins; g->launched && p; p = p->next)
         if (p->event == g->event) {
             p->orphan = true;
@@ -132,7 +112,7 @@ bool mox__cuda_sem_unregister(mox__cuda_dev *dev, mox__cuda_group *g)
         st->tail = g->sem_prev;
     if (g->last_value > st->finished)
         st->finished = g->last_value; /* a stream's launches finish in order */
-    sem_unlock(st);
+    mox__spin_unlock(&st->lock);
     g->sem = NULL;
     g->sem_next = g->sem_prev = NULL;
     return back;
@@ -168,13 +148,13 @@ mox__cuda_pt mox__cuda_sem_point(mox__cuda_sem *st, uint64_t value, CUevent *eve
 {
     mox__cuda_group *g = NULL;
     mox__cuda_evpin *spare = event ? mox__cuda_xrealloc(NULL, sizeof *spare) : NULL;
-    sem_lock(st);
+    mox__spin_lock(&st->lock);
     mox__cuda_pt s = classify_locked(st, value, &g);
     if (s == MOX__CUDA_PT_LIVE && event) {
         spare = pin_event_locked(st, g->event, g->event_spin, spare);
         *event = g->event;
     }
-    sem_unlock(st);
+    mox__spin_unlock(&st->lock);
     free(spare);
     return s;
 }
@@ -182,7 +162,7 @@ mox__cuda_pt mox__cuda_sem_point(mox__cuda_sem *st, uint64_t value, CUevent *eve
 void mox__cuda_sem_unpin_event(mox__cuda_sem *st, CUevent event)
 {
     mox__cuda_evpin *gone = NULL;
-    sem_lock(st);
+    mox__spin_lock(&st->lock);
     for (mox__cuda_evpin **p = &st->pins; *p; p = &(*p)->next)
         if ((*p)->event == event) {
             if (--(*p)->count == 0) {
@@ -191,7 +171,7 @@ void mox__cuda_sem_unpin_event(mox__cuda_sem *st, CUevent event)
             }
             break;
         }
-    sem_unlock(st);
+    mox__spin_unlock(&st->lock);
     if (gone && gone->orphan)
         mox__cuda_event_put(st->owner, gone->spin, gone->event); /* its launch finished meanwhile */
     free(gone);
@@ -201,7 +181,7 @@ mox__cuda_pt mox__cuda_sem_gate(mox__cuda_sem *st, const mox__submission *sub, u
                                 bool *may_fail, CUdeviceptr *word, mox__cuda_inst **inst)
 {
     mox__cuda_group *g = NULL;
-    sem_lock(st);
+    mox__spin_lock(&st->lock);
     mox__cuda_pt s = classify_locked(st, sub->signal.value, &g);
     /* Its dispatch state (d->be) was written before the launch entered
      * the state: read under the lock. */
@@ -211,6 +191,6 @@ mox__cuda_pt mox__cuda_sem_gate(mox__cuda_sem *st, const mox__submission *sub, u
         *inst = g->inst;
         *word = st->owner->pool + 8ull * (g->inst->slot_base + mox__cuda_sub_of(sub)->offset + j);
     }
-    sem_unlock(st);
+    mox__spin_unlock(&st->lock);
     return s;
 }

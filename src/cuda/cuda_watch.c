@@ -209,10 +209,10 @@ bool mox__cuda_complete_inline(mox__cuda_dev *dev, mox__submission *pub,
         return false;
     /* The waiting thread is the user's: another context, or none, may be
      * current on it. Event queries, records and synchronizations need
-     * none (events carry theirs: H200, driver 580), a sleep sets it where
+     * none (events carry theirs: H200, driver 580); a sleep sets it where
      * it creates an event, finishing where it reads status words or trace
-     * events; only staging given back may free pinned memory. If it cannot be made current, the completion
-     * thread finishes. */
+     * events. Only staging given back (it may free pinned memory) needs it
+     * here: if it cannot be made current, the completion thread finishes. */
     CUresult r;
     uint64_t seen, gap;
     bool napped;

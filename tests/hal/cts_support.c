@@ -1,7 +1,9 @@
 /* cts_support.c - see cts.h. Also the core's side of the boundary for this
  * suite: mox__execution_complete records the completion (after raising the
- * semaphore, as the core does), mox__thread_mark_runtime does nothing. The
- * semaphores are the core's own (src/core/semaphore.c). */
+ * semaphore, as the core does), mox__thread_mark_runtime does nothing, and
+ * mox__trace_wake (core/sync.c's trace of a waker cell, which only the
+ * core's ops have) neither. The semaphores and the backends' spin locks are
+ * the core's own (src/core/semaphore.c, sync.c). */
 #include "cts.h"
 
 #include <errno.h>
@@ -13,6 +15,7 @@
 
 #include "artifact/manifest.h"
 #include "core/semaphore.h"
+#include "core/trace.h"
 #include "halk.h"
 
 static _Atomic uint64_t completions; /* completion order across devices */
@@ -24,6 +27,7 @@ static void die(const char *what, mox_error *err)
 }
 
 void mox__thread_mark_runtime(const char *name) { (void)name; }
+void mox__trace_wake(const mox__waker_cell *cell) { (void)cell; }
 
 void mox__execution_complete(mox__submission *pub, mox_error *error)
 {
