@@ -122,7 +122,15 @@ function(mox_add_kernels target)
   target_sources(${target} PRIVATE "${stamp}" "${dir}/${name}.c")
   set_source_files_properties("${dir}/${name}.c" "${dir}/${name}.h" PROPERTIES GENERATED TRUE)
   target_include_directories(${target} PRIVATE "${dir}")
-  target_link_libraries(${target} PRIVATE mox::mox)
+  # Linked through the target's properties, not target_link_libraries(): a
+  # target may use either of that command's signatures (plain or keyword)
+  # but not both, so mox must use neither. The same as PRIVATE: the target
+  # links libmox, and a static library passes it on to what links it.
+  set_property(TARGET ${target} APPEND PROPERTY LINK_LIBRARIES mox::mox)
+  get_target_property(type ${target} TYPE)
+  if(type STREQUAL "STATIC_LIBRARY")
+    set_property(TARGET ${target} APPEND PROPERTY INTERFACE_LINK_LIBRARIES "$<LINK_ONLY:mox::mox>")
+  endif()
   # For mox_install_kernels: moxc writes the artifact's path here.
   set_property(TARGET ${target} APPEND PROPERTY MOX_ARTIFACT_RECORDS "${dir}/${name}.artifact")
 endfunction()

@@ -32,7 +32,10 @@ typedef struct mox_waker {
 
 /* Advances the op without blocking. READY: mox_op_result() is available.
  * PENDING: the waker will be called later (the latest waker given wins).
- * then/map callbacks run inside poll/wait, on the calling thread only. */
+ * then/map callbacks run inside poll/wait, on the calling thread only.
+ * A NULL op is READY (so a polling loop ends), its result NULL, and sets
+ * the thread's last error to MOX_ERR_INVALID_ARGUMENT "mox_op_poll: op is
+ * NULL". */
 MOX_API mox_poll_state mox_op_poll(mox_op *op, mox_waker waker);
 /* Blocks until the op resolves; returns its status (the result's code). */
 MOX_API mox_status mox_op_wait(mox_op *op);

@@ -38,7 +38,9 @@ MOX_API mox_status mox_batch_push(mox_batch *batch, mox_op *launch);
 /* Ends recording; *out is the batch op. If the batch was poisoned, returns
  * the first recording error and sets *out to NULL (nothing will run). Frees
  * the batch either way - except a mox_sequence batch, which is refused
- * (MOX_ERR_INVALID_ARGUMENT; see mox_sequence). */
+ * (MOX_ERR_INVALID_ARGUMENT; see mox_sequence), and a NULL `out`
+ * (MOX_ERR_INVALID_ARGUMENT), which leaves the batch open: end it again or
+ * discard it. */
 MOX_API mox_status mox_batch_end(mox_batch *batch, mox_op **out);
 /* Throws the recording away; nothing runs. discard(NULL) is a no-op. On a
  * mox_sequence batch it poisons the batch instead (the sequence resolves to

@@ -155,10 +155,10 @@ mox_status mox_batch_end(mox_batch *b, mox_op **out)
         *out = NULL;
     if (b && b->on_stack)
         return refuse_sequence_batch(b, "mox_batch_end");
-    if (!b || !out) {
-        mox_batch_discard(b);
+    /* Bad input consumes nothing (docs/errors.md): with no `out` the batch
+     * stays open, to be ended again or discarded. */
+    if (!b || !out)
         return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_batch_end: %s is NULL", b ? "out" : "batch");
-    }
     return batch_end(b, out);
 }
 

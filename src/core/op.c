@@ -286,7 +286,12 @@ static mox_poll_state poll_kind(mox_op *op, mox_waker waker)
 mox_poll_state mox_op_poll(mox_op *op, mox_waker waker)
 {
     MOX__CHECK(op, OP);
-    if (!op || op->stage == MOX__STAGE_RESOLVED)
+    if (__builtin_expect(!op, 0)) {
+        /* READY so that a polling loop ends; its result is NULL. */
+        mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_op_poll: op is NULL");
+        return MOX_READY;
+    }
+    if (op->stage == MOX__STAGE_RESOLVED)
         return MOX_READY;
     mox_poll_state st = poll_kind(op, waker);
     if (st == MOX_READY && mox__trace_on())

@@ -227,6 +227,10 @@ static void resolved_ops_stay_ready(void **state)
     mox_op_drop(NULL);
     assert_int_equal(mox_op_wait(NULL), MOX_ERR_INVALID_ARGUMENT);
     assert_int_equal(mox_op_poll(NULL, no_waker), MOX_READY);
+    mox_error *last = mox_error_last();
+    assert_int_equal(mox_error_code(last), MOX_ERR_INVALID_ARGUMENT);
+    mox_error_release(last);
+    assert_non_null(strstr(mox_error_last_message(), "mox_op_poll: op is NULL"));
     assert_null(mox_op_result(NULL));
     mox_buffer_release(a);
     mox_device_release(dev);

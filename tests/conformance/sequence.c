@@ -286,9 +286,20 @@ static void explicit_form_errors(void **state)
     assert_int_equal(mox_batch_begin(dev, NULL), MOX_ERR_INVALID_ARGUMENT);
     assert_int_equal(mox_batch_end(NULL, &op), MOX_ERR_INVALID_ARGUMENT);
     assert_int_equal(mox_batch_begin(dev, &b), MOX_OK);
-    assert_int_equal(mox_batch_end(b, NULL), MOX_ERR_INVALID_ARGUMENT); /* discards b */
+    /* A NULL out consumes nothing: the batch stays open, keeps what was
+     * pushed, and can be ended again (or discarded). */
+    assert_int_equal(mox_batch_push(b, conf_fill(dev, conf_cfg(8), a, 5.0f, 8)), MOX_OK);
+    assert_int_equal(mox_batch_end(b, NULL), MOX_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(mox_error_last_message(), "mox_batch_end: out is NULL"));
     assert_int_equal(mox_device_submission_count(dev), subs);
-    assert_true(conf_read1(a, 0) == 0.0f || conf_read1(a, 0) == 1.0f);
+    assert_int_equal(mox_batch_end(b, &op), MOX_OK);
+    assert_int_equal(conf_run(op), MOX_OK);
+    assert_true(conf_read1(a, 0) == 5.0f);
+    subs = mox_device_submission_count(dev);
+    assert_int_equal(mox_batch_begin(dev, &b), MOX_OK);
+    assert_int_equal(mox_batch_end(b, NULL), MOX_ERR_INVALID_ARGUMENT);
+    mox_batch_discard(b);
+    assert_int_equal(mox_device_submission_count(dev), subs);
 
     mox_op *s = mox_sequence(NULL, record_three_steps, NULL);
     assert_int_equal(conf_run(s), MOX_ERR_INVALID_ARGUMENT);
