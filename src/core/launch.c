@@ -252,6 +252,16 @@ static mox_op *check_geometry(launch_memo *m, mox_device *device, uint32_t kerne
                             "invalid launch of kernel '%s': %u bytes of dynamic shared memory exceed "
                             "the device's limit of %u bytes per block",
                             k->name, config.shared_bytes, device->info.max_shared_bytes);
+    /* Its MOX_SHARED_DYNAMIC array would have no byte: any use of it is out
+     * of bounds (a NULL pointer on the CPU, an illegal address on CUDA).
+     * An empty grid runs nothing, so it may pass 0 (a size scaled by n). */
+    if ((k->features & MOX_KFEAT_DYNAMIC_SHARED) && config.shared_bytes == 0 &&
+        !mox_launch_config_is_empty(&config))
+        return launch_error(MOX_ERR_INVALID_LAUNCH, k->name,
+                            "invalid launch of kernel '%s': it declares MOX_SHARED_DYNAMIC memory "
+                            "but the launch gives it 0 bytes (set mox_launch_config.shared_bytes, "
+                            "e.g. with mox_launch_config_with_shared)",
+                            k->name);
     slot->kernel = k;
     slot->config = config;
     slot->empty = mox_launch_config_is_empty(&config);

@@ -74,10 +74,31 @@ static void test_beyond_the_limit(void **state)
     mox_buffer_release(b);
 }
 
+/* A kernel with MOX_SHARED_DYNAMIC launched with the default 0 bytes is
+ * refused when the launch is created (its array would have no byte); an
+ * empty grid, which runs nothing, may pass 0. */
+static void test_zero_bytes_refused(void **state)
+{
+    mox_device *dev = *state;
+    mox_buffer *b = lang_buffer(dev, &mox_type_f32, 64, NULL);
+    mox_launch_config cfg = mox_launch_config_make(mox_dim3_make(1, 1, 1), mox_dim3_make(64, 1, 1));
+    assert_int_equal(cfg.shared_bytes, 0);
+    lang_expect_error(lang_views_and_size(dev, cfg, b, 4), MOX_ERR_INVALID_LAUNCH,
+                      "invalid launch of kernel 'views_and_size': it declares MOX_SHARED_DYNAMIC memory "
+                      "but the launch gives it 0 bytes (set mox_launch_config.shared_bytes, e.g. with "
+                      "mox_launch_config_with_shared)");
+    mox_launch_config empty = mox_launch_config_make(mox_dim3_make(0, 1, 1), mox_dim3_make(64, 1, 1));
+    mox_op *op = lang_views_and_size(dev, empty, b, 4);
+    assert_int_equal(mox_op_wait(op), MOX_OK);
+    mox_op_drop(op);
+    mox_buffer_release(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reverse),
+        cmocka_unit_test(test_zero_bytes_refused),
         cmocka_unit_test(test_views_and_sizes),
         cmocka_unit_test(test_beyond_the_limit),
     };
