@@ -23,10 +23,15 @@
 #include <sanitizer/tsan_interface.h>
 #endif
 
+/* A stack's pages are mapped when first touched, so the size is address
+ * space, not memory: a kernel with 128 KiB of locals runs on the default.
+ * moxc builds CPU kernels with -fstack-clash-protection, so a frame larger
+ * than what is left still lands on the guard page below (SIGSEGV) instead
+ * of writing over the next fiber's stack. */
 #if defined(MOX_SANITIZE_ADDRESS) || defined(MOX_SANITIZE_THREAD)
-#define MOX__FIBER_DEFAULT_STACK (256u * 1024u)
+#define MOX__FIBER_DEFAULT_STACK (1024u * 1024u)
 #else
-#define MOX__FIBER_DEFAULT_STACK (64u * 1024u)
+#define MOX__FIBER_DEFAULT_STACK (256u * 1024u)
 #endif
 #define MOX__FIBER_MIN_STACK (16u * 1024u)
 

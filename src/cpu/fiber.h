@@ -47,7 +47,7 @@ typedef struct mox__fiber {
 } mox__fiber;
 
 /* The stack size for new fibers: MOX_CPU_FIBER_STACK (bytes, optional K or
- * M suffix, at least 16 KiB) or 64 KiB (256 KiB under sanitizers, whose
+ * M suffix, at least 16 KiB) or 256 KiB (1 MiB under sanitizers, whose
  * frames are larger), rounded up to whole pages. Read once per process. */
 size_t mox__fiber_stack_size(void);
 

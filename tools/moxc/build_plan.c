@@ -189,8 +189,11 @@ static bool push_includes(const moxc_plan *plan, moxc_strv *flags, bool source_d
 
 static bool make_flags(moxc_plan *plan)
 {
+    /* -fstack-clash-protection: a frame larger than a page is touched page
+     * by page, so a kernel whose locals outgrow its fiber's stack stops at
+     * the guard page below it instead of writing past it (src/cpu/fiber.c). */
     static const char *const cc_base[] = {"-std=c11", "-O3", "-fPIC", "-shared", "-ffp-contract=off",
-                                          "-fno-fast-math", "-fvisibility=hidden"};
+                                          "-fno-fast-math", "-fvisibility=hidden", "-fstack-clash-protection"};
     static const char *const nvcc_base[] = {"-fatbin", "-x", "cu", "-std=c++17", "-O3", "-fmad=false",
                                             "-prec-div=true", "-prec-sqrt=true", "-ftz=false"};
     bool ok = true;
