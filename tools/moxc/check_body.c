@@ -17,7 +17,14 @@ typedef struct body_walk {
     bool is_kernel;
     int loop_depth;
     bool in_double; /* inside an expression already reported as double */
+    uint64_t shared_bytes;   /* static shared memory (MOX_SHARED) of a kernel */
+    uint64_t largest_bytes;  /* its largest array, for the message */
+    char *largest;
 } body_walk;
+
+/* CUDA's limit on static shared memory per block (0xc000): above it ptxas
+ * refuses the module, naming a generated entry instead of the source. */
+#define MOXC_STATIC_SHARED_MAX 49152u
 
 static void walk(body_walk *w, CXCursor c, bool callee);
 
@@ -152,6 +159,15 @@ static void walk_var(body_walk *w, CXCursor c) {
                            "%s '%s' must not be declared inside a loop; declare it at the top of the kernel", macro,
                            name ? name : "?");
         cur(w)->direct_features |= MOX_KFEAT_SHARED | (dynamic ? MOX_KFEAT_DYNAMIC_SHARED : 0u);
+        long long size = dynamic ? -1 : clang_Type_getSizeOf(type);
+        if (size > 0 && w->is_kernel) {
+            w->shared_bytes += (uint64_t)size;
+            if ((uint64_t)size > w->largest_bytes && name) {
+                w->largest_bytes = (uint64_t)size;
+                free(w->largest);
+                w->largest = moxc__strdup(name);
+            }
+        }
     } else if (clang_Cursor_getStorageClass(c) == CX_SC_Static && !moxc__is_const_object(type)) {
         moxc__error_at(fr, moxc__cursor_loc(c),
                        "static local variable '%s' is not supported in kernels; use MOX_SHARED for block-shared memory",
@@ -222,7 +238,7 @@ static void walk(body_walk *w, CXCursor c, bool callee) {
 }
 
 void moxc__check_body(moxc__tu *t, size_t fn) {
-    body_walk w = {t, fn, t->fns[fn].is_kernel, 0, false};
+    body_walk w = {t, fn, t->fns[fn].is_kernel, 0, false, 0, 0, NULL};
     CXCursor c = t->fns[fn].cursor;
     CXType result = clang_getResultType(clang_getCursorType(c));
     if (moxc__involves_double(result))
@@ -231,4 +247,12 @@ void moxc__check_body(moxc__tu *t, size_t fn) {
                        t->fns[fn].name);
     t->fns[fn].direct_features |= moxc__type_features(result, true);
     walk_children(&w, c);
+    if (w.shared_bytes > MOXC_STATIC_SHARED_MAX)
+        moxc__error_at(t->front, moxc__cursor_loc(c),
+                       "kernel '%s' has %llu bytes of static shared memory (the largest, MOX_SHARED '%s', "
+                       "%llu); CUDA allows at most %u bytes per block: use MOX_SHARED_DYNAMIC for more "
+                       "(kernel-language.md, \"Dynamic shared memory\")",
+                       t->fns[fn].name, (unsigned long long)w.shared_bytes, w.largest ? w.largest : "?",
+                       (unsigned long long)w.largest_bytes, MOXC_STATIC_SHARED_MAX);
+    free(w.largest);
 }

@@ -182,6 +182,10 @@ char *moxc__clang_message(const char *msg, bool after_extern, bool *error) {
             return text;
         }
     }
+    /* half precision clang 14 cannot take by value on this target */
+    if (moxc__starts_with(msg, "_Float16 is not supported on this target") ||
+        moxc__starts_with(msg, "parameters cannot have __fp16 type"))
+        return moxc__printf("%s; use mox_f16 for half precision", msg);
     static const char *const unknown_name[] = {"use of undeclared identifier '", "unknown type name '"};
     for (size_t i = 0; i < sizeof unknown_name / sizeof unknown_name[0]; i++) {
         char *name = quoted_after(msg, unknown_name[i]);

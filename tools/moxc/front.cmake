@@ -13,6 +13,7 @@ set(MOXC_FRONT_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/parse_files.c
   ${CMAKE_CURRENT_LIST_DIR}/check_body.c
   ${CMAKE_CURRENT_LIST_DIR}/check_calls.c
+  ${CMAKE_CURRENT_LIST_DIR}/check_cxx.c
   ${CMAKE_CURRENT_LIST_DIR}/check_uniform.c
   ${CMAKE_CURRENT_LIST_DIR}/check_uniform_expr.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower.c

@@ -34,6 +34,7 @@ typedef struct moxc__front {
     FILE *diag;
     unsigned errors;
     moxc__line_set printed; /* diagnostic lines already printed (no repeats) */
+    moxc__line_set keyword_at; /* "file:line:col" of names reported as C++ keywords */
     char *mox_include_real; /* realpath of opts->mox_include_dir, or NULL */
     char **source_real;     /* realpath of each source (NULL when missing) */
 
@@ -95,6 +96,10 @@ enum { MOXC_COOP_NONE = 0, MOXC_COOP_WARP = 1, MOXC_COOP_BLOCK = 2 };
 void moxc__error_at(moxc__front *f, CXSourceLocation loc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void moxc__error_plain(moxc__front *f, const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* moxc__error_at for a name that is a C++ keyword: once per place, so the
+ * kernel and record checks' messages are not followed by the general one. */
+void moxc__keyword_error_at(moxc__front *f, CXSourceLocation loc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void moxc__print_line(moxc__front *f, const char *line);
 /* "file:line" of a location (expansion), malloc'd; "<unknown>" if none. */
@@ -179,6 +184,10 @@ void moxc__check_calls(moxc__tu *t);
 void moxc__check_body(moxc__tu *t, size_t fn);
 /* File-scope checks of a kernel source (mutable variables, MOX_SHARED). */
 void moxc__check_file_scope(moxc__tu *t);
+/* What the CUDA translation unit (C++) cannot compile: C++ keywords as
+ * names, variable-length arrays, implicit conversions from void *
+ * (check_cxx.c); every declaration outside system and mox headers. */
+void moxc__check_cxx(moxc__tu *t);
 /* Uniform participation of barriers and warp operations. */
 void moxc__check_uniform(moxc__tu *t);
 /* Plans each kernel's CPU work-group function (cpu_lower.c): fills

@@ -79,15 +79,34 @@ static void report(moxc__front *f, const char *prefix, const char *fmt, va_list 
     free(msg);
 }
 
-void moxc__error_at(moxc__front *f, CXSourceLocation loc, const char *fmt, ...) {
+/* "file:line:col" of a location's expansion, malloc'd; NULL without a file. */
+static char *location_prefix(CXSourceLocation loc) {
     CXFile file;
     unsigned line, col;
     moxc__expansion(loc, &file, &line, &col, NULL);
-    char *prefix = NULL;
-    if (file) {
-        char *name = moxc__cxstr(clang_getFileName(file));
-        prefix = moxc__printf("%s:%u:%u", name ? name : "?", line, col);
-        free(name);
+    if (!file)
+        return NULL;
+    char *name = moxc__cxstr(clang_getFileName(file));
+    char *prefix = moxc__printf("%s:%u:%u", name ? name : "?", line, col);
+    free(name);
+    return prefix;
+}
+
+void moxc__error_at(moxc__front *f, CXSourceLocation loc, const char *fmt, ...) {
+    char *prefix = location_prefix(loc);
+    va_list ap;
+    va_start(ap, fmt);
+    report(f, prefix ? prefix : "moxc", fmt, ap);
+    va_end(ap);
+    free(prefix);
+}
+
+void moxc__keyword_error_at(moxc__front *f, CXSourceLocation loc, const char *fmt, ...) {
+    char *prefix = location_prefix(loc);
+    /* the kernel and record checks name the place first, in their words */
+    if (prefix && moxc__line_set_add(&f->keyword_at, prefix) == 0) {
+        free(prefix);
+        return;
     }
     va_list ap;
     va_start(ap, fmt);

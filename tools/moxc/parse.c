@@ -186,6 +186,7 @@ static void process_source(moxc__front *f, CXIndex index, size_t si, const char 
             f->infos[k].file = moxc__strdup(t.source_real ? t.source_real : source);
         }
         moxc__check_file_scope(&t);
+        moxc__check_cxx(&t);
         moxc__check_calls(&t);
         moxc__check_uniform(&t);
         moxc__collect_edits(&t, &f->edits[si]);
@@ -239,6 +240,7 @@ static void free_front(moxc__front *f) {
     }
     free(f->edits);
     moxc__line_set_free(&f->printed);
+    moxc__line_set_free(&f->keyword_at);
     for (size_t i = 0; f->source_real && i < f->opts->source_count; i++)
         free(f->source_real[i]);
     free(f->source_real);

@@ -226,6 +226,13 @@ static void parse_block(moxc__tu *t, CXCursor fn, mox_abi_kernel *k) {
                            "MOX_BLOCK of kernel '%s' has %llu x %llu x %llu threads, which overflows 32 bits",
                            k->name, (unsigned long long)v[0], (unsigned long long)v[1],
                            (unsigned long long)v[2]);
+        } else if (v[0] > 1024 || v[1] > 1024 || v[2] > 64 || v[0] * v[1] * v[2] > 1024) {
+            /* CUDA's limits; the CPU backend keeps them so both run alike */
+            moxc__error_at(f, loc,
+                           "MOX_BLOCK of kernel '%s' has %llu x %llu x %llu threads; a block has at most "
+                           "1024 threads, at most 1024 x 1024 x 64 in each dimension",
+                           k->name, (unsigned long long)v[0], (unsigned long long)v[1],
+                           (unsigned long long)v[2]);
         } else {
             k->has_required_block = true;
             for (int axis = 0; axis < 3; axis++)
@@ -415,7 +422,7 @@ bool moxc__parse_kernel(moxc__tu *t, CXCursor fn, mox_abi_kernel *k, moxc_kernel
     CXSourceLocation loc = moxc__cursor_loc(fn);
     moxc__expansion(loc, NULL, &info->line, NULL, NULL);
     if (moxc__is_reserved_name(k->name))
-        moxc__error_at(f, loc, "kernel name '%s' is a C++ keyword; the CUDA translation unit is C++",
+        moxc__keyword_error_at(f, loc, "kernel name '%s' is a C++ keyword; the CUDA translation unit is C++",
                        k->name);
     CXType ft = clang_getCursorType(fn);
     CXType fc = clang_getCanonicalType(ft);
@@ -465,7 +472,7 @@ bool moxc__parse_kernel(moxc__tu *t, CXCursor fn, mox_abi_kernel *k, moxc_kernel
             continue;
         }
         if (moxc__is_reserved_name(p->name)) {
-            moxc__error_at(f, moxc__cursor_loc(pc),
+            moxc__keyword_error_at(f, moxc__cursor_loc(pc),
                            "parameter '%s' of kernel '%s' is a C++ keyword; the CUDA translation unit is C++, rename it",
                            p->name, k->name);
             continue;

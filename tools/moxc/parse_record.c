@@ -279,7 +279,7 @@ static mox_abi_layout *build_record(moxc__tu *t, CXType canon, CXCursor decl, co
                            "record '%s' has an anonymous member; give every member a name", name);
             ok = false;
         } else if (moxc__is_reserved_name(fname)) {
-            moxc__error_at(f, moxc__cursor_loc(fc),
+            moxc__keyword_error_at(f, moxc__cursor_loc(fc),
                            "record '%s' member '%s' is a C++ keyword; the CUDA translation unit is C++",
                            name, fname);
             ok = false;
@@ -354,7 +354,11 @@ mox_abi_layout *moxc__record_layout(moxc__tu *t, CXType spelled, const char *ker
     CXCursor def = clang_getCursorDefinition(clang_getTypeDeclaration(canon));
     if (clang_Cursor_isNull(def)) {
         char *ts = moxc__cxstr(clang_getTypeSpelling(spelled));
-        moxc__error_at(f, use, "record '%s' is incomplete (no definition visible)", ts ? ts : "?");
+        const char *shown = ts ? ts : "?";
+        /* the record, not the parameter's qualifiers: 'const struct s' is 'struct s' */
+        while (moxc__starts_with(shown, "const ") || moxc__starts_with(shown, "volatile "))
+            shown = strchr(shown, ' ') + 1;
+        moxc__error_at(f, use, "record '%s' is incomplete (no definition visible)", shown);
         free(ts);
         return NULL;
     }
@@ -380,7 +384,7 @@ mox_abi_layout *moxc__record_layout(moxc__tu *t, CXType spelled, const char *ker
     if (!name || !spelling) {
         moxc__error_at(f, use, "out of memory");
     } else if (moxc__is_reserved_name(name)) {
-        moxc__error_at(f, moxc__cursor_loc(header_decl),
+        moxc__keyword_error_at(f, moxc__cursor_loc(header_decl),
                        "record name '%s' is a C++ keyword; the CUDA translation unit is C++", name);
     } else if (moxc__is_cuda_type_name(name)) {
         const char *hint = moxc__cuda_hint(name);

@@ -1,0 +1,132 @@
+/* test_front_cxx.c - what the CUDA translation unit (C++, nvcc) cannot
+ * compile although C11 can, and CUDA's block limits: moxc refuses it on a
+ * machine without nvcc, at the source line, and accepts the near cases. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "front_test_support.h"
+
+#define CXX(name) FIXTURE("reject/cxx/" name)
+
+#define VLA_TAIL "is not supported in kernel sources (the CUDA translation unit is C++, which has none); use a constant size"
+#define KW_TAIL "is a C++ keyword; the CUDA translation unit is C++, rename it"
+#define VOID_TAIL "is not supported in kernel sources (the CUDA translation unit is C++, which needs a cast); write "
+
+static void test_vla(void **state) {
+    (void)state;
+    const char *src = CXX("vla.c");
+    front_run run = front_parse1(src);
+    front_expect_error_at(&run, src, "EXPECT:helper", "variable-length array type 'float[n]' of 'copy' " VLA_TAIL);
+    front_expect_error_at(&run, src, "EXPECT:local", "variable-length array type 'float[n]' of 't' " VLA_TAIL);
+    front_expect_error_at(&run, src, "EXPECT:typedef",
+                          "variable-length array type 'float[n]' of typedef 'row' " VLA_TAIL);
+    front_expect_error_at(&run, src, "EXPECT:sizeof", "sizeof of a variable-length array " VLA_TAIL);
+    front_expect_error_at(&run, src, "EXPECT:cast", "variable-length array type 'float (*)[n]' " VLA_TAIL);
+    front_run_free(&run);
+}
+
+static void test_void_pointer_conversion(void **state) {
+    (void)state;
+    const char *src = CXX("void_ptr.c");
+    front_run run = front_parse1(src);
+    const char *plain = "implicit conversion from 'void *' to 'float *' " VOID_TAIL "'(float *)'";
+    front_expect_error_at(&run, src, "EXPECT:return", plain);
+    front_expect_error_at(&run, src, "EXPECT:init", plain);
+    front_expect_error_at(&run, src, "EXPECT:assign", plain);
+    front_expect_error_at(&run, src, "EXPECT:arg",
+                          "implicit conversion from 'const void *' to 'const float *' " VOID_TAIL "'(const float *)'");
+    front_run_free(&run);
+}
+
+static void test_cxx_keyword_names(void **state) {
+    (void)state;
+    const char *src = CXX("names.c");
+    front_run run = front_parse1(src);
+    front_expect_error_at(&run, src, "EXPECT:tag", "struct tag 'this' " KW_TAIL);
+    front_expect_error_at(&run, src, "EXPECT:member", "member 'template' " KW_TAIL);
+    front_expect_error_at(&run, src, "EXPECT:typedef", "typedef 'typename' " KW_TAIL);
+    front_expect_error_at(&run, src, "EXPECT:enum", "enum tag 'virtual' " KW_TAIL);
+    front_expect_error_at(&run, src, "EXPECT:enum", "enum constant 'nullptr' " KW_TAIL);
+    front_expect_error_at(&run, src, "EXPECT:union", "union tag 'friend' " KW_TAIL);
+    front_expect_error_at(&run, src, "EXPECT:function", "function 'delete' " KW_TAIL);
+    front_expect_error_at(&run, src, "EXPECT:function", "parameter 'operator' " KW_TAIL);
+    front_expect_error_at(&run, src, "EXPECT:param", "parameter 'and' " KW_TAIL);
+    front_expect_error_at(&run, src, "EXPECT:class", "variable 'class' " KW_TAIL);
+    front_expect_error_at(&run, src, "EXPECT:new", "variable 'new' " KW_TAIL);
+    front_expect_error_at(&run, src, "EXPECT:label", "label 'try' " KW_TAIL);
+    front_run_free(&run);
+}
+
+/* A kernel parameter named 'new' keeps its own message, once. */
+static void test_keyword_parameter_reported_once(void **state) {
+    (void)state;
+    const char *src = FIXTURE("reject/keyword_param.c");
+    front_run run = front_parse1(src);
+    front_expect_error_at(&run, src, "EXPECT:keyword", "parameter 'new' of kernel 'keyword' is a C++ keyword");
+    assert_null(strstr(run.diagnostics, "error: parameter 'new' is a C++ keyword"));
+    front_run_free(&run);
+}
+
+static void test_static_shared_above_48k(void **state) {
+    (void)state;
+    front_expect_rejected(CXX("big_shared.c"), "EXPECT:shared",
+                          "kernel 'big_shared' has 49156 bytes of static shared memory (the largest, MOX_SHARED "
+                          "'a', 32768); CUDA allows at most 49152 bytes per block: use MOX_SHARED_DYNAMIC for more");
+}
+
+static void test_block_limits(void **state) {
+    (void)state;
+    const char *src = CXX("block_limits.c");
+    front_run run = front_parse1(src);
+    front_expect_error_at(&run, src, "EXPECT:threads",
+                          "MOX_BLOCK of kernel 'too_wide' has 2048 x 1 x 1 threads; a block has at most 1024 "
+                          "threads, at most 1024 x 1024 x 64 in each dimension");
+    front_expect_error_at(&run, src, "EXPECT:depth", "MOX_BLOCK of kernel 'too_deep' has 1 x 1 x 128 threads");
+    front_run_free(&run);
+}
+
+static void test_incomplete_record_unqualified(void **state) {
+    (void)state;
+    front_expect_rejected(CXX("incomplete.c"), "EXPECT:incomplete",
+                          "record 'struct inc' is incomplete (no definition visible)");
+}
+
+static void test_f16_by_value(void **state) {
+    (void)state;
+    const char *src = CXX("f16_value.c");
+    front_run run = front_parse1(src);
+    front_expect_error_at(&run, src, "EXPECT:float16",
+                          "_Float16 is not supported on this target; use mox_f16 for half precision");
+    front_expect_error_at(&run, src, "EXPECT:fp16",
+                          "parameters cannot have __fp16 type; did you forget * ?; use mox_f16 for half precision");
+    front_run_free(&run);
+}
+
+static void test_near_cases_accepted(void **state) {
+    (void)state;
+    front_run run = front_parse1(FIXTURE("accept/cxx_near.c"));
+    if (!run.ok)
+        fail_msg("rejected:\n%s", run.diagnostics);
+    const mox_abi_kernel *k = front_kernel(run.module, "near_casts", NULL);
+    assert_int_equal(k->required_block[0], 1024);
+    k = front_kernel(run.module, "near_shared", NULL);
+    assert_int_equal(k->required_block[0] * k->required_block[1] * k->required_block[2], 1024);
+    assert_int_equal(k->features, MOX_KFEAT_BARRIER | MOX_KFEAT_SHARED);
+    front_run_free(&run);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_vla),
+        cmocka_unit_test(test_void_pointer_conversion),
+        cmocka_unit_test(test_cxx_keyword_names),
+        cmocka_unit_test(test_keyword_parameter_reported_once),
+        cmocka_unit_test(test_static_shared_above_48k),
+        cmocka_unit_test(test_block_limits),
+        cmocka_unit_test(test_incomplete_record_unqualified),
+        cmocka_unit_test(test_f16_by_value),
+        cmocka_unit_test(test_near_cases_accepted),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
