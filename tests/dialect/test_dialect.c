@@ -291,9 +291,9 @@ static void test_fiber_stack_size(void **state) {
         assert_int_equal(mox__fiber_stack_size(), 512u * 1024u);
     } else if (env == NULL) {
 #if defined(MOX_SANITIZE_ADDRESS) || defined(MOX_SANITIZE_THREAD)
-        assert_int_equal(mox__fiber_stack_size(), 256u * 1024u);
+        assert_int_equal(mox__fiber_stack_size(), 1024u * 1024u);
 #else
-        assert_int_equal(mox__fiber_stack_size(), 64u * 1024u);
+        assert_int_equal(mox__fiber_stack_size(), 256u * 1024u);
 #endif
     }
 }
