@@ -38,8 +38,8 @@ bool moxc_generate(const moxc_plan *plan, const char *artifact_dir, moxc_generat
     if (out->bindings_h && out->bindings_c && out->cuda_tu && out->cpu_tu)
         return true;
     /* moxc_gen_cuda also refuses edits that do not fit their source. */
-    fprintf(diag, "moxc: generating module %s failed (out of memory, or a source changed while moxc read it)\n",
-            plan->name);
+    fprintf(diag, "moxc: generating %s failed (out of memory, or a source changed while moxc read it)\n",
+            plan->what);
     moxc_generated_free(out);
     return false;
 }
@@ -89,7 +89,7 @@ static bool compile(const moxc_plan *plan, const char *what, const char *tool, c
         return ok;
     }
     if (!ok) {
-        fprintf(diag, "moxc: %s failed for module %s:\n", what, plan->name);
+        fprintf(diag, "moxc: %s failed for %s:\n", what, plan->what);
         if (!proc.started)
             fprintf(diag, "cannot run %s: %s\n", tool, strerror(proc.errno_value));
         else if (proc.signal)
@@ -211,9 +211,9 @@ static bool compile_cpu(stage *s, const char *cpu_tu, const char *cpu_so)
         return true;
     if (!planned)
         return false;
-    fprintf(s->diag, "moxc: note: module %s: the CPU work-group functions did not compile; every kernel runs on "
+    fprintf(s->diag, "moxc: note: %s: the CPU work-group functions did not compile; every kernel runs on "
                      "the fiber or thread-call executor instead (please report this as a moxc bug)\n",
-            plan->name);
+            plan->what);
     char *text = moxc_gen_cpu_unplanned(plan->module, plan->abi_sha256);
     s->cpu_unplanned = true;
     bool ok = text && moxc_write_file(cpu_tu, text, strlen(text)) &&
