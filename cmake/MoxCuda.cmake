@@ -1,11 +1,19 @@
 # Finds nvcc (optional). Without it moxc builds CPU-only artifacts and the
 # CUDA tests skip; the runtime's CUDA backend needs no CUDA at build time
-# (it loads libcuda.so.1 when it runs).
-find_program(MOX_NVCC nvcc HINTS /usr/local/cuda/bin $ENV{CUDA_HOME}/bin)
-if(MOX_NVCC)
-  message(STATUS "mox: nvcc found at ${MOX_NVCC}")
+# (it loads libcuda.so.1 when it runs). Searched, in order, exactly where
+# docs/install.md says: /usr/local/cuda/bin, $CUDA_HOME/bin, then PATH -
+# not CMake's other places (/usr/local/bin and the like when not on PATH,
+# CMAKE_PREFIX_PATH), so that what a user's shell finds is what mox finds.
+# -DMOX_NVCC=PATH picks one; -DMOX_NVCC= (empty) turns nvcc off.
+if(DEFINED CACHE{MOX_NVCC} AND "$CACHE{MOX_NVCC}" STREQUAL "")
+  message(STATUS "mox: nvcc disabled (MOX_NVCC is empty); kernels build for the CPU only")
 else()
-  message(STATUS "mox: nvcc not found; kernels build for the CPU only")
+  find_program(MOX_NVCC nvcc HINTS /usr/local/cuda/bin $ENV{CUDA_HOME}/bin PATHS ENV PATH NO_DEFAULT_PATH)
+  if(MOX_NVCC)
+    message(STATUS "mox: nvcc found at ${MOX_NVCC}")
+  else()
+    message(STATUS "mox: nvcc not found (in /usr/local/cuda/bin, $CUDA_HOME/bin, PATH); kernels build for the CPU only")
+  endif()
 endif()
 set(MOX_CUDA_ARCHS "sm_90" CACHE STRING "CUDA architectures moxc builds SASS for (PTX of the first is embedded)")
 

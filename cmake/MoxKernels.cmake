@@ -144,6 +144,15 @@ endfunction()
 # library installed to lib/) finds them: the runtime looks in
 # <its folder>/mox-artifacts and <its folder>/../lib/mox-artifacts before
 # the build tree (docs/moxc.md). Honours DESTDIR.
+#
+# An installed program must also find libmox: on an executable or shared
+# library <target> this sets INSTALL_RPATH_USE_LINK_PATH to TRUE (unless
+# the project sets CMAKE_INSTALL_RPATH_USE_LINK_PATH), so that `cmake
+# --install` keeps the RPATH to the libmox the target was linked with (an
+# installed mox outside the system's library path) instead of clearing it.
+# Set the property to FALSE after this call to opt out; a program that
+# links a static library holding the kernels needs it (or an INSTALL_RPATH)
+# on the program.
 function(mox_install_kernels target)
   cmake_parse_arguments(PARSE_ARGV 1 MOXI "" "DESTINATION;COMPONENT" "")
   if(MOXI_UNPARSED_ARGUMENTS)
@@ -166,6 +175,13 @@ function(mox_install_kernels target)
   set(component "")
   if(MOXI_COMPONENT)
     set(component COMPONENT "${MOXI_COMPONENT}")
+  endif()
+  # CMake initializes the property to OFF on every target, so a project's
+  # own choice shows only as CMAKE_INSTALL_RPATH_USE_LINK_PATH (or as the
+  # property set after this call).
+  get_target_property(type ${target} TYPE)
+  if(type MATCHES "^(EXECUTABLE|SHARED_LIBRARY|MODULE_LIBRARY)$" AND NOT DEFINED CMAKE_INSTALL_RPATH_USE_LINK_PATH)
+    set_target_properties(${target} PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
   endif()
   list(JOIN records "\" \"" quoted)
   install(CODE "

@@ -561,6 +561,20 @@ static void test_depfile(void **state)
     assert_non_null(strstr(text, f->src));
     assert_non_null(strstr(text, "kernels/records.h"));
     assert_non_null(strstr(text, "mox/kernel.h"));
+    /* Each input once, though the sources and the dialect headers are also
+     * among the files the front end read. */
+    size_t lines = count_occurrences(text, "\n");
+    assert_true(lines > 3);
+    for (char *line = strchr(text, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        char *end = strchr(line + 1, '\n');
+        assert_non_null(end);
+        moxc_buf b = {0};
+        moxc_buf_write(&b, line, (size_t)(end - line) + 1);
+        char *entry = moxc_buf_finish(&b);
+        if (count_occurrences(text, entry) != 1)
+            fail_msg("depfile lists%s more than once:\n%s", entry, text);
+        free(entry);
+    }
     free(text);
     free(dep);
 }

@@ -1,6 +1,7 @@
 /* test_cli.c - moxc's command line: --version, --help, usage errors (exit
  * 2), kernel errors and compiler failures (exit 1, messages), inspect's
- * emit kinds against the golden files, and doctor. */
+ * emit kinds against the golden files, and doctor (also with tools that are
+ * found but broken). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -58,6 +59,15 @@ static void test_usage_errors(void **state)
     EXPECT_RUN(2, "--emit is required", "inspect", src);
     EXPECT_RUN(2, "unknown --emit kind 'llvm'", "inspect", "--emit", "llvm", src);
     EXPECT_RUN(2, "needs --name and --out-dir", "inspect", "--emit", "bindings", src);
+    /* An invalid --name is bad usage, before any source is read. */
+    EXPECT_RUN(2, "moxc: --name '9bad' is not a C identifier", "build", "--name", "9bad", "--out-dir", "/tmp/x", src);
+    EXPECT_RUN(2, "--name 'a-b' is not a C identifier", "inspect", "--emit", "abi", "--name", "a-b", "/nonexistent.c");
+    char long_name[202];
+    memset(long_name, 'n', sizeof long_name - 1);
+    long_name[sizeof long_name - 1] = '\0';
+    EXPECT_RUN(2, "(of at most 200 characters)", "build", "--name", long_name, "--out-dir", "/tmp/x", src);
+    long_name[200] = '\0';
+    EXPECT_RUN(2, "--out-dir is required", "build", "--name", long_name, src);
     EXPECT_RUN(2, "doctor takes no sources", "doctor", src);
     EXPECT_RUN(2, "doctor does not take -I", "doctor", "-I", "/tmp");
     free(src);
@@ -75,7 +85,10 @@ static void test_kernel_errors(void **state)
     assert_non_null(strstr(out, "bad.c:3:"));
     expect_exit(rc, 1, out, "moxc: module bad has errors");
     char *src = demo_c();
-    EXPECT_RUN(1, "module name '9lives' is not a C identifier", "build", "--name", "9lives", "--out-dir", dir, "--no-cuda", src);
+    /* Without --name the message does not name the default module. */
+    rc = MOXC_RUN(&out, "inspect", "--emit", "abi", bad);
+    assert_null(strstr(out, "module module"));
+    expect_exit(rc, 1, out, "moxc: the kernels have errors\n");
     EXPECT_RUN(1, "bad --cuda-arch 'compute_90'", "build", "--name", "demo", "--out-dir", dir, "--cuda-arch", "compute_90", src);
     EXPECT_RUN(1, "nvcc '/nonexistent/nvcc' not found", "build", "--name", "demo", "--out-dir", dir, "--nvcc", "/nonexistent/nvcc", src);
     EXPECT_RUN(1, "C compiler '/nonexistent/cc' not found", "build", "--name", "demo", "--out-dir", dir, "--cc", "/nonexistent/cc", src);
@@ -287,9 +300,46 @@ static void test_doctor(void **state)
     rc = MOXC_RUN(&out, "doctor", "--no-cuda", "--mox-include", "/nonexistent");
     assert_non_null(strstr(out, "[missing] mox headers: /nonexistent/mox/kernel.h (--mox-include)\n      hint: "));
     expect_exit(rc, 1, out, "moxc cannot build kernels here");
+    /* A --nvcc that is not there fails doctor, as it fails build. */
     rc = MOXC_RUN(&out, "doctor", "--nvcc", "/nonexistent/nvcc");
     assert_non_null(strstr(out, "[missing] nvcc: /nonexistent/nvcc\n      hint: install the CUDA 13 toolkit"));
-    expect_exit(rc, 0, out, "mode: ");
+    assert_null(strstr(out, "mode: "));
+    expect_exit(rc, 1, out, "moxc cannot build kernels here");
+}
+
+/* An nvcc (or C compiler) that is found but whose --version fails - a
+ * wrapper whose target is gone - is reported as broken, and doctor fails as
+ * build does, instead of calling it missing and promising a CPU-only build. */
+static void test_doctor_broken_tools(void **state)
+{
+    (void)state;
+    char *dir = test_mkdtemp("cli-doctor");
+    char *nvcc = moxc_path_join(dir, "nvcc");
+    write_text(nvcc, "#!/bin/sh\necho \"$0: 2: exec: /gone/cuda/bin/nvcc: not found\" >&2\nexit 127\n");
+    assert_int_equal(chmod(nvcc, 0755), 0);
+    char *src = demo_c();
+    char *out_dir = moxc_path_join(dir, "out");
+    char *out;
+    int rc = MOXC_RUN(&out, "build", "--name", "demo", "--out-dir", out_dir, "--cc", MOX_CC, "--nvcc", nvcc, src);
+    expect_exit(rc, 1, out, "moxc: nvcc --version failed (");
+    rc = MOXC_RUN(&out, "doctor", "--cc", MOX_CC, "--nvcc", nvcc);
+    moxc_buf b = {0};
+    moxc_buf_printf(&b, "[broken] nvcc: %s: nvcc --version failed: %s: 2: exec: /gone/cuda/bin/nvcc: not found "
+                        "(exit status 127)\n      hint: moxc build stops at this nvcc", nvcc, nvcc);
+    char *line = moxc_buf_finish(&b);
+    if (!strstr(out, line))
+        fail_msg("doctor's output lacks\n%s\n---\n%s", line, out);
+    assert_null(strstr(out, "mode: "));
+    expect_exit(rc, 1, out, "moxc cannot build kernels here: install or repair what is missing or broken above");
+    free(line);
+    /* The same wrapper as the C compiler. */
+    rc = MOXC_RUN(&out, "doctor", "--no-cuda", "--cc", nvcc);
+    assert_non_null(strstr(out, "[broken] C compiler: "));
+    expect_exit(rc, 1, out, "the C compiler --version failed: ");
+    free(out_dir);
+    free(src);
+    free(nvcc);
+    test_rmdir(dir);
 }
 
 int main(void)
@@ -304,6 +354,7 @@ int main(void)
         cmocka_unit_test(test_inspect_disassembly),
         cmocka_unit_test(test_find_cuobjdump),
         cmocka_unit_test(test_doctor),
+        cmocka_unit_test(test_doctor_broken_tools),
     };
     return cmocka_run_group_tests_name("moxc_cli", tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* test_gen.c - moxc's generators on the hand-built "demo" module: golden
  * files (tests/moxc/golden/demo/), determinism, parameter renaming, string
- * escaping, C declarations of layouts, and the generators' own checks. */
+ * escaping, C declarations of layouts, the generators' own checks, and one
+ * __device__ per function in the CUDA unit. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -115,7 +116,8 @@ static void test_bindings_content(void **state)
     assert_non_null(strstr(o.cuda, "__launch_bounds__(256) mox_entry_scale__ungated__noalias("));
     assert_int_equal(count_occurrences(o.cuda, "mox__gate_enter("), count_occurrences(o.cuda, "__global__") / 2);
     assert_int_equal(count_occurrences(o.cuda, "MOX__GATE_PUBLISH"), 2); /* integrate's two entries */
-    assert_int_equal(count_occurrences(o.cuda, "\n__device__ "), 6);
+    /* The constant and the helper; the kernels' MOX_KERNEL is __device__. */
+    assert_int_equal(count_occurrences(o.cuda, "\n__device__ "), 2);
     outputs_free(&o);
     demo_module_free(m);
 }
@@ -239,6 +241,44 @@ static void test_cuda_rejects_bad_edits(void **state)
     demo_module_free(m);
 }
 
+/* The CUDA unit marks every function __device__ once: not again where the
+ * declaration starts with MOX_KERNEL or MOX_DEVICE (both __device__ under
+ * nvcc), but before a longer identifier that only starts like them. */
+static void test_cuda_device_once(void **state)
+{
+    (void)state;
+    moxc_module *m = demo_module();
+    moxc_source_text demo = demo_source_text(m);
+    char *cuda = moxc_gen_cuda(m, &demo, 1);
+    assert_non_null(cuda);
+    assert_int_equal(count_occurrences(cuda, "__device__ MOX_KERNEL"), 0);
+    assert_non_null(strstr(cuda, "\n\nMOX_KERNEL MOX_BLOCK(256, 1, 1)\nvoid scale("));
+    assert_non_null(strstr(cuda, "\n__device__ static float twice(float v)\n"));
+    free(cuda);
+    free((char *)(uintptr_t)demo.data);
+
+    static const char *const decls[] = {"MOX_KERNEL void a(void) {}\n", "MOX_DEVICE float b(void);\n",
+                                        "MOX_KERNELS_HELPER float c(void);\n", "MOX_DEVICE_\n",
+                                        "static float e(void);\n", "MOX_KERNEL"};
+    assert_int_equal(m->edits[0].offset_count, sizeof decls / sizeof decls[0]);
+    moxc_buf b = {0};
+    for (size_t i = 0; i < sizeof decls / sizeof decls[0]; ++i) {
+        m->edits[0].offsets[i] = b.len;
+        moxc_buf_put(&b, decls[i]);
+    }
+    size_t len = b.len;
+    char *data = moxc_buf_finish(&b);
+    moxc_source_text text = {m->edits[0].path, data, len};
+    cuda = moxc_gen_cuda(m, &text, 1);
+    assert_non_null(cuda);
+    assert_non_null(strstr(cuda, "\nMOX_KERNEL void a(void) {}\nMOX_DEVICE float b(void);\n"
+                                 "__device__ MOX_KERNELS_HELPER float c(void);\n__device__ MOX_DEVICE_\n"
+                                 "__device__ static float e(void);\nMOX_KERNEL\n"));
+    free(cuda);
+    free(data);
+    demo_module_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -250,6 +290,7 @@ int main(void)
         cmocka_unit_test(test_declarations),
         cmocka_unit_test(test_check_rejects),
         cmocka_unit_test(test_cuda_rejects_bad_edits),
+        cmocka_unit_test(test_cuda_device_once),
     };
     return cmocka_run_group_tests_name("moxc_gen", tests, NULL, NULL);
 }

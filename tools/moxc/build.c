@@ -38,8 +38,8 @@ bool moxc_generate(const moxc_plan *plan, const char *artifact_dir, moxc_generat
     if (out->bindings_h && out->bindings_c && out->cuda_tu && out->cpu_tu)
         return true;
     /* moxc_gen_cuda also refuses edits that do not fit their source. */
-    fprintf(diag, "moxc: generating module %s failed (out of memory, or a source changed while moxc read it)\n",
-            plan->name);
+    fprintf(diag, "moxc: generating %s failed (out of memory, or a source changed while moxc read it)\n",
+            plan->what);
     moxc_generated_free(out);
     return false;
 }
@@ -89,7 +89,7 @@ static bool compile(const moxc_plan *plan, const char *what, const char *tool, c
         return ok;
     }
     if (!ok) {
-        fprintf(diag, "moxc: %s failed for module %s:\n", what, plan->name);
+        fprintf(diag, "moxc: %s failed for %s:\n", what, plan->what);
         if (!proc.started)
             fprintf(diag, "cannot run %s: %s\n", tool, strerror(proc.errno_value));
         else if (proc.signal)
@@ -211,9 +211,9 @@ static bool compile_cpu(stage *s, const char *cpu_tu, const char *cpu_so)
         return true;
     if (!planned)
         return false;
-    fprintf(s->diag, "moxc: note: module %s: the CPU work-group functions did not compile; every kernel runs on "
+    fprintf(s->diag, "moxc: note: %s: the CPU work-group functions did not compile; every kernel runs on "
                      "the fiber or thread-call executor instead (please report this as a moxc bug)\n",
-            plan->name);
+            plan->what);
     char *text = moxc_gen_cpu_unplanned(plan->module, plan->abi_sha256);
     s->cpu_unplanned = true;
     bool ok = text && moxc_write_file(cpu_tu, text, strlen(text)) &&
@@ -309,27 +309,38 @@ static void put_dep_path(moxc_buf *b, const char *path)
     }
 }
 
+/* One prerequisite, unless already listed: the sources and the dialect
+ * headers are also among the files the front end read. */
+static bool put_dep_once(moxc_buf *b, moxc_strv *seen, const char *path)
+{
+    for (size_t i = 0; i < seen->count; ++i)
+        if (strcmp(seen->items[i], path) == 0)
+            return true;
+    if (!moxc_strv_push(seen, path))
+        return false;
+    moxc_buf_put(b, " \\\n  ");
+    put_dep_path(b, path);
+    return true;
+}
+
 static bool write_depfile(const moxc_plan *plan, const char *path, const char *target, FILE *diag)
 {
     moxc_buf b = {0};
+    moxc_strv seen = {0};
     put_dep_path(&b, target);
     moxc_buf_put(&b, ":");
-    for (size_t i = 0; i < plan->module->edit_count; ++i) {
-        moxc_buf_put(&b, " \\\n  ");
-        put_dep_path(&b, plan->module->edits[i].path);
-    }
-    for (size_t i = 0; i < plan->module->dependency_count; ++i) {
-        moxc_buf_put(&b, " \\\n  ");
-        put_dep_path(&b, plan->module->dependencies[i]);
-    }
-    for (size_t i = 0; i < plan->dialect_headers.count; ++i) {
-        moxc_buf_put(&b, " \\\n  ");
-        put_dep_path(&b, plan->dialect_headers.items[i]);
-    }
+    bool ok = true;
+    for (size_t i = 0; ok && i < plan->module->edit_count; ++i)
+        ok = put_dep_once(&b, &seen, plan->module->edits[i].path);
+    for (size_t i = 0; ok && i < plan->module->dependency_count; ++i)
+        ok = put_dep_once(&b, &seen, plan->module->dependencies[i]);
+    for (size_t i = 0; ok && i < plan->dialect_headers.count; ++i)
+        ok = put_dep_once(&b, &seen, plan->dialect_headers.items[i]);
+    moxc_strv_free(&seen);
     moxc_buf_put(&b, "\n");
     size_t len = b.len;
     char *text = moxc_buf_finish(&b);
-    bool ok = text && moxc_write_if_changed(path, text, len);
+    ok = ok && text && moxc_write_if_changed(path, text, len);
     if (!ok)
         fprintf(diag, "moxc: cannot write the depfile %s\n", path);
     free(text);

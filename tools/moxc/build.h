@@ -118,7 +118,8 @@ char *moxc_version_line(const char *text, const char *prefer);
 
 typedef struct moxc_plan {
     const moxc_options *opts;
-    char *name;
+    char *name;                  /* --name, else "module" */
+    char *what;                  /* for messages: "module NAME", or "the kernels" without --name */
     char *mox_include;           /* absolute */
     moxc_strv dialect_headers;   /* headers in <mox_include>/mox, sorted: generated code
                                     includes them in modes (CUDA, CPU) the front

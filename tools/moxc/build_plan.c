@@ -67,8 +67,14 @@ bool moxc_plan_parse(const moxc_options *o, moxc_plan *plan, FILE *diag)
     moxc_strv sources = {0};
     bool ok = false;
     plan->name = strdup(o->name ? o->name : "module");
+    moxc_buf what = {0};
+    if (o->name)
+        moxc_buf_printf(&what, "module %s", o->name);
+    else
+        moxc_buf_put(&what, "the kernels");
+    plan->what = moxc_buf_finish(&what);
     plan->mox_include = o->mox_include ? moxc_abs_path(o->mox_include) : moxc_default_mox_include();
-    if (!plan->name || !plan->mox_include || !abs_list(&o->includes, &plan->include_dirs) ||
+    if (!plan->name || !plan->what || !plan->mox_include || !abs_list(&o->includes, &plan->include_dirs) ||
         !abs_list(&o->sources, &sources)) {
         fprintf(diag, "moxc: out of memory\n");
         goto done;
@@ -86,7 +92,7 @@ bool moxc_plan_parse(const moxc_options *o, moxc_plan *plan, FILE *diag)
     if (!list_dialect_headers(plan, diag))
         goto done;
     if (!moxc_parse(&po, &plan->module)) {
-        fprintf(diag, "moxc: module %s has errors\n", plan->name);
+        fprintf(diag, "moxc: %s %s errors\n", plan->what, o->name ? "has" : "have");
         goto done;
     }
     if (!moxc_gen_check(plan->module, plan->name, diag))
@@ -310,6 +316,7 @@ void moxc_plan_free(moxc_plan *plan)
     if (plan->module)
         moxc_module_free(plan->module);
     free(plan->name);
+    free(plan->what);
     free(plan->mox_include);
     moxc_strv_free(&plan->dialect_headers);
     free(plan->abi_json);

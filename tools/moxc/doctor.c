@@ -1,9 +1,12 @@
 /* doctor.c - `moxc doctor`: checks what building and running kernels
- * needs, one "[ok]" or "[missing]" line each with an install hint, and says
- * which mode results (CUDA, or CPU-only); it also says where moxc itself and
- * the dialect headers it uses are. The C compiler, libclang and the
- * mox headers are required; CUDA parts are optional. The driver is loaded
- * with dlopen, as the runtime does: moxc never links against CUDA. */
+ * needs, one "[ok]", "[missing]" or "[broken]" (found, but `--version`
+ * fails) line each with a hint, and says which mode results (CUDA, or
+ * CPU-only); it also says where moxc itself and the dialect headers it uses
+ * are. The C compiler, libclang and the mox headers are required; CUDA
+ * parts are optional, but an nvcc that moxc build would stop at (found and
+ * broken, or a --nvcc not found) fails the check as build does. The driver
+ * is loaded with dlopen, as the runtime does: moxc never links against
+ * CUDA. */
 #include <clang-c/Index.h>
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -12,30 +15,46 @@
 
 #include "build.h"
 
-static void report(bool ok, const char *what, const char *detail, const char *hint)
+static void report_state(const char *state, const char *what, const char *detail, const char *hint)
 {
-    printf("[%s] %s%s%s\n", ok ? "ok" : "missing", what, detail && *detail ? ": " : "", detail ? detail : "");
-    if (!ok && hint)
+    printf("[%s] %s%s%s\n", state, what, detail && *detail ? ": " : "", detail ? detail : "");
+    if (strcmp(state, "ok") != 0 && hint)
         printf("      hint: %s\n", hint);
 }
 
-/* "PATH (first version line)" of a tool, or NULL when it does not run. */
-static char *tool_line(const char *path, const char *prefer)
+static void report(bool ok, const char *what, const char *detail, const char *hint)
 {
+    report_state(ok ? "ok" : "missing", what, detail, hint);
+}
+
+/* A tool found at `path`, asked for --version as moxc build asks it: on
+ * success "PATH (first version line)" in *line; otherwise, in *broken,
+ * "PATH: NAME --version failed: REASON", where REASON is the first line
+ * the tool printed, or why it did not start or how it ended. Returns
+ * whether it ran (false with both NULL: out of memory). */
+static bool probe_tool(const char *path, const char *name, const char *prefer, char **line, char **broken)
+{
+    *line = *broken = NULL;
     const char *argv[] = {path, "--version", NULL};
     moxc_proc proc;
     if (!moxc_run(argv, &proc))
-        return NULL;
-    char *line = NULL;
-    if (proc.started && proc.exit_code == 0) {
-        char *version = moxc_version_line(proc.output, prefer);
-        moxc_buf b = {0};
-        moxc_buf_printf(&b, "%s (%s)", path, version ? version : "");
-        line = moxc_buf_finish(&b);
-        free(version);
-    }
+        return false;
+    bool ok = proc.started && proc.exit_code == 0;
+    char *first = proc.started ? moxc_version_line(proc.output, ok ? prefer : NULL) : NULL;
+    moxc_buf b = {0};
+    if (ok)
+        moxc_buf_printf(&b, "%s (%s)", path, first ? first : "");
+    else if (!proc.started)
+        moxc_buf_printf(&b, "%s: %s --version failed: cannot run it: %s", path, name, strerror(proc.errno_value));
+    else if (proc.signal)
+        moxc_buf_printf(&b, "%s: %s --version failed: killed by signal %d", path, name, proc.signal);
+    else
+        moxc_buf_printf(&b, "%s: %s --version failed: %s (exit status %d)", path, name,
+                        first && *first ? first : "no output", proc.exit_code);
+    *(ok ? line : broken) = moxc_buf_finish(&b);
+    free(first);
     moxc_proc_free(&proc);
-    return line;
+    return ok;
 }
 
 typedef int (*cu_init_fn)(unsigned);
@@ -116,41 +135,61 @@ static bool check_self_and_headers(const moxc_options *o)
     return ok;
 }
 
-/* nvcc and cuobjdump; true when nvcc runs. mox is built and tested with
- * CUDA 13 (README): an older nvcc gets a note. */
-static bool check_nvcc(const moxc_options *o)
+/* nvcc and cuobjdump. *usable: nvcc runs; returns false when moxc build
+ * would fail with this nvcc: one found that does not run (build refuses it
+ * rather than quietly building for the CPU only), or a --nvcc not found.
+ * mox is built and tested with CUDA 13 (README): an older nvcc gets a note. */
+static bool check_nvcc(const moxc_options *o, bool *usable)
 {
+    static const char hint[] = "install the CUDA 13 toolkit (nvcc in $CUDA_HOME/bin, /usr/local/cuda/bin or PATH) "
+                               "or pass --nvcc PATH; without it artifacts are CPU-only";
     char *nvcc = moxc_find_nvcc(o->nvcc);
-    char *nvcc_line = nvcc ? tool_line(nvcc, "release") : NULL;
-    bool ok = nvcc_line != NULL;
-    report(ok, "nvcc", nvcc_line ? nvcc_line : (o->nvcc ? o->nvcc : "not found"),
-           "install the CUDA 13 toolkit (nvcc in /usr/local/cuda/bin, $CUDA_HOME/bin or PATH) or pass --nvcc PATH; "
-           "without it artifacts are CPU-only");
-    const char *release = nvcc_line ? strstr(nvcc_line, "release ") : NULL;
+    char *line = NULL, *broken = NULL;
+    *usable = nvcc && probe_tool(nvcc, "nvcc", "release", &line, &broken);
+    if (*usable)
+        report(true, "nvcc", line, NULL);
+    else if (broken)
+        report_state("broken", "nvcc", broken,
+                      "moxc build stops at this nvcc: repair or remove it, pass --nvcc PATH to a working one, "
+                      "or --no-cuda to build for the CPU only");
+    else
+        report(false, "nvcc", nvcc ? "out of memory" : (o->nvcc ? o->nvcc : "not found"), hint);
+    const char *release = line ? strstr(line, "release ") : NULL;
     if (release && atoi(release + strlen("release ")) < 13)
         printf("      note: mox is built and tested with CUDA 13; this nvcc is older\n");
     char *cuobjdump = moxc_find_cuobjdump(nvcc);
     report(cuobjdump != NULL, "cuobjdump", cuobjdump ? cuobjdump : "not found",
            "part of the CUDA 13 toolkit; only moxc inspect --emit ptx|sass needs it");
+    bool buildable = *usable || (!nvcc && !o->nvcc);
     free(cuobjdump);
     free(nvcc);
-    free(nvcc_line);
+    free(line);
+    free(broken);
+    return buildable;
+}
+
+/* The C compiler moxc build would use; true when it runs. */
+static bool check_cc(const moxc_options *o)
+{
+    const char *cc_name = moxc_cc_name(o);
+    char *cc = moxc_find_program(cc_name);
+    char *line = NULL, *broken = NULL;
+    bool ok = cc && probe_tool(cc, "the C compiler", NULL, &line, &broken);
+    if (broken)
+        report_state("broken", "C compiler", broken, "repair it, or set CC / --cc to a working C11 compiler");
+    else
+        report(ok, "C compiler", ok ? line : cc_name,
+               "install a C11 compiler (apt-get install build-essential) or set CC / --cc");
+    free(cc);
+    free(line);
+    free(broken);
     return ok;
 }
 
 int moxc_cmd_doctor(const moxc_options *o)
 {
     printf("moxc %s doctor\n", MOXC_VERSION);
-    bool required_ok = true;
-
-    const char *cc_name = moxc_cc_name(o);
-    char *cc = moxc_find_program(cc_name);
-    char *cc_line = cc ? tool_line(cc, NULL) : NULL;
-    report(cc_line != NULL, "C compiler", cc_line ? cc_line : cc_name,
-           "install a C11 compiler (apt-get install build-essential) or set CC / --cc");
-    required_ok = required_ok && cc_line;
-    free(cc);
-    free(cc_line);
+    bool required_ok = check_cc(o);
 
     CXString version = clang_getClangVersion();
     const char *clang_text = clang_getCString(version);
@@ -165,12 +204,12 @@ int moxc_cmd_doctor(const moxc_options *o)
     if (o->no_cuda) {
         printf("[skipped] CUDA checks (--no-cuda)\n");
     } else {
-        nvcc_ok = check_nvcc(o);
+        required_ok = check_nvcc(o, &nvcc_ok) && required_ok;
         device_ok = check_cuda_driver();
     }
 
     if (!required_ok) {
-        printf("moxc cannot build kernels here: install what is missing above\n");
+        printf("moxc cannot build kernels here: install or repair what is missing or broken above\n");
         return 1;
     }
     if (nvcc_ok && device_ok)

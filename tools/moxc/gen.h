@@ -58,6 +58,8 @@ const mox_abi_layout *moxc_find_record_layout(const mox_abi *abi, const char *na
  * or records, paths can be spelled in #include and #line, `name` is a C
  * identifier. Prints "moxc: ..." lines to `diag` and returns false. */
 bool moxc_gen_check(const moxc_module *module, const char *name, FILE *diag);
+/* Whether `name` can name a module: a C identifier of at most 200 characters. */
+bool moxc_is_module_name(const char *name);
 
 /* ---- generators (malloc'd text, NULL on out of memory) ---- */
 

@@ -1,11 +1,13 @@
 /* gen_cuda.c - generates kernels_cuda.cu, the CUDA translation unit of a
- * module: every kernel source with "__device__ " inserted where the front end
- * said (functions and file-scope constants), then one gated __global__ entry
- * per kernel, named mox_entry_<kernel>, that the CUDA backend launches, and
- * for kernels with read buffers a second one, mox_entry_<kernel>__noalias,
- * whose pointers are all __restrict__; and both again without the gate
- * check, mox_entry_<kernel>__ungated[__noalias], for launches that no
- * failure can reach (the runtime picks one of them per launch). */
+ * module: every kernel source with "__device__ " inserted where the front
+ * end said (functions and file-scope constants; not before MOX_KERNEL or
+ * MOX_DEVICE, which are __device__ under nvcc already), then one gated
+ * __global__ entry per kernel, named mox_entry_<kernel>, that the CUDA
+ * backend launches, and for kernels with read buffers a second one,
+ * mox_entry_<kernel>__noalias, whose pointers are all __restrict__; and
+ * both again without the gate check, mox_entry_<kernel>__ungated[__noalias],
+ * for launches that no failure can reach (the runtime picks one of them per
+ * launch). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,24 @@ static size_t count_lines(const moxc_buf *b)
     for (size_t i = 0; i < b->len; ++i)
         n += b->data[i] == '\n';
     return n;
+}
+
+/* Whether the declaration at `at` already starts with a dialect macro that
+ * is __device__ under nvcc (MOX_KERNEL, MOX_DEVICE): adding another would
+ * put the attribute twice on the function, which nvcc's messages show. */
+static bool starts_device_macro(const moxc_source_text *text, size_t at)
+{
+    static const char *const macros[] = {"MOX_KERNEL", "MOX_DEVICE"};
+    for (size_t i = 0; i < sizeof macros / sizeof macros[0]; ++i) {
+        size_t n = strlen(macros[i]);
+        if (text->size - at < n || memcmp(text->data + at, macros[i], n) != 0)
+            continue;
+        char next = text->size - at > n ? text->data[at + n] : ' ';
+        if (!(next == '_' || (next >= 'A' && next <= 'Z') || (next >= 'a' && next <= 'z') ||
+              (next >= '0' && next <= '9')))
+            return true;
+    }
+    return false;
 }
 
 static bool put_source(moxc_buf *b, const moxc_source_edit *edit, const moxc_source_text *text)
@@ -33,7 +53,8 @@ static bool put_source(moxc_buf *b, const moxc_source_edit *edit, const moxc_sou
         if (at < pos || at > text->size)
             return false;
         moxc_buf_write(b, text->data + pos, at - pos);
-        moxc_buf_put(b, "__device__ ");
+        if (!starts_device_macro(text, at))
+            moxc_buf_put(b, "__device__ ");
         pos = at;
     }
     moxc_buf_write(b, text->data + pos, text->size - pos);

@@ -234,10 +234,15 @@ static bool check_layout_records(const moxc_module *module, const mox_abi_layout
     return ok;
 }
 
+bool moxc_is_module_name(const char *name)
+{
+    return is_identifier(name) && strlen(name) <= 200;
+}
+
 bool moxc_gen_check(const moxc_module *module, const char *name, FILE *diag)
 {
     bool ok = true;
-    if (!is_identifier(name) || strlen(name) > 200) {
+    if (!moxc_is_module_name(name)) {
         fprintf(diag, "moxc: module name '%s' is not a C identifier (of at most 200 characters)\n",
                 name ? name : "");
         ok = false;

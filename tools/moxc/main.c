@@ -154,6 +154,8 @@ static int parse_options(command cmd, int argc, char **argv, int first, moxc_opt
         return usage_error("%s: --name is required", "build");
     if (cmd == CMD_BUILD && !o->out_dir)
         return usage_error("%s: --out-dir is required", "build");
+    if (o->name && !moxc_is_module_name(o->name))
+        return usage_error("--name '%s' is not a C identifier (of at most 200 characters)", o->name);
     if (o->depfile_target && !o->depfile)
         return usage_error("%s needs --depfile", "--depfile-target");
     if (cmd == CMD_INSPECT) {

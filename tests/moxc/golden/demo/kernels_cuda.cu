@@ -19,7 +19,7 @@ __device__ static float twice(float v)
     return v * 2.0f;
 }
 
-__device__ MOX_KERNEL MOX_BLOCK(256, 1, 1)
+MOX_KERNEL MOX_BLOCK(256, 1, 1)
 void scale(const float *input, float *output, uint32_t n)
 {
     uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
@@ -27,7 +27,7 @@ void scale(const float *input, float *output, uint32_t n)
         output[i] = twice(input[i]) + demo_offset;
 }
 
-__device__ MOX_KERNEL
+MOX_KERNEL
 void integrate(Particle *particles, Config config, mox_f16 gain, mox_atomic_u32 *counter)
 {
     uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
@@ -43,7 +43,7 @@ void integrate(Particle *particles, Config config, mox_f16 gain, mox_atomic_u32 
     mox_atomic_add_u32(counter, 1u);
 }
 
-__device__ MOX_KERNEL MOX_BLOCK(16, 16, 1)
+MOX_KERNEL MOX_BLOCK(16, 16, 1)
 void tile(const float *values, float *sums, int8_t bias)
 {
     MOX_SHARED(float, cache, 256);
@@ -60,7 +60,7 @@ void tile(const float *values, float *sums, int8_t bias)
     }
 }
 
-__device__ MOX_KERNEL
+MOX_KERNEL
 void noop(void)
 {
 }

@@ -9,7 +9,7 @@
  * real front end (test_golden_front.c). */
 #include "feature_records.h"
 
-__device__ MOX_KERNEL void vec_scale(const mox_float4 *in, mox_float4 *out, mox_float2 k, uint32_t n) {
+MOX_KERNEL void vec_scale(const mox_float4 *in, mox_float4 *out, mox_float2 k, uint32_t n) {
     uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
     if (i < n) {
         mox_float4 v = in[i];
@@ -17,7 +17,7 @@ __device__ MOX_KERNEL void vec_scale(const mox_float4 *in, mox_float4 *out, mox_
     }
 }
 
-__device__ MOX_KERNEL MOX_BLOCK(64, 1, 1) void particles(Particle4 *p, mox_half2 scale, mox_uint4 mask,
+MOX_KERNEL MOX_BLOCK(64, 1, 1) void particles(Particle4 *p, mox_half2 scale, mox_uint4 mask,
                                             MOX_TABLE(mox_f16, gains, 8), MOX_TABLE(Particle4, anchors, 2)) {
     uint32_t i = mox_block_idx().x * 64u + mox_thread_idx().x;
     p[i].pos.x += p[i].vel.x * mox_f16_to_f32(scale.x);
@@ -25,7 +25,7 @@ __device__ MOX_KERNEL MOX_BLOCK(64, 1, 1) void particles(Particle4 *p, mox_half2
     p[i].vel.y = mox_f16_to_f32(gains[i % 8u]) + anchors[i % 2u].pos.w;
 }
 
-__device__ MOX_KERNEL void reverse(const float *in, float *out) {
+MOX_KERNEL void reverse(const float *in, float *out) {
     MOX_SHARED_DYNAMIC(float, tile);
     uint32_t t = mox_thread_idx().x;
     tile[t] = in[t];
