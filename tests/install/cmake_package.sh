@@ -32,6 +32,8 @@ cmake --build "$build" -j 2 >"$work/build.log" 2>&1 || { cat "$work/build.log"; 
 grep -q "Built mox artifact $build/mox-artifacts/" "$work/build.log" ||
   fail "moxc did not build into the consumer's cache:"$'\n'"$(cat "$work/build.log")"
 run_ok "$build/consumer_app"
+# plain target_link_libraries, then mox_add_kernels: it built; it runs
+"$build/consumer_plain" || fail "consumer_plain failed"
 
 # Deploy: an install prefix, and a copy of the program with moxc deploy.
 cmake --install "$build" --prefix "$work/prefix" >"$work/install.log" 2>&1 ||
