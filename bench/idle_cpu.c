@@ -26,11 +26,11 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <mox/mox.h>
 
 #include "cuda/cuda_api.h"
+#include "thread_cpu.h"
 
 enum { MAX_SECONDS = 60 };
 
@@ -40,40 +40,6 @@ static double process_cpu_ms(void)
     getrusage(RUSAGE_SELF, &ru);
     return ((double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec) * 1e3 +
            ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e3;
-}
-
-/* CPU time (ms) of this process's threads: those named "mox-*" in *mox,
- * this thread (the probe: it reads /proc and sleeps) in *probe, the rest
- * (the driver's) in *other; false when no thread's schedstat could be read. */
-static bool threads_cpu_ms(double *mox, double *probe, double *other)
-{
-    DIR *dir = opendir("/proc/self/task");
-    int read = 0;
-    char self[32];
-    snprintf(self, sizeof self, "%d", (int)gettid());
-    *mox = *probe = *other = 0;
-    for (struct dirent *e; dir && (e = readdir(dir)) != NULL;) {
-        if (e->d_name[0] == '.')
-            continue;
-        char path[300], name[64] = "";
-        unsigned long long ns = 0;
-        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
-        FILE *f = fopen(path, "r");
-        bool ours = f && fgets(name, sizeof name, f) && strncmp(name, "mox-", 4) == 0;
-        if (f)
-            fclose(f);
-        snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
-        f = fopen(path, "r");
-        if (f && fscanf(f, "%llu", &ns) == 1) {
-            *(ours ? mox : strcmp(e->d_name, self) == 0 ? probe : other) += (double)ns / 1e6;
-            read++;
-        }
-        if (f)
-            fclose(f);
-    }
-    if (dir)
-        closedir(dir);
-    return read > 0;
 }
 
 static int thread_count(void)
@@ -166,16 +132,17 @@ int main(int argc, char **argv)
     double sum = 0, sum_mox = 0, sum_other = 0;
     bool per_thread = true;
     for (int s = 0; s < seconds; s++) {
-        double c0 = process_cpu_ms(), m0, p0, o0, m1, p1, o1;
-        per_thread = threads_cpu_ms(&m0, &p0, &o0) && per_thread;
+        bench_thread_cpu t0, t1;
+        double c0 = process_cpu_ms();
+        per_thread = bench_thread_cpu_read(&t0) && per_thread;
         t.tv_sec += 1;
         sleep_until(&t);
         double c = process_cpu_ms() - c0;
-        per_thread = threads_cpu_ms(&m1, &p1, &o1) && per_thread;
-        double m = m1 - m0, o = o1 - o0;
+        per_thread = bench_thread_cpu_read(&t1) && per_thread;
+        double m = t1.mox_ms - t0.mox_ms, o = t1.other_ms - t0.other_ms;
         printf("  second %2d: process %.3f ms CPU; mox threads %.3f, driver threads %.3f, the probe "
                "%.3f\n",
-               s + 1, c, m, o, p1 - p0);
+               s + 1, c, m, o, t1.self_ms - t0.self_ms);
         if (s > 0) { /* the first second may still hold the start's tail */
             sum += c;
             sum_mox += m;

@@ -8,6 +8,7 @@
  * both again without the gate check, mox_entry_<kernel>__ungated[__noalias],
  * for launches that no failure can reach (the runtime picks one of them per
  * launch). */
+#include <ctype.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,9 +33,8 @@ static bool starts_device_macro(const moxc_source_text *text, size_t at)
         size_t n = strlen(macros[i]);
         if (text->size - at < n || memcmp(text->data + at, macros[i], n) != 0)
             continue;
-        char next = text->size - at > n ? text->data[at + n] : ' ';
-        if (!(next == '_' || (next >= 'A' && next <= 'Z') || (next >= 'a' && next <= 'z') ||
-              (next >= '0' && next <= '9')))
+        unsigned char next = text->size - at > n ? (unsigned char)text->data[at + n] : ' ';
+        if (next != '_' && !isalnum(next))
             return true;
     }
     return false;
