@@ -1,21 +1,18 @@
 /* launch.c - creating generated launches: the checks of module.h in their
- * fixed order (device mismatch, argument count limit, ABI count and types,
- * required block, geometry), each failure a resolved op naming the kernel
- * and the argument; value arguments copied now. Also mox_module_prepare. */
-#include <stdio.h>
+ * fixed order (the arguments' in launch_check.c, then the required block
+ * and the geometry here), each failure a resolved op naming the kernel and
+ * the argument; value arguments copied now. A per-thread memo lets a
+ * repeated launch skip the registry and the geometry checks. Also
+ * mox_module_prepare. */
 #include <string.h>
 
 #include "alloc.h"
 #include "debug_check.h"
 #include "error.h"
+#include "launch_check.h"
 #include "module.h"
 #include "op.h"
 #include "trace.h"
-
-static const char *access_name(mox_access a)
-{
-    return a == MOX_ACCESS_WRITE ? "write" : a == MOX_ACCESS_ATOMIC ? "atomic" : "read";
-}
 
 /* Per-thread memo of the last launch's device and module, and the last
  * geometry that passed the checks for a kernel on that device: launches
@@ -101,93 +98,6 @@ static bool same_config(const mox_launch_config *a, const mox_launch_config *b)
     return memcmp(a, b, sizeof *a) == 0;
 }
 
-static const char *arg_name(const mox__kernel_check *k, uint32_t i, char buf[16])
-{
-    if (k && i < k->param_count)
-        return k->params[i].name;
-    snprintf(buf, 16, "#%u", i);
-    return buf;
-}
-
-static mox_op *launch_error(mox_status code, const char *kernel, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static mox_op *launch_error(mox_status code, const char *kernel, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    mox_error *e = mox__error_createv(code, kernel, 0, NULL, fmt, ap);
-    va_end(ap);
-    return mox__op_failed(e);
-}
-
-static mox_op *check_args(mox_device *dev, const mox__kernel_check *k, const mox_arg *args,
-                          uint32_t n)
-{
-    char nb[16];
-    const char *kn = k->name;
-    for (uint32_t i = 0; i < n; i++)
-        if (MOX__CHECK_IN(args[i].buffer, BUFFER, "mox_launch_generated"), args[i].kind == MOX_ARG_BUFFER && args[i].buffer &&
-            args[i].buffer->device != dev)
-            return launch_error(MOX_ERR_DEVICE_MISMATCH, kn,
-                                "kernel '%s' argument '%s': the buffer belongs to another device "
-                                "context (context %llu; the launch is on context %llu)",
-                                kn, arg_name(k, i, nb),
-                                (unsigned long long)args[i].buffer->device->id,
-                                (unsigned long long)dev->id);
-    if (n > MOX_MAX_PARAMS)
-        return launch_error(MOX_ERR_TOO_MANY_ARGUMENTS, kn,
-                            "kernel '%s': %u arguments exceed the limit of %d", kn, n,
-                            MOX_MAX_PARAMS);
-    if (n != k->param_count)
-        return launch_error(MOX_ERR_ABI_MISMATCH, kn, "kernel '%s' requires %u arguments, got %u",
-                            kn, k->param_count, n);
-    for (uint32_t i = 0; i < n; i++) {
-        const mox_arg *a = &args[i];
-        const mox__param_check *p = &k->params[i];
-        if (a->kind != MOX_ARG_BUFFER && a->kind != MOX_ARG_VALUE)
-            return launch_error(MOX_ERR_INVALID_ARGUMENT, kn,
-                                "kernel '%s' argument '%s': unknown argument kind %d", kn, p->name,
-                                (int)a->kind);
-        if (a->kind != p->kind)
-            return launch_error(MOX_ERR_ABI_MISMATCH, kn,
-                                "kernel '%s' argument '%s' must be a %s, got a %s", kn, p->name,
-                                p->kind == MOX_ARG_BUFFER ? "buffer" : "value",
-                                a->kind == MOX_ARG_BUFFER ? "buffer" : "value");
-        if (a->kind == MOX_ARG_BUFFER) {
-            if (!a->buffer)
-                return launch_error(MOX_ERR_INVALID_ARGUMENT, kn,
-                                    "kernel '%s' argument '%s': the buffer is NULL", kn, p->name);
-            if ((unsigned)a->access > MOX_ACCESS_ATOMIC)
-                return launch_error(MOX_ERR_INVALID_ARGUMENT, kn,
-                                    "kernel '%s' argument '%s': unknown access mode %d", kn,
-                                    p->name, (int)a->access);
-            if (a->access != p->access)
-                return launch_error(MOX_ERR_ABI_MISMATCH, kn,
-                                    "kernel '%s' argument '%s' must be a %s buffer, got %s access",
-                                    kn, p->name, access_name(p->access), access_name(a->access));
-            const char *sig = a->buffer->type->signature;
-            char why[200];
-            if (a->buffer->type != p->builtin && strcmp(sig, p->signature) != 0 &&
-                !mox__view_allowed(a->buffer, p, why, sizeof why))
-                return launch_error(MOX_ERR_ABI_MISMATCH, kn,
-                                    "kernel '%s' argument '%s' must be a buffer of %s, got a "
-                                    "buffer of %s (%s)",
-                                    kn, p->name, p->signature, sig, why);
-        } else {
-            if (!a->value || !a->type || !a->type->signature)
-                return launch_error(MOX_ERR_INVALID_ARGUMENT, kn,
-                                    "kernel '%s' argument '%s': the value or its type is NULL", kn,
-                                    p->name);
-            if ((a->type != p->builtin && strcmp(a->type->signature, p->signature) != 0) ||
-                a->type->size != p->size)
-                return launch_error(MOX_ERR_ABI_MISMATCH, kn,
-                                    "kernel '%s' argument '%s' must be a value of %s, got %s", kn,
-                                    p->name, p->signature, a->type->signature);
-        }
-    }
-    return NULL;
-}
-
 /* What the buffer arguments placed so far say about the no-alias entry,
  * which is safe when no buffer the launch writes (a write or atomic
  * argument) is also another of its arguments: then no pointer the kernel
@@ -197,33 +107,6 @@ typedef struct arg_scan {
     uint32_t written;       /* bit i: argument i is a write or atomic buffer */
     bool alias;             /* a written buffer is also another argument */
 } arg_scan;
-
-/* Whether every argument passes check_args, in one pass over them: the
- * common case (buffers and values of built-in types, of the launch's
- * device). When it does not, check_args finds the first error in the
- * documented order (or that a view or record type passes after all). */
-static bool args_pass(const mox_device *dev, const mox__kernel_check *k, const mox_arg *args,
-                      uint32_t n)
-{
-    if (n != k->param_count || n > MOX_MAX_PARAMS)
-        return false;
-    for (uint32_t i = 0; i < n; i++) {
-        const mox_arg *a = &args[i];
-        const mox__param_check *p = &k->params[i];
-        MOX__CHECK_IN(a->buffer, BUFFER, "mox_launch_generated");
-        if (a->kind != p->kind || !p->builtin)
-            return false;
-        if (a->kind == MOX_ARG_BUFFER) {
-            if (!a->buffer || a->buffer->device != dev || a->access != p->access ||
-                a->buffer->type != p->builtin)
-                return false;
-        } else if (a->kind != MOX_ARG_VALUE || !a->value || a->type != p->builtin ||
-                   a->type->size != p->size) {
-            return false;
-        }
-    }
-    return true;
-}
 
 /* The required block, then the geometry (launch.h's order), then the
  * device's shared memory limit; skipped when the memo says this kernel
@@ -238,17 +121,17 @@ static mox_op *check_geometry(launch_memo *m, mox_device *device, uint32_t kerne
     if (k->has_required_block &&
         (config.block.x != k->required_block.x || config.block.y != k->required_block.y ||
          config.block.z != k->required_block.z))
-        return launch_error(MOX_ERR_INVALID_LAUNCH, k->name,
+        return mox__launch_error(MOX_ERR_INVALID_LAUNCH, k->name,
                             "invalid launch of kernel '%s': block (%u,%u,%u) does not match the "
                             "kernel's required block (%u,%u,%u)",
                             k->name, config.block.x, config.block.y, config.block.z,
                             k->required_block.x, k->required_block.y, k->required_block.z);
     if (mox_launch_config_validate(&config, device->info.max_block,
                                    device->info.max_threads_per_block, NULL) != MOX_OK)
-        return launch_error(MOX_ERR_INVALID_LAUNCH, k->name, "kernel '%s': %s", k->name,
+        return mox__launch_error(MOX_ERR_INVALID_LAUNCH, k->name, "kernel '%s': %s", k->name,
                             mox_error_last_message());
     if (config.shared_bytes > device->info.max_shared_bytes)
-        return launch_error(MOX_ERR_INVALID_LAUNCH, k->name,
+        return mox__launch_error(MOX_ERR_INVALID_LAUNCH, k->name,
                             "invalid launch of kernel '%s': %u bytes of dynamic shared memory exceed "
                             "the device's limit of %u bytes per block",
                             k->name, config.shared_bytes, device->info.max_shared_bytes);
@@ -257,7 +140,7 @@ static mox_op *check_geometry(launch_memo *m, mox_device *device, uint32_t kerne
      * An empty grid runs nothing, so it may pass 0 (a size scaled by n). */
     if ((k->features & MOX_KFEAT_DYNAMIC_SHARED) && config.shared_bytes == 0 &&
         !mox_launch_config_is_empty(&config))
-        return launch_error(MOX_ERR_INVALID_LAUNCH, k->name,
+        return mox__launch_error(MOX_ERR_INVALID_LAUNCH, k->name,
                             "invalid launch of kernel '%s': it declares MOX_SHARED_DYNAMIC memory "
                             "but the launch gives it 0 bytes (set mox_launch_config.shared_bytes, "
                             "e.g. with mox_launch_config_with_shared)",
@@ -336,9 +219,9 @@ static mox_op *make_launch(launch_memo *m, mox_device *device, const mox__modinf
 
 /* The common launch in one pass: a kernel whose parameters all have
  * built-in types, a geometry the memo says passed, and arguments that pass
- * args_pass's checks, checked while they are copied into the dispatch.
+ * mox__launch_args_pass's checks, checked while they are copied into the dispatch.
  * NULL (nothing kept) when any of that does not hold: the ordered path then
- * decides, so the error order of check_args and check_geometry stands. */
+ * decides, so the error order of mox__launch_check_args and check_geometry stands. */
 static mox_op *launch_fast(launch_memo *m, mox_device *device, const mox__modinfo *info,
                            uint32_t kernel_index, const mox_launch_config *config,
                            const mox_arg *args, uint32_t n)
@@ -392,7 +275,7 @@ mox_op *mox_launch_generated(mox_device *device, const mox_module_desc *module,
 {
     MOX__CHECK(device, DEVICE);
     if (!device || !module || (arg_count && !args))
-        return launch_error(MOX_ERR_INVALID_ARGUMENT, NULL,
+        return mox__launch_error(MOX_ERR_INVALID_ARGUMENT, NULL,
                             "mox_launch_generated: %s is NULL",
                             !device ? "device" : !module ? "module" : "args");
     launch_memo scratch;
@@ -402,15 +285,15 @@ mox_op *mox_launch_generated(mox_device *device, const mox_module_desc *module,
     if (!info)
         return mox__op_failed(failed);
     if (kernel_index >= info->kernel_count)
-        return launch_error(MOX_ERR_KERNEL_NOT_FOUND, NULL,
+        return mox__launch_error(MOX_ERR_KERNEL_NOT_FOUND, NULL,
                             "module '%s' has no kernel %u (it has %u)", module->name, kernel_index,
                             info->kernel_count);
     mox_op *fast = launch_fast(m, device, info, kernel_index, &config, args, arg_count);
     if (fast)
         return fast;
     const mox__kernel_check *k = &info->kernels[kernel_index];
-    if (!args_pass(device, k, args, arg_count)) {
-        mox_op *bad = check_args(device, k, args, arg_count);
+    if (!mox__launch_args_pass(device, k, args, arg_count)) {
+        mox_op *bad = mox__launch_check_args(device, k, args, arg_count);
         if (bad)
             return bad;
     }
