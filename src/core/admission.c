@@ -1,7 +1,10 @@
 /* admission.c - the admission queue (A3): a batch that finds no free
  * command slot, or batches queued before it, waits in its device's FIFO
- * queue; the completion that frees a slot prepares the head. The queue's
- * order is the cross-batch order (A6). A copy between two devices touches
+ * queue; the completion that frees a slot prepares the head. A batch
+ * whose kernel's module is still being prepared at its first poll waits
+ * in the same queue (`modules_pending`): the preparation worker runs the
+ * queue again once the module is loaded. The queue's order is the
+ * cross-batch order (A6). A copy between two devices touches
  * both orders, so it waits in both devices' queues (in its source's as a
  * placeholder): it is prepared once it is the head of both and its own
  * device has a slot - nothing queued before it on either device is
@@ -52,7 +55,33 @@ bool mox__admit_needed_locked(mox_device *dev, const mox__sub *s)
 {
     if (atomic_load(&dev->health) != MOX_OK)
         return false; /* preparation fails at once */
-    return dev->in_flight >= dev->capacity || dev->admit_head || (s->other && s->other->admit_head);
+    return s->modules_pending || dev->in_flight >= dev->capacity || dev->admit_head ||
+           (s->other && s->other->admit_head);
+}
+
+/* Whether the batch's kernels have their modules now (the dispatches then
+ * hold the handles; a module nobody asked for yet is requested). False
+ * while one is still being prepared - the preparation worker runs the
+ * queue again when it is done (worker.c) - or when one failed: *failed, a
+ * reference. Device lock held. */
+static bool modules_loaded_locked(mox_device *dev, mox__sub *s, mox_error **failed)
+{
+    for (uint32_t i = 0; i < s->count; i++) {
+        mox__dispatch *d = s->d[i];
+        if (d->kind != MOX__CMD_KERNEL || d->module)
+            continue;
+        mox__devmod *dm = d->devmod;
+        int st = atomic_load_explicit(&dm->state, memory_order_acquire);
+        if (st == MOX__MOD_NONE)
+            mox__devmod_request(dev, dm);
+        if (st == MOX__MOD_FAILED)
+            *failed = mox__error_ref(dm->error);
+        if (st != MOX__MOD_READY)
+            return false;
+        d->module = dm->handle;
+    }
+    s->modules_pending = false;
+    return true;
 }
 
 void mox__admit_enqueue_locked(mox_device *dev, mox__sub *s)
@@ -85,8 +114,20 @@ static void admit_one(mox_device *dev, mox__sub *s, mox__sub ***failed_tail, boo
     }
 }
 
+/* Takes `s`, whose module failed, out of the queue onto *failed. */
+static void fail_head(mox_device *dev, mox__sub *s, mox_error *err, mox__sub ***failed_tail)
+{
+    unlink_from(dev, s);
+    s->queued = false;
+    s->admit_next = s->admit_next_other = NULL;
+    s->queue_error = err;
+    **failed_tail = s;
+    *failed_tail = &s->admit_next;
+}
+
 /* Single-device heads while slots are free; stops at a copy between
- * devices (*cross). Device lock held. */
+ * devices (*cross) and at a batch whose module is still being prepared
+ * (nothing overtakes it). Device lock held. */
 static mox__sub *admit_locked(mox_device *dev, mox__sub *failed, bool *drain, bool *cross)
 {
     mox__sub **tail = &failed;
@@ -97,6 +138,14 @@ static mox__sub *admit_locked(mox_device *dev, mox__sub *failed, bool *drain, bo
         if (s->other) {
             *cross = true;
             break;
+        }
+        mox_error *module_error = NULL;
+        if (s->modules_pending && atomic_load(&dev->health) == MOX_OK &&
+            !modules_loaded_locked(dev, s, &module_error)) {
+            if (!module_error)
+                break;
+            fail_head(dev, s, module_error, &tail);
+            continue;
         }
         unlink_from(dev, s);
         bool unused = false;

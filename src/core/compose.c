@@ -207,7 +207,9 @@ mox_status mox_op_clone(mox_op *shared, mox_op **out)
     if (!out)
         return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_op_clone: out is NULL");
     *out = NULL;
-    if (!shared || shared->immortal || shared->kind != MOX__OP_CLONE)
+    if (!shared)
+        return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_op_clone: shared is NULL");
+    if (shared->immortal || shared->kind != MOX__OP_CLONE)
         return mox__raise(MOX_ERR_INVALID_ARGUMENT,
                          "mox_op_clone: not a shared op (make one with mox_op_share)");
     mox__shared *sh = shared->u.clone.shared;

@@ -269,8 +269,10 @@ uint32_t mox_device_max_shared_bytes(const mox_device *d)
 int mox_device_event_fd(mox_device *d)
 {
     MOX__CHECK(d, DEVICE);
-    if (!d)
+    if (!d) {
+        mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_device_event_fd: device is NULL");
         return -1;
+    }
     int fd = atomic_load(&d->event_fd);
     if (fd >= 0)
         return fd;
@@ -300,7 +302,7 @@ mox_status mox_device_health(const mox_device *d)
 {
     MOX__CHECK(d, DEVICE);
     if (!d)
-        return MOX_ERR_INVALID_ARGUMENT;
+        return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_device_health: device is NULL");
     return (mox_status)atomic_load(&((mox_device *)d)->health);
 }
 

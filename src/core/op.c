@@ -1,7 +1,8 @@
 /* op.c - the op state machine (rules A1-A3, A8): construction submits
- * nothing; the first poll of a launch or batch moves it through module
- * preparation (PENDING while the worker loads), command capacity (PENDING
- * while exhausted) and submission (PENDING while the device executes);
+ * nothing; the first poll of a launch or batch moves it through the
+ * admission queue (PENDING while a module of the batch is being
+ * prepared or command capacity is exhausted; it keeps its place in the
+ * order) and submission (PENDING while the device executes);
  * dropping at any stage releases what the op holds without blocking on
  * device work. Composition (then/map/share) is in compose.c. */
 #include "op.h"
@@ -104,20 +105,8 @@ static void resolve(mox_op *op, const mox_result *result)
     op->stage = MOX__STAGE_RESOLVED;
 }
 
-/* Unlinks the op's cell from the module waiter list it is on (preparation),
- * guarded by the device lock. */
-static void leave_device_lists(mox_op *op)
-{
-    mox__lock(&op->device->lock);
-    mox__wait_list_remove(&op->cell);
-    mox__unlock(&op->device->lock);
-    op->u.submit.waiting_on = NULL;
-}
-
 static mox_poll_state fail_unsubmitted(mox_op *op, const mox_result *result)
 {
-    if (op->stage == MOX__STAGE_PREPARING)
-        leave_device_lists(op);
     mox__cell_quiesce(&op->cell);
     mox__sub_unref(op->u.submit.sub); /* never submitted: nothing runs */
     op->u.submit.sub = NULL;
@@ -125,8 +114,13 @@ static mox_poll_state fail_unsubmitted(mox_op *op, const mox_result *result)
     return MOX_READY;
 }
 
-/* PENDING while a module of the batch is being prepared. */
-static bool modules_ready(mox_op *op, mox__sub *sub, const mox_result **failed)
+/* Looks at the modules of the batch's kernels at its first poll: loaded
+ * ones go into their dispatches; one still to load is requested and marks
+ * the batch `modules_pending`, so that it waits in the admission queue,
+ * which keeps its place in the order (A6), until the preparation worker
+ * has it (admission.c). False, with *failed, when a module failed; a
+ * preparation that failed for lack of memory is retried. */
+static bool modules_check(mox_op *op, mox__sub *sub, const mox_result **failed)
 {
     mox_device *dev = op->device;
     for (uint32_t i = 0; i < sub->count; i++) {
@@ -135,30 +129,22 @@ static bool modules_ready(mox_op *op, mox__sub *sub, const mox_result **failed)
             continue;
         mox__devmod *dm = d->devmod;
         int st = atomic_load_explicit(&dm->state, memory_order_acquire);
-        /* A first poll retries a preparation that failed for lack of memory. */
-        bool retry = st == MOX__MOD_FAILED && op->stage == MOX__STAGE_RECORDED;
-        if ((st != MOX__MOD_READY && st != MOX__MOD_FAILED) || retry) {
+        if (st != MOX__MOD_READY) {
             mox__lock(&dev->lock);
-            if (retry)
-                mox__devmod_retry_locked(dm);
+            mox__devmod_retry_locked(dm);
             st = atomic_load_explicit(&dm->state, memory_order_acquire);
             if (st == MOX__MOD_NONE)
                 mox__devmod_request(dev, dm);
-            if (st != MOX__MOD_READY && st != MOX__MOD_FAILED) {
-                if (op->u.submit.waiting_on != dm)
-                    mox__wait_list_remove(&op->cell);
-                mox__wait_list_add(&dm->waiters, &op->cell);
-                op->u.submit.waiting_on = dm;
-                mox__unlock(&dev->lock);
-                return false;
-            }
             mox__unlock(&dev->lock);
         }
         if (st == MOX__MOD_FAILED) {
             *failed = mox__result_error(mox__devmod_error(dev, dm));
             return false;
         }
-        d->module = dm->handle;
+        if (st == MOX__MOD_READY)
+            d->module = dm->handle;
+        else
+            sub->modules_pending = true;
     }
     return true;
 }
@@ -173,19 +159,10 @@ static mox_poll_state poll_submit(mox_op *op, mox_waker waker)
     if (!done)
         mox__cell_arm(&op->cell, waker);
     switch (op->stage) {
-    case MOX__STAGE_RECORDED:
-    case MOX__STAGE_PREPARING: {
+    case MOX__STAGE_RECORDED: {
         const mox_result *failed = NULL;
-        if (!modules_ready(op, sub, &failed)) {
-            if (failed)
-                return fail_unsubmitted(op, failed);
-            if (mox__trace_on() && op->stage != MOX__STAGE_PREPARING)
-                mox__trace_op_pending(op, "module preparation");
-            op->stage = MOX__STAGE_PREPARING;
-            return MOX_PENDING;
-        }
-        if (op->u.submit.waiting_on)
-            leave_device_lists(op);
+        if (!modules_check(op, sub, &failed))
+            return fail_unsubmitted(op, failed);
         if (sub->yields_bytes && !sub->owned_host) {
             sub->owned_host = mox__malloc(sub->owned_size ? sub->owned_size : 1);
             if (!sub->owned_host)
@@ -200,7 +177,9 @@ static mox_poll_state poll_submit(mox_op *op, mox_waker waker)
             mox__trace_op_submit(op, sub);
         if (mox__sub_submit(op->device, sub, &op->cell, &err) == MOX__SUBMIT_QUEUED) {
             if (mox__trace_on())
-                mox__trace_op_pending(op, "command capacity (queued for admission)");
+                mox__trace_op_pending(op, sub->modules_pending
+                                              ? "module preparation (queued for admission)"
+                                              : "command capacity (queued for admission)");
             op->stage = MOX__STAGE_CAPACITY;
             return MOX_PENDING;
         }
@@ -260,7 +239,6 @@ static mox_poll_state poll_launch(mox_op *op, mox_waker waker)
     sub->yields_args = true;
     op->kind = MOX__OP_SUBMIT;
     op->u.submit.sub = sub;
-    op->u.submit.waiting_on = NULL;
     return poll_submit(op, waker);
 }
 
@@ -319,11 +297,9 @@ void mox_op_drop(mox_op *op)
     case MOX__OP_SUBMIT:
         if (op->u.submit.sub) {
             mox__sub *sub = op->u.submit.sub;
-            if (op->stage == MOX__STAGE_PREPARING)
-                leave_device_lists(op);
-            /* Queued for a slot: leaving the queue submits nothing (A8);
-             * if a completion submitted it meanwhile, it is in flight. */
-            else if (op->stage == MOX__STAGE_SUBMITTED ||
+            /* Queued (for a slot or a module): leaving the queue submits
+             * nothing (A8); if it was submitted meanwhile, it is in flight. */
+            if (op->stage == MOX__STAGE_SUBMITTED ||
                      (op->stage == MOX__STAGE_CAPACITY && !mox__sub_dequeue(op->device, sub)))
                 mox__sub_detach(sub);
             mox__cell_quiesce(&op->cell);

@@ -47,8 +47,8 @@ typedef enum mox__op_kind {
 
 typedef enum mox__op_stage {
     MOX__STAGE_RECORDED,   /* nothing done yet */
-    MOX__STAGE_PREPARING,  /* waiting for module preparation */
-    MOX__STAGE_CAPACITY,   /* in the device's admission queue, waiting for a slot */
+    MOX__STAGE_CAPACITY,   /* in the device's admission queue: for a slot, or for a
+                              module being prepared (modules_pending) */
     MOX__STAGE_SUBMITTED,  /* in flight */
     MOX__STAGE_RESOLVED
 } mox__op_stage;
@@ -71,7 +71,6 @@ struct mox_op {
         } launch;
         struct {
             mox__sub *sub;
-            mox__devmod *waiting_on; /* PREPARING: whose waiter list holds cell */
             void *readback;    /* readback bytes owned until submitted */
             size_t readback_size;
             bool readback_result;

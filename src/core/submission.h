@@ -145,6 +145,8 @@ struct mox__sub {
     bool args_released;        /* completion released the dispatches' buffers */
     /* admission queue, under the device lock */
     bool queued;
+    bool modules_pending;      /* a kernel's module was still being prepared at the
+                                  first poll: admitted once it is loaded (admission.c) */
     struct mox__sub *admit_next;
     mox_error *queue_error;    /* why a queued batch could not be submitted */
     /* the wait list handed to the backend: one point per other queue */

@@ -14,6 +14,7 @@
 #include "artifact/manifest.h"
 #include "error.h"
 #include "module.h"
+#include "submission.h"
 #include "trace.h"
 
 mox__devmod *mox__devmod_get(mox_device *device, const mox__modinfo *info)
@@ -239,7 +240,12 @@ static void *worker_main(void *p)
             atomic_store(&dm->state, MOX__MOD_FAILED);
         }
         mox__wait_list_wake_all(&dm->waiters, &dev->lock);
+        bool queued = dev->admit_head != NULL;
         mox__unlock(&dev->lock);
+        /* Batches waiting in the admission queue for this module (op.c):
+         * the head may go now, or resolve with the module's failure. */
+        if (queued)
+            mox__admit_run(dev);
         mox__device_notify(dev);
         mox__device_unref(dev);
 

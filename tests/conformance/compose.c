@@ -233,6 +233,7 @@ static void misuse_consumes_nothing(void **state)
     assert_int_equal(mox_op_share(op, NULL), MOX_ERR_INVALID_ARGUMENT);
     assert_int_equal(mox_op_clone(op, &out), MOX_ERR_INVALID_ARGUMENT); /* not shared */
     assert_int_equal(mox_op_clone(NULL, &out), MOX_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(mox_error_last_message(), "mox_op_clone: shared is NULL"));
     assert_int_equal(mox_op_clone(op, NULL), MOX_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(mox_error_last_message(), "mox_op_clone: out is NULL"));
     assert_int_equal(conf_run(op), MOX_OK); /* still ours, still works */

@@ -250,6 +250,20 @@ static int threads_named(const char *prefix)
 /* The runtime's own threads carry names starting "mox-" (the CUDA
  * backend's completion thread, the CPU backend's pool, the module
  * worker), so top -H, gdb and perf tell them from the program's. */
+/* NULL to a device query records why (A10); the accessors of results
+ * and errors take NULL and record nothing (docs/errors.md). */
+static void null_queries(void **state)
+{
+    (void)state;
+    assert_int_equal(mox_device_event_fd(NULL), -1);
+    assert_non_null(strstr(mox_error_last_message(), "mox_device_event_fd: device is NULL"));
+    assert_int_equal(mox_device_health(NULL), MOX_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(mox_error_last_message(), "mox_device_health: device is NULL"));
+    assert_int_equal(mox_result_status(NULL), MOX_ERR_INVALID_ARGUMENT);
+    assert_int_equal(mox_error_code(NULL), MOX_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(mox_error_last_message(), "mox_device_health: device is NULL"));
+}
+
 static void runtime_threads_are_named(void **state)
 {
     (void)state;
@@ -277,6 +291,7 @@ int main(void)
         cmocka_unit_test(two_opens_are_separate_contexts),
         cmocka_unit_test(submission_counter_counts_batches),
         cmocka_unit_test(event_fd_becomes_readable),
+        cmocka_unit_test(null_queries),
         cmocka_unit_test(runtime_threads_are_named),
     };
     /* Skip the whole program when this run's backend is unavailable. */
