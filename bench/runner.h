@@ -96,7 +96,7 @@ void bench_write_markdown(const bench_report *r, FILE *out);
 uint64_t bench_now_ns(void);
 
 /* ---- suites ---- */
-/* Kernel quality on CUDA through the raw driver (runner_gpu.c). Returns
+/* Kernel quality on CUDA through the raw driver (runner_gpu*.c). Returns
  * false when no CUDA device is usable (nothing added). */
 bool bench_suite_quality(bench_report *r);
 /* Runtime overhead through the public API on the current device
