@@ -104,7 +104,7 @@ bool bench_suite_quality(bench_report *r);
 void bench_suite_overhead(bench_report *r);
 /* The peers' two-stage pipeline through mox (runner_pipeline.c). */
 void bench_suite_pipeline(bench_report *r);
-/* CPU backend vs plain C, thread scaling (cpu_suite.c). */
+/* CPU backend vs plain C, thread scaling (cpu_suite*.c). */
 void bench_suite_cpu(bench_report *r);
 /* Public-sample ports and the examples' kernels through mox and on raw
  * CUDA streams (runner_workloads.c). Returns false when no mox device
