@@ -68,7 +68,7 @@ add_executable(mox_bench
   runner_overhead_mem.c runner_pipeline.c
   runner_gpu.c runner_gpu_calls.c runner_gpu_artifacts.c runner_gpu_cases.c runner_gpu_workload_state.c
   cpu_suite.c cpu_suite_work.c cpu_suite_mox.c cpu_baseline.c
-  runner_workloads.c runner_workloads_raw.c runner_workloads_rawgraph.c
+  runner_workloads.c runner_workloads_raw.c runner_workloads_raw_runs.c runner_workloads_rawgraph.c
   runner_workloads_examples.c runner_workloads_more.c runner_workloads_summary.c
   ${PROJECT_SOURCE_DIR}/src/cuda/cuda_api.c)
 mox_add_kernels(mox_bench NAME benchq
