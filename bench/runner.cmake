@@ -221,10 +221,10 @@ set_tests_properties(bench-cuda-smoke PROPERTIES
   LABELS "bench;cuda" ENVIRONMENT MOX_BACKEND=cuda TIMEOUT 300 SKIP_RETURN_CODE 77)
 
 # The quality suite's host side on a machine without a GPU: a stand-in
-# driver (runner_fakecuda.c) computes the kernels in C. Needs the fatbins
+# driver (runner_fakecuda*.c) computes the kernels in C. Needs the fatbins
 # (nvcc) since the suite loads and verifies them exactly as on a GPU.
 if(MOX_NVCC)
-  add_library(mox_bench_fakecuda SHARED runner_fakecuda.c runner_fakecuda_ports.c)
+  add_library(mox_bench_fakecuda SHARED runner_fakecuda.c runner_fakecuda_kernels.c runner_fakecuda_ports.c)
   target_include_directories(mox_bench_fakecuda PRIVATE ${PROJECT_SOURCE_DIR}/src
     ${PROJECT_SOURCE_DIR}/include ${MOX_BENCH_EXAMPLES}/particle-update/kernels)
   target_compile_options(mox_bench_fakecuda PRIVATE -ffp-contract=off)
