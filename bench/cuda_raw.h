@@ -1,4 +1,4 @@
-/* cuda_raw.h - the raw-CUDA side of bench/cuda_overhead.c: the same
+/* cuda_raw.h - the raw-CUDA side of bench/cuda_overhead: the same
  * kernels (module "cudabench") loaded from the same fatbin through the
  * backend's dlopen'd driver table, launched with the gate off. */
 #ifndef MOX_BENCH_CUDA_RAW_H

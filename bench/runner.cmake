@@ -65,9 +65,12 @@ endif()
 
 add_executable(mox_bench
   runner.c runner_stats.c runner_report.c runner_work.c runner_rt.c runner_overhead.c
-  runner_overhead_mem.c runner_pipeline.c runner_gpu.c runner_gpu_cases.c cpu_suite.c
-  cpu_baseline.c runner_workloads.c runner_workloads_raw.c runner_workloads_rawgraph.c runner_workloads_examples.c
-  runner_workloads_more.c runner_workloads_summary.c ${PROJECT_SOURCE_DIR}/src/cuda/cuda_api.c)
+  runner_overhead_mem.c runner_pipeline.c
+  runner_gpu.c runner_gpu_calls.c runner_gpu_artifacts.c runner_gpu_cases.c runner_gpu_workload_state.c
+  cpu_suite.c cpu_suite_work.c cpu_suite_mox.c cpu_baseline.c
+  runner_workloads.c runner_workloads_raw.c runner_workloads_raw_runs.c runner_workloads_rawgraph.c
+  runner_workloads_examples.c runner_workloads_more.c runner_workloads_summary.c
+  ${PROJECT_SOURCE_DIR}/src/cuda/cuda_api.c)
 mox_add_kernels(mox_bench NAME benchq
   SOURCES ${MOX_BENCH_EXAMPLES}/vec-add/kernels/vec_add.c
           ${MOX_BENCH_EXAMPLES}/reduction/kernels/reduce.c
@@ -218,10 +221,10 @@ set_tests_properties(bench-cuda-smoke PROPERTIES
   LABELS "bench;cuda" ENVIRONMENT MOX_BACKEND=cuda TIMEOUT 300 SKIP_RETURN_CODE 77)
 
 # The quality suite's host side on a machine without a GPU: a stand-in
-# driver (runner_fakecuda.c) computes the kernels in C. Needs the fatbins
+# driver (runner_fakecuda*.c) computes the kernels in C. Needs the fatbins
 # (nvcc) since the suite loads and verifies them exactly as on a GPU.
 if(MOX_NVCC)
-  add_library(mox_bench_fakecuda SHARED runner_fakecuda.c runner_fakecuda_ports.c)
+  add_library(mox_bench_fakecuda SHARED runner_fakecuda.c runner_fakecuda_kernels.c runner_fakecuda_ports.c)
   target_include_directories(mox_bench_fakecuda PRIVATE ${PROJECT_SOURCE_DIR}/src
     ${PROJECT_SOURCE_DIR}/include ${MOX_BENCH_EXAMPLES}/particle-update/kernels)
   target_compile_options(mox_bench_fakecuda PRIVATE -ffp-contract=off)

@@ -96,7 +96,7 @@ void bench_write_markdown(const bench_report *r, FILE *out);
 uint64_t bench_now_ns(void);
 
 /* ---- suites ---- */
-/* Kernel quality on CUDA through the raw driver (runner_gpu.c). Returns
+/* Kernel quality on CUDA through the raw driver (runner_gpu*.c). Returns
  * false when no CUDA device is usable (nothing added). */
 bool bench_suite_quality(bench_report *r);
 /* Runtime overhead through the public API on the current device
@@ -104,7 +104,7 @@ bool bench_suite_quality(bench_report *r);
 void bench_suite_overhead(bench_report *r);
 /* The peers' two-stage pipeline through mox (runner_pipeline.c). */
 void bench_suite_pipeline(bench_report *r);
-/* CPU backend vs plain C, thread scaling (cpu_suite.c). */
+/* CPU backend vs plain C, thread scaling (cpu_suite*.c). */
 void bench_suite_cpu(bench_report *r);
 /* Public-sample ports and the examples' kernels through mox and on raw
  * CUDA streams (runner_workloads.c). Returns false when no mox device

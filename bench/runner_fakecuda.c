@@ -3,13 +3,13 @@
  * GPU: MOX_CUDA_LIBRARY points the runner's driver table at it. Device
  * memory is host memory, every call is synchronous, events read the host
  * clock, and the kernels the suite launches (ref_<k> and mox_entry_<k>)
- * are computed here in C from their launch geometry and parameters, with
- * the generated entries' gate honoured (the workloads suite's FDTD3d
- * kernels are in runner_fakecuda_ports.c). What it checks is the runner: the
+ * are computed in C from their launch geometry and parameters, with
+ * the generated entries' gate honoured (the quality suite's kernels are
+ * in runner_fakecuda_kernels.c, the workloads suite's FDTD3d kernels in
+ * runner_fakecuda_ports.c). What it checks is the runner: the
  * parameter order and sizes it passes, the grids it picks, the scan plan,
  * the verification and the report. The timings it gives mean nothing. */
 #define _GNU_SOURCE
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,11 +19,7 @@
 #include <mox/kernel_abi.h>
 
 #include "cuda/cuda_api.h"
-#include "particle.h"
-
-#define API __attribute__((visibility("default")))
-
-typedef void (*fake_kernel)(void **p, unsigned gx, unsigned gy, unsigned bx, unsigned by);
+#include "runner_fakecuda.h"
 
 struct CUfunc_st {
     char name[64];
@@ -36,9 +32,6 @@ struct CUevent_st {
     uint64_t ns;
 };
 
-/* The workloads suite's kernels (runner_fakecuda_ports.c). */
-fake_kernel fake_port_kernel(const char *name, int *gated);
-
 static int g_module;
 static struct CUfunc_st g_funcs[32];
 static int g_func_count;
@@ -49,142 +42,6 @@ static uint64_t now_ns(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
-
-#define PTR(T, i) (*(T *const *)p[i])
-#define U32(i) (*(const uint32_t *)p[i])
-
-/* Aborts on a geometry the real kernels would compute wrongly with. */
-static void expect(int ok, const char *what)
-{
-    if (!ok) {
-        fprintf(stderr, "fakecuda: bad launch: %s\n", what);
-        abort();
-    }
-}
-
-static void k_vec_add(void **p, unsigned gx, unsigned gy, unsigned bx, unsigned by)
-{
-    uint32_t n = U32(3);
-    expect((uint64_t)gx * bx >= n && gy == 1 && by == 1, "vec_add grid");
-    for (uint32_t i = 0; i < n; i++)
-        PTR(float, 2)[i] = PTR(const float, 0)[i] + PTR(const float, 1)[i];
-}
-
-static void k_reduce(void **p, unsigned gx, unsigned gy, unsigned bx, unsigned by)
-{
-    uint32_t n = U32(2);
-    expect(bx == 256 && by == 1 && gy == 1 && (uint64_t)gx * 256 >= n, "reduce grid");
-    for (unsigned b = 0; b < gx; b++) {
-        float tile[256];
-        for (unsigned t = 0; t < 256; t++)
-            tile[t] = b * 256 + t < n ? PTR(const float, 0)[b * 256 + t] : 0.0f;
-        for (unsigned s = 128; s > 0; s /= 2)
-            for (unsigned t = 0; t < s; t++)
-                tile[t] = tile[t] + tile[t + s];
-        PTR(float, 1)[b] = tile[0];
-    }
-}
-
-static void k_histogram(void **p, unsigned gx, unsigned gy, unsigned bx, unsigned by)
-{
-    uint32_t n = U32(2);
-    expect(bx == 256 && by == 1 && gy == 1 && (uint64_t)gx * 256 >= n, "histogram grid");
-    for (uint32_t i = 0; i < n; i++)
-        PTR(uint32_t, 1)[PTR(const uint32_t, 0)[i] & 15u]++;
-}
-
-static void k_block_scan(void **p, unsigned gx, unsigned gy, unsigned bx, unsigned by)
-{
-    uint32_t n = U32(3);
-    expect(bx == 256 && by == 1 && gy == 1 && (uint64_t)gx * 256 >= n, "block_scan grid");
-    for (unsigned b = 0; b < gx; b++) {
-        uint32_t run = 0;
-        for (unsigned t = 0; t < 256; t++) {
-            uint32_t i = b * 256 + t, v = i < n ? PTR(const uint32_t, 0)[i] : 0u;
-            if (i < n)
-                PTR(uint32_t, 1)[i] = run;
-            run += v;
-        }
-        PTR(uint32_t, 2)[b] = run;
-    }
-}
-
-static void k_add_offsets(void **p, unsigned gx, unsigned gy, unsigned bx, unsigned by)
-{
-    uint32_t n = U32(2);
-    expect(bx == 256 && by == 1 && gy == 1 && (uint64_t)gx * 256 >= n, "add_offsets grid");
-    for (uint32_t i = 0; i < n; i++)
-        PTR(uint32_t, 0)[i] += PTR(const uint32_t, 1)[i / 256];
-}
-
-static void k_particle_update(void **p, unsigned gx, unsigned gy, unsigned bx, unsigned by)
-{
-    uint32_t n = U32(3);
-    Config c = *(const Config *)p[2];
-    expect(bx == 64 && by == 1 && gy == 1 && (uint64_t)gx * 64 >= n, "particle_update grid");
-    for (uint32_t i = 0; i < n; i++) {
-        Particle q = PTR(const Particle, 0)[i];
-        if (q.tag != 0) {
-            for (int s = 0; s < 2; s++)
-                for (int a = 0; a < 2; a++) {
-                    q.motion.velocity[a] = q.motion.velocity[a] + c.acceleration[a] * c.dt;
-                    q.motion.position[a] = q.motion.position[a] + q.motion.velocity[a] * c.dt;
-                }
-            q.flags = (uint16_t)(q.flags + 2);
-            q.color[1] = q.color[0];
-        }
-        PTR(Particle, 1)[i] = q;
-    }
-}
-
-static float half_bits(uint16_t h)
-{
-    int e = (h >> 10) & 31, m = h & 1023;
-    float v = e ? ldexpf((float)(1024 + m), e - 25) : ldexpf((float)m, -24);
-    return h >> 15 ? -v : v;
-}
-
-static void matmul_any(void **p, unsigned gx, unsigned gy, unsigned bx, unsigned by, int f16)
-{
-    uint32_t rows = U32(3), cols = U32(4), inner = U32(5);
-    expect(bx == 16 && by == 16 && (uint64_t)gx * 16 >= cols && (uint64_t)gy * 16 >= rows, "matmul grid");
-    for (uint32_t r = 0; r < rows; r++)
-        for (uint32_t c = 0; c < cols; c++) {
-            float acc = 0.0f;
-            for (uint32_t k = 0; k < inner; k++) {
-                float a = f16 ? half_bits(PTR(const uint16_t, 0)[r * inner + k]) : PTR(const float, 0)[r * inner + k];
-                float b = f16 ? half_bits(PTR(const uint16_t, 1)[k * cols + c]) : PTR(const float, 1)[k * cols + c];
-                acc = acc + a * b;
-            }
-            PTR(float, 2)[r * cols + c] = acc;
-        }
-}
-
-static void k_matmul(void **p, unsigned gx, unsigned gy, unsigned bx, unsigned by)
-{
-    matmul_any(p, gx, gy, bx, by, 0);
-}
-
-static void k_matmul_f16(void **p, unsigned gx, unsigned gy, unsigned bx, unsigned by)
-{
-    matmul_any(p, gx, gy, bx, by, 1);
-}
-
-static void k_spin(void **p, unsigned gx, unsigned gy, unsigned bx, unsigned by)
-{
-    expect(gx == 1 && gy == 1 && bx == 1 && by == 1 && *(const unsigned long long *)p[0] > 0, "spin");
-}
-
-static const struct {
-    const char *name;
-    fake_kernel run;
-} g_kernels[] = {
-    {"spin", k_spin},
-    {"vec_add", k_vec_add},       {"reduce", k_reduce},
-    {"histogram", k_histogram},   {"block_scan", k_block_scan},
-    {"add_offsets", k_add_offsets}, {"particle_update", k_particle_update},
-    {"matmul", k_matmul},         {"matmul_f16", k_matmul_f16},
-};
 
 /* ---- the driver API ----
  * Prototypes from the runtime's own table: a signature that drifts from
@@ -284,21 +141,20 @@ API CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
             *f = &g_funcs[i];
             return CUDA_SUCCESS;
         }
-    for (size_t k = 0; k < sizeof g_kernels / sizeof *g_kernels; k++) {
-        int gated = strncmp(name, "mox_entry_", 10) == 0;
-        const char *base = gated ? name + 10 : strncmp(name, "ref_", 4) == 0 ? name + 4 : NULL;
-        if (base && strcmp(base, g_kernels[k].name) == 0 && g_func_count < 32) {
-            struct CUfunc_st *fn = &g_funcs[g_func_count++];
-            snprintf(fn->name, sizeof fn->name, "%s", name);
-            fn->run = g_kernels[k].run;
-            fn->gated = gated;
-            /* The test that the runner catches a wrong result breaks the
-             * generated vec_add (only that one: see cuLaunchKernel). */
-            const char *brk = getenv("MOX_FAKECUDA_BREAK");
-            fn->broken = gated && brk && strcmp(brk, base) == 0;
-            *f = fn;
-            return CUDA_SUCCESS;
-        }
+    int entry = strncmp(name, "mox_entry_", 10) == 0;
+    const char *base = entry ? name + 10 : strncmp(name, "ref_", 4) == 0 ? name + 4 : NULL;
+    fake_kernel quality = base ? fake_quality_kernel(base) : NULL;
+    if (quality && g_func_count < 32) {
+        struct CUfunc_st *fn = &g_funcs[g_func_count++];
+        snprintf(fn->name, sizeof fn->name, "%s", name);
+        fn->run = quality;
+        fn->gated = entry;
+        /* The test that the runner catches a wrong result breaks the
+         * generated vec_add (only that one: see fake_quality_break). */
+        const char *brk = getenv("MOX_FAKECUDA_BREAK");
+        fn->broken = entry && brk && strcmp(brk, base) == 0;
+        *f = fn;
+        return CUDA_SUCCESS;
     }
     int gated = 0;
     fake_kernel port = fake_port_kernel(name, &gated);
@@ -352,8 +208,8 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsi
         params++;
     }
     f->run(params, gx, gy, bx, by);
-    if (f->broken && f->run == k_vec_add)
-        *(uint32_t *)(void *)&(*(float *const *)params[2])[0] ^= 1u;
+    if (f->broken)
+        fake_quality_break(f->run, params);
     return CUDA_SUCCESS;
 }
 /* Graphs: a chain of kernel launches, enough for the workloads suite's raw

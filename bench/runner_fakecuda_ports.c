@@ -10,11 +10,9 @@
 #include <string.h>
 
 #include "cuda/cuda_api.h"
+#include "runner_fakecuda.h"
 
-#define API __attribute__((visibility("default")))
 #define RADIUS 4
-
-typedef void (*fake_kernel)(void **p, unsigned gx, unsigned gy, unsigned bx, unsigned by);
 
 /* The original module's __constant__ float stencil[RADIUS + 1]. */
 static float g_stencil[RADIUS + 1];
@@ -58,9 +56,6 @@ static void k_fdtd_orig(void **p, unsigned gx, unsigned gy, unsigned bx, unsigne
          *(const int32_t *)p[4], g_stencil);
 }
 
-/* Kernels by their full symbol: *gated when it is a generated entry (its
- * first parameter is the gate). NULL when unknown. */
-fake_kernel fake_port_kernel(const char *name, int *gated);
 fake_kernel fake_port_kernel(const char *name, int *gated)
 {
     *gated = strcmp(name, "mox_entry_FiniteDifferencesKernel") == 0;

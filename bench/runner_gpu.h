@@ -65,6 +65,8 @@ typedef struct gpu_workload {
 
 typedef bool (*gpu_workload_make)(gpu_ctx *g, bool smoke, gpu_workload *out);
 
+/* ---- runner_gpu_artifacts.c ---- */
+
 /* The verified fatbin of a module's artifact (found as the runtime finds
  * it; ABI hash checked) in *fatbin (free() it), its directory in dir, its
  * manifest in *man_out when non-NULL (mox_manifest_free it). false with err. */
@@ -74,6 +76,13 @@ bool bench_artifact_fatbin(const mox_module_desc *m, void **fatbin, size_t *size
 bool bench_read_file(const char *path, void **data, size_t *size);
 /* The hand-written references' fatbins: $MOX_BENCH_REF_DIR or the build's. */
 const char *bench_ref_dir(void);
+/* The generated module (benchq's artifact; its nvcc flags and version and
+ * its directory go to the report's build facts) into g->gen, and every
+ * reference fatbin into g->ref. Each returns false with g->err set. */
+bool gpu_load_generated(gpu_ctx *g);
+bool gpu_load_references(gpu_ctx *g);
+
+/* ---- runner_gpu_calls.c ---- */
 
 /* Each returns false with g->err set. */
 bool gpu_check(gpu_ctx *g, CUresult result, const char *what);
@@ -90,6 +99,8 @@ bool gpu_fill32(gpu_ctx *g, CUdeviceptr dst, uint32_t pattern, size_t bytes);
 /* The poison written into outputs before every run: a NaN for floats, an
  * impossible count for integers. */
 #define GPU_POISON 0xFFFFFFFFu
+
+/* ---- runner_gpu_cases.c: the workloads ---- */
 
 bool gpu_make_vec_add(gpu_ctx *g, bool smoke, gpu_workload *out);
 bool gpu_make_reduce(gpu_ctx *g, bool smoke, gpu_workload *out);

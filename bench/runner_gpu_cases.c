@@ -1,131 +1,19 @@
 /* runner_gpu_cases.c - the kernel-quality workloads: their sizes (well
  * above the 60 MB L2 for the memory-bound ones), the bytes and operations
  * counted for each run, input sets with CPU results computed once, and the
- * launches (the same grid for the generated and the reference kernel). */
+ * launches (the same grid for the generated and the reference kernel).
+ * Their shared state is in runner_gpu_workload_state.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner_gpu.h"
-#include "runner_work.h"
-
-#define MAX_BUFS 4
-#define SCAN_LEVELS 8
-
-/* One state type serves every workload: inputs and outputs per set, the
- * expected outputs per set, a host buffer to read back into. */
-typedef struct wl {
-    size_t n;                       /* elements (1-D workloads) */
-    uint32_t rows, cols, inner;     /* matrix products */
-    uint32_t sets;
-    CUdeviceptr in[GPU_MAX_SETS][MAX_BUFS];
-    CUdeviceptr out[GPU_MAX_SETS];
-    size_t out_bytes;
-    void *expect[GPU_MAX_SETS];
-    void *host;
-    gpu_kernel k[2];
-    Config config;
-    /* scan: level buffers above level 0 (shared by the sets) */
-    uint32_t levels;
-    size_t level_n[SCAN_LEVELS];
-    CUdeviceptr totals[SCAN_LEVELS], prefix[SCAN_LEVELS];
-} wl;
-
-static void wl_destroy(gpu_ctx *g, void *state)
-{
-    wl *w = state;
-    if (!w)
-        return;
-    for (uint32_t s = 0; s < GPU_MAX_SETS; s++) {
-        for (int b = 0; b < MAX_BUFS; b++)
-            gpu_free(g, &w->in[s][b]);
-        gpu_free(g, &w->out[s]);
-        free(w->expect[s]);
-    }
-    for (uint32_t l = 0; l < SCAN_LEVELS; l++) {
-        gpu_free(g, &w->totals[l]);
-        gpu_free(g, &w->prefix[l]);
-    }
-    free(w->host);
-    free(w);
-}
-
-static wl *wl_new(gpu_ctx *g, uint32_t sets, size_t out_bytes)
-{
-    wl *w = calloc(1, sizeof *w);
-    if (w) {
-        w->sets = sets;
-        w->out_bytes = out_bytes;
-        w->host = malloc(out_bytes ? out_bytes : 4);
-        for (uint32_t s = 0; s < sets && w->host; s++)
-            w->expect[s] = malloc(out_bytes ? out_bytes : 4);
-        for (uint32_t s = 0; s < sets && w->host; s++)
-            if (!w->expect[s]) {
-                free(w->host);
-                w->host = NULL;
-            }
-    }
-    if (!w || !w->host) {
-        wl_destroy(g, w);
-        snprintf(g->err, sizeof g->err, "out of host memory");
-        return NULL;
-    }
-    return w;
-}
-
-/* Uploads one input and keeps it as in[set][slot]. */
-static bool wl_input(gpu_ctx *g, wl *w, uint32_t set, int slot, const void *data, size_t bytes)
-{
-    return gpu_alloc(g, &w->in[set][slot], bytes) && gpu_upload(g, w->in[set][slot], data, bytes);
-}
-
-/* Allocates the outputs of every set and poisons them. */
-static bool wl_outputs(gpu_ctx *g, wl *w)
-{
-    for (uint32_t s = 0; s < w->sets; s++)
-        if (!gpu_alloc(g, &w->out[s], w->out_bytes) || !gpu_fill32(g, w->out[s], GPU_POISON, w->out_bytes))
-            return false;
-    return true;
-}
-
-static void wl_fill(gpu_workload *out, const char *name, wl *w)
-{
-    out->name = name;
-    out->state = w;
-    out->sets = w->sets;
-    out->destroy = wl_destroy;
-}
-
-static void kernel_note(gpu_workload *out, const gpu_kernel *k, const char *what)
-{
-    size_t len = strlen(out->note);
-    snprintf(out->note + len, sizeof out->note - len, "%s%s regs gen/ref %d/%d, local bytes %d/%d",
-             len ? "; " : "", what, k->regs[1], k->regs[0], k->local_bytes[1], k->local_bytes[0]);
-}
-
-/* Reads the output of `set` back, compares it word by word with the
- * expected bits, and poisons it again for the set's next run. */
-static bool verify_words(gpu_ctx *g, void *state, uint32_t set, char *why, size_t why_len)
-{
-    wl *w = state;
-    if (!gpu_download(g, w->host, w->out[set], w->out_bytes))
-        return false;
-    size_t words = w->out_bytes / 4, bad = work_first_diff32(w->host, w->expect[set], words);
-    if (bad < words) {
-        uint32_t got, want;
-        memcpy(&got, (const char *)w->host + 4 * bad, 4);
-        memcpy(&want, (const char *)w->expect[set] + 4 * bad, 4);
-        snprintf(why, why_len, "word %zu of %zu is 0x%08x, expected 0x%08x", bad, words, got, want);
-        return false;
-    }
-    return gpu_fill32(g, w->out[set], GPU_POISON, w->out_bytes);
-}
+#include "runner_gpu_workload_state.h"
 
 /* ---- vec-add: out = a + b ---- */
 
 static bool vec_add_launch(gpu_ctx *g, void *state, int variant, uint32_t set)
 {
-    wl *w = state;
+    gpu_wl_state *w = state;
     uint32_t n = (uint32_t)w->n;
     void *p[] = {&w->in[set][0], &w->in[set][1], &w->out[set], &n};
     return gpu_launch(g, &w->k[0], variant, 0, work_blocks(n, WORK_BLOCK), 1, WORK_BLOCK, 1, p, 4);
@@ -134,7 +22,7 @@ static bool vec_add_launch(gpu_ctx *g, void *state, int variant, uint32_t set)
 bool gpu_make_vec_add(gpu_ctx *g, bool smoke, gpu_workload *out)
 {
     size_t n = smoke ? (size_t)1 << 16 : (size_t)1 << 26;
-    wl *w = wl_new(g, GPU_MAX_SETS, n * 4);
+    gpu_wl_state *w = gpu_wl_new(g, GPU_MAX_SETS, n * 4);
     float *a = malloc(n * 4), *b = malloc(n * 4);
     bool ok = w && a && b && gpu_kernel_find(g, "vec_add", &w->k[0]);
     if (w && (!a || !b))
@@ -143,21 +31,21 @@ bool gpu_make_vec_add(gpu_ctx *g, bool smoke, gpu_workload *out)
         work_fill_f32(a, n, 100 + 2 * s);
         work_fill_f32(b, n, 101 + 2 * s);
         work_vec_add(a, b, w->expect[s], n);
-        ok = wl_input(g, w, s, 0, a, n * 4) && wl_input(g, w, s, 1, b, n * 4);
+        ok = gpu_wl_input(g, w, s, 0, a, n * 4) && gpu_wl_input(g, w, s, 1, b, n * 4);
     }
     free(a);
     free(b);
-    if (!(ok && wl_outputs(g, w))) {
-        wl_destroy(g, w);
+    if (!(ok && gpu_wl_outputs(g, w))) {
+        gpu_wl_destroy(g, w);
         return false;
     }
     w->n = n;
-    wl_fill(out, "vec-add", w);
+    gpu_wl_fill(out, "vec-add", w);
     snprintf(out->params, sizeof out->params, "n=%zu", n);
     out->bytes = 12.0 * (double)n; /* a and b read, out written */
-    kernel_note(out, &w->k[0], "vec_add");
+    gpu_wl_kernel_note(out, &w->k[0], "vec_add");
     out->launch = vec_add_launch;
-    out->verify = verify_words;
+    out->verify = gpu_wl_verify_words;
     return true;
 }
 
@@ -165,7 +53,7 @@ bool gpu_make_vec_add(gpu_ctx *g, bool smoke, gpu_workload *out)
 
 static bool reduce_launch(gpu_ctx *g, void *state, int variant, uint32_t set)
 {
-    wl *w = state;
+    gpu_wl_state *w = state;
     uint32_t n = (uint32_t)w->n;
     void *p[] = {&w->in[set][0], &w->out[set], &n};
     return gpu_launch(g, &w->k[0], variant, 0, work_blocks(n, WORK_BLOCK), 1, WORK_BLOCK, 1, p, 3);
@@ -175,7 +63,7 @@ bool gpu_make_reduce(gpu_ctx *g, bool smoke, gpu_workload *out)
 {
     size_t n = smoke ? (size_t)1 << 16 : (size_t)1 << 26;
     size_t blocks = work_blocks(n, WORK_BLOCK);
-    wl *w = wl_new(g, GPU_MAX_SETS, blocks * 4);
+    gpu_wl_state *w = gpu_wl_new(g, GPU_MAX_SETS, blocks * 4);
     float *x = malloc(n * 4);
     bool ok = w && x && gpu_kernel_find(g, "reduce", &w->k[0]);
     if (w && !x)
@@ -183,21 +71,21 @@ bool gpu_make_reduce(gpu_ctx *g, bool smoke, gpu_workload *out)
     for (uint32_t s = 0; ok && s < w->sets; s++) {
         work_fill_f32(x, n, 200 + s);
         work_reduce(x, n, w->expect[s]);
-        ok = wl_input(g, w, s, 0, x, n * 4);
+        ok = gpu_wl_input(g, w, s, 0, x, n * 4);
     }
     free(x);
-    if (!(ok && wl_outputs(g, w))) {
-        wl_destroy(g, w);
+    if (!(ok && gpu_wl_outputs(g, w))) {
+        gpu_wl_destroy(g, w);
         return false;
     }
     w->n = n;
-    wl_fill(out, "reduction", w);
+    gpu_wl_fill(out, "reduction", w);
     snprintf(out->params, sizeof out->params, "n=%zu", n);
     out->bytes = 4.0 * (double)n + 4.0 * (double)blocks;
     out->flops = (double)n;
-    kernel_note(out, &w->k[0], "reduce");
+    gpu_wl_kernel_note(out, &w->k[0], "reduce");
     out->launch = reduce_launch;
-    out->verify = verify_words;
+    out->verify = gpu_wl_verify_words;
     return true;
 }
 
@@ -205,13 +93,13 @@ bool gpu_make_reduce(gpu_ctx *g, bool smoke, gpu_workload *out)
 
 static bool histogram_reset(gpu_ctx *g, void *state, uint32_t set)
 {
-    wl *w = state;
+    gpu_wl_state *w = state;
     return gpu_fill32(g, w->out[set], 0, w->out_bytes); /* the bins accumulate */
 }
 
 static bool histogram_launch(gpu_ctx *g, void *state, int variant, uint32_t set)
 {
-    wl *w = state;
+    gpu_wl_state *w = state;
     uint32_t n = (uint32_t)w->n;
     void *p[] = {&w->in[set][0], &w->out[set], &n};
     return gpu_launch(g, &w->k[0], variant, 0, work_blocks(n, WORK_BLOCK), 1, WORK_BLOCK, 1, p, 3);
@@ -220,7 +108,7 @@ static bool histogram_launch(gpu_ctx *g, void *state, int variant, uint32_t set)
 bool gpu_make_histogram(gpu_ctx *g, bool smoke, gpu_workload *out)
 {
     size_t n = smoke ? (size_t)1 << 16 : (size_t)1 << 26;
-    wl *w = wl_new(g, GPU_MAX_SETS, WORK_HIST_BINS * 4);
+    gpu_wl_state *w = gpu_wl_new(g, GPU_MAX_SETS, WORK_HIST_BINS * 4);
     uint32_t *x = malloc(n * 4);
     bool ok = w && x && gpu_kernel_find(g, "histogram", &w->k[0]);
     if (w && !x)
@@ -228,21 +116,21 @@ bool gpu_make_histogram(gpu_ctx *g, bool smoke, gpu_workload *out)
     for (uint32_t s = 0; ok && s < w->sets; s++) {
         work_fill_u32(x, n, 300 + s, 0xffffffffu);
         work_histogram(x, n, w->expect[s]);
-        ok = wl_input(g, w, s, 0, x, n * 4);
+        ok = gpu_wl_input(g, w, s, 0, x, n * 4);
     }
     free(x);
-    if (!(ok && wl_outputs(g, w))) {
-        wl_destroy(g, w);
+    if (!(ok && gpu_wl_outputs(g, w))) {
+        gpu_wl_destroy(g, w);
         return false;
     }
     w->n = n;
-    wl_fill(out, "histogram", w);
+    gpu_wl_fill(out, "histogram", w);
     snprintf(out->params, sizeof out->params, "n=%zu bins=16", n);
     out->bytes = 4.0 * (double)n;
-    kernel_note(out, &w->k[0], "histogram");
+    gpu_wl_kernel_note(out, &w->k[0], "histogram");
     out->reset = histogram_reset;
     out->launch = histogram_launch;
-    out->verify = verify_words;
+    out->verify = gpu_wl_verify_words;
     return true;
 }
 
@@ -253,7 +141,7 @@ bool gpu_make_histogram(gpu_ctx *g, bool smoke, gpu_workload *out)
 
 static bool scan_launch(gpu_ctx *g, void *state, int variant, uint32_t set)
 {
-    wl *w = state;
+    gpu_wl_state *w = state;
     uint32_t self = 0;
     for (uint32_t l = 0; l < w->levels; l++) {
         CUdeviceptr input = l ? w->totals[l - 1] : w->in[set][0];
@@ -276,7 +164,7 @@ static bool scan_launch(gpu_ctx *g, void *state, int variant, uint32_t set)
 bool gpu_make_scan(gpu_ctx *g, bool smoke, gpu_workload *out)
 {
     size_t n = smoke ? (size_t)1 << 16 : (size_t)1 << 26;
-    wl *w = wl_new(g, GPU_MAX_SETS, n * 4);
+    gpu_wl_state *w = gpu_wl_new(g, GPU_MAX_SETS, n * 4);
     uint32_t *x = malloc(n * 4);
     bool ok = w && x && gpu_kernel_find(g, "block_scan", &w->k[0]) &&
               gpu_kernel_find(g, "add_offsets", &w->k[1]);
@@ -285,7 +173,7 @@ bool gpu_make_scan(gpu_ctx *g, bool smoke, gpu_workload *out)
     if (ok) {
         size_t level_n = n;
         for (;;) {
-            if (w->levels == SCAN_LEVELS) {
+            if (w->levels == GPU_SCAN_LEVELS) {
                 snprintf(g->err, sizeof g->err, "scan of %zu needs too many levels", n);
                 ok = false;
                 break;
@@ -305,21 +193,21 @@ bool gpu_make_scan(gpu_ctx *g, bool smoke, gpu_workload *out)
     for (uint32_t s = 0; ok && s < w->sets; s++) {
         work_fill_u32(x, n, 400 + s, 0xffffffffu); /* the sums wrap, as the kernel's do */
         work_scan(x, n, w->expect[s]);
-        ok = wl_input(g, w, s, 0, x, n * 4);
+        ok = gpu_wl_input(g, w, s, 0, x, n * 4);
     }
     free(x);
-    if (!(ok && wl_outputs(g, w))) {
-        wl_destroy(g, w);
+    if (!(ok && gpu_wl_outputs(g, w))) {
+        gpu_wl_destroy(g, w);
         return false;
     }
     w->n = n;
-    wl_fill(out, "scan", w);
+    gpu_wl_fill(out, "scan", w);
     snprintf(out->params, sizeof out->params, "n=%zu levels=%u", n, w->levels);
     out->bytes = 8.0 * (double)n; /* input read once, prefix written once */
-    kernel_note(out, &w->k[0], "block_scan");
-    kernel_note(out, &w->k[1], "add_offsets");
+    gpu_wl_kernel_note(out, &w->k[0], "block_scan");
+    gpu_wl_kernel_note(out, &w->k[1], "add_offsets");
     out->launch = scan_launch;
-    out->verify = verify_words;
+    out->verify = gpu_wl_verify_words;
     return true;
 }
 
@@ -327,7 +215,7 @@ bool gpu_make_scan(gpu_ctx *g, bool smoke, gpu_workload *out)
 
 static bool particles_launch(gpu_ctx *g, void *state, int variant, uint32_t set)
 {
-    wl *w = state;
+    gpu_wl_state *w = state;
     uint32_t n = (uint32_t)w->n;
     void *p[] = {&w->in[set][0], &w->out[set], &w->config, &n};
     return gpu_launch(g, &w->k[0], variant, 0, work_blocks(n, 64), 1, 64, 1, p, 4);
@@ -335,7 +223,7 @@ static bool particles_launch(gpu_ctx *g, void *state, int variant, uint32_t set)
 
 static bool particles_verify(gpu_ctx *g, void *state, uint32_t set, char *why, size_t why_len)
 {
-    wl *w = state;
+    gpu_wl_state *w = state;
     if (!gpu_download(g, w->host, w->out[set], w->out_bytes))
         return false;
     size_t bad = work_first_diff_particle(w->host, w->expect[set], w->n);
@@ -349,7 +237,7 @@ static bool particles_verify(gpu_ctx *g, void *state, uint32_t set, char *why, s
 bool gpu_make_particles(gpu_ctx *g, bool smoke, gpu_workload *out)
 {
     size_t n = smoke ? (size_t)1 << 14 : (size_t)1 << 23;
-    wl *w = wl_new(g, GPU_MAX_SETS, n * sizeof(Particle));
+    gpu_wl_state *w = gpu_wl_new(g, GPU_MAX_SETS, n * sizeof(Particle));
     Particle *x = malloc(n * sizeof *x);
     bool ok = w && x && gpu_kernel_find(g, "particle_update", &w->k[0]);
     if (w && !x)
@@ -359,19 +247,19 @@ bool gpu_make_particles(gpu_ctx *g, bool smoke, gpu_workload *out)
     for (uint32_t s = 0; ok && s < w->sets; s++) {
         work_fill_particles(x, n, 500 + s);
         work_particles(x, w->expect[s], n, w->config);
-        ok = wl_input(g, w, s, 0, x, n * sizeof *x);
+        ok = gpu_wl_input(g, w, s, 0, x, n * sizeof *x);
     }
     free(x);
-    if (!(ok && wl_outputs(g, w))) {
-        wl_destroy(g, w);
+    if (!(ok && gpu_wl_outputs(g, w))) {
+        gpu_wl_destroy(g, w);
         return false;
     }
     w->n = n;
-    wl_fill(out, "particle-update", w);
+    gpu_wl_fill(out, "particle-update", w);
     snprintf(out->params, sizeof out->params, "n=%zu record=%zuB", n, sizeof(Particle));
     out->bytes = 2.0 * (double)sizeof(Particle) * (double)n;
     out->flops = 16.0 * (double)n; /* 2 steps x 2 axes x 2 (mul+add) x 2 updates */
-    kernel_note(out, &w->k[0], "particle_update");
+    gpu_wl_kernel_note(out, &w->k[0], "particle_update");
     out->launch = particles_launch;
     out->verify = particles_verify;
     return true;
@@ -381,7 +269,7 @@ bool gpu_make_particles(gpu_ctx *g, bool smoke, gpu_workload *out)
 
 static bool matmul_launch(gpu_ctx *g, void *state, int variant, uint32_t set)
 {
-    wl *w = state;
+    gpu_wl_state *w = state;
     void *p[] = {&w->in[set][0], &w->in[set][1], &w->out[set], &w->rows, &w->cols, &w->inner};
     return gpu_launch(g, &w->k[0], variant, 0, work_blocks(w->cols, 16), work_blocks(w->rows, 16), 16,
                       16, p, 6);
@@ -392,7 +280,7 @@ static bool make_matmul(gpu_ctx *g, bool smoke, bool f16, gpu_workload *out)
     uint32_t dim = smoke ? 96 : 2048;
     size_t elems = (size_t)dim * dim, in_size = f16 ? 2 : 4;
     /* Compute-bound: two sets are enough to keep every run's inputs new. */
-    wl *w = wl_new(g, 2, elems * 4);
+    gpu_wl_state *w = gpu_wl_new(g, 2, elems * 4);
     void *a = malloc(elems * in_size), *b = malloc(elems * in_size);
     bool ok = w && a && b && gpu_kernel_find(g, f16 ? "matmul_f16" : "matmul", &w->k[0]);
     if (w && (!a || !b))
@@ -407,22 +295,22 @@ static bool make_matmul(gpu_ctx *g, bool smoke, bool f16, gpu_workload *out)
             work_fill_f32(b, elems, 701 + 2 * s);
             work_matmul_f32(a, b, w->expect[s], dim, dim, dim);
         }
-        ok = wl_input(g, w, s, 0, a, elems * in_size) && wl_input(g, w, s, 1, b, elems * in_size);
+        ok = gpu_wl_input(g, w, s, 0, a, elems * in_size) && gpu_wl_input(g, w, s, 1, b, elems * in_size);
     }
     free(a);
     free(b);
-    if (!(ok && wl_outputs(g, w))) {
-        wl_destroy(g, w);
+    if (!(ok && gpu_wl_outputs(g, w))) {
+        gpu_wl_destroy(g, w);
         return false;
     }
     w->rows = w->cols = w->inner = dim;
-    wl_fill(out, f16 ? "matmul-f16" : "matmul-f32", w);
+    gpu_wl_fill(out, f16 ? "matmul-f16" : "matmul-f32", w);
     snprintf(out->params, sizeof out->params, "%ux%ux%u", dim, dim, dim);
     out->flops = 2.0 * (double)dim * dim * dim;
     out->bytes = (double)elems * (2.0 * (double)in_size + 4.0);
-    kernel_note(out, &w->k[0], f16 ? "matmul_f16" : "matmul");
+    gpu_wl_kernel_note(out, &w->k[0], f16 ? "matmul_f16" : "matmul");
     out->launch = matmul_launch;
-    out->verify = verify_words;
+    out->verify = gpu_wl_verify_words;
     return true;
 }
 

@@ -50,6 +50,21 @@ typedef struct raw_instance {
     CUgraphExec graph_exec;
 } raw_instance;
 
+/* The plan kind runs: the port's (generated kernels) or the original's. */
+static inline const wl_plan *raw_plan_of(const raw_instance *ri, raw_kind kind)
+{
+    return kind == RAW_GEN ? &ri->in->port : &ri->in->orig;
+}
+
+/* The device address of a slot for kind: a module variable's (an
+ * original's __constant__ or __device__ symbol) or the allocated buffer. */
+static inline CUdeviceptr raw_slot_address(const raw_instance *ri, raw_kind kind, uint32_t slot)
+{
+    return ri->in->slots[slot].symbol ? ri->sym[kind][slot] : ri->mem[slot];
+}
+
+/* ---- runner_workloads_raw.c: the context and the instances ---- */
+
 /* true for CUDA_SUCCESS; else records "<what>: <CUDA name>" in rc->err
  * (a sticky fault marks the context dead) and returns false. */
 bool raw_check(raw_ctx *rc, CUresult r, const char *what);
@@ -69,6 +84,8 @@ bool raw_instance_open(raw_ctx *rc, raw_instance *ri, const wl_instance *in, con
                        const char *orig_dir);
 void raw_instance_close(raw_instance *ri);
 bool raw_has(const raw_instance *ri, raw_kind kind);
+
+/* ---- runner_workloads_raw_runs.c: runs on an instance ---- */
 
 /* Writes the initial contents (poison where none) of the slots kind uses;
  * raw_instance_open does it for every kind it loads. */

@@ -1,7 +1,8 @@
 /* cuda_bench.c - kernels of the CUDA overhead benchmark (module
  * "cudabench"): the two pipeline stages and a busy kernel for overlap. The
- * raw-CUDA side of bench/cuda_overhead.c launches these same entries from
- * the same fatbin. */
+ * raw-CUDA side of bench/cuda_overhead (cuda_raw.c loads them; the
+ * sections in cuda_overhead_launch.c and cuda_overhead_throughput.c launch
+ * them) runs these same entries from the same fatbin. */
 #include <mox/kernel.h>
 
 /* output[i] = input[i] * 4 + 3 */
