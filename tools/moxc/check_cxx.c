@@ -87,8 +87,11 @@ static void report_vla(moxc__tu *t, CXCursor c, CXType type, const char *what) {
     free(ts);
 }
 
-/* Variable-length arrays: declared (variables, typedefs), cast to, or
- * measured with sizeof. Uses of a declared one are not repeated. */
+/* Variable-length arrays: declared (variables, parameters, members,
+ * typedefs), cast to, or measured with sizeof. libclang gives a parameter
+ * its type as written (float[n]), not the pointer C adjusts it to, so array
+ * parameters of variable size are caught here too. Uses of a declared one
+ * are not repeated. */
 static void check_vla(moxc__tu *t, CXCursor c) {
     enum CXCursorKind k = clang_getCursorKind(c);
     if (k == CXCursor_VarDecl || k == CXCursor_ParmDecl || k == CXCursor_FieldDecl) {

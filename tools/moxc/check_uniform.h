@@ -1,6 +1,7 @@
 /* check_uniform.h - state shared by the uniform-participation analysis
- * (check_uniform.c: state, statements, driver; check_uniform_expr.c:
- * expressions and calls). See check_uniform.c for the rules. */
+ * (check_uniform.c: state, driver; check_uniform_stmt.c: statements;
+ * check_uniform_expr.c: expressions and calls). See check_uniform.c for the
+ * rules. */
 #ifndef MOXC_CHECK_UNIFORM_H
 #define MOXC_CHECK_UNIFORM_H
 
@@ -106,6 +107,12 @@ uwhy moxc__u_why_expr(uwalk *w, CXCursor e, uwhy_kind kind);
  * control flow around the assignment when that is less uniform. */
 uwhy moxc__u_assigned_why(uwalk *w, int level, CXCursor value, int *out_level);
 void moxc__u_pop_ctrl(uwalk *w);
+/* Marks loop or switch `stmt` as left early by some threads (level, place
+ * and cause of the exit); the analysis changed when it rises. */
+void moxc__u_mark_div(uwalk *w, CXCursor stmt, int level, CXSourceLocation loc, uwhy why);
+/* Enters loop or switch `stmt` (w->scope_count-- leaves it); false on out
+ * of memory. */
+bool moxc__u_push_scope(uwalk *w, CXCursor stmt, bool is_switch);
 bool moxc__u_is_local(CXCursor decl);
 bool moxc__u_is_array_type(CXType t);
 /* Level of an expression, recording its assignments and checking its calls. */

@@ -1,14 +1,26 @@
 /* cpu_lower.h - state shared by the lowering of a kernel into a CPU
  * work-group function (internal to cpu_lower*.c). cpu_lower.c is the
  * driver and says what the transformation is; the steps:
+ *   cpu_lower_jumps.c the level each statement needs (per thread, warp or
+ *                     block), with the jumps that leave cooperative code
  *   cpu_lower_ir.c    the kernel body as a tree of items: per-thread code,
  *                     barriers, warp steps, and the loops, branches and
  *                     jumps that contain them (or the reason it cannot be)
+ *   cpu_lower_warp_calls.c
+ *                     a statement with warp calls split into its calls'
+ *                     arguments, the warp steps and the rest
  *   cpu_lower_expr.c  which expressions can be evaluated once per block or
  *                     per warp, or recomputed per thread
+ *   cpu_lower_operators.c
+ *                     operators' spellings, and what an assignment, ++,
+ *                     -- or & writes
  *   cpu_lower_vars.c  what each local variable becomes: block-level,
  *                     recomputed, per-thread storage, or left alone
+ *   cpu_lower_regions.c  the region loops in emission order, and which
+ *                     variables need per-thread storage
+ *   cpu_lower_loops.c the shape of a 1-D block's thread loop
  *   cpu_lower_text.c  source text with rewrites applied (edits)
+ *   cpu_lower_code.c  per-thread code of a region, with its prologue
  *   cpu_lower_emit.c  the work-group function's text
  */
 #ifndef MOXC_CPU_LOWER_H
@@ -189,15 +201,13 @@ int lw_stmt_level(lw *L, CXCursor c);
 /* ---- cpu_lower_ir.c ---- */
 void lw_build(lw *L, CXCursor body);
 
-/* ---- cpu_lower_expr.c ---- */
-enum { LE_BLOCK = 0, LE_WARP = 1, LE_THREAD = 2, LE_NO = 3 };
-/* The least uniform context that can evaluate `e` without side effects:
- * once per block, per warp, or again per thread (remat: no calls but the
- * dialect's geometry). LE_NO when it reads memory or writes anything. */
-int lw_expr_class(lw *L, CXCursor e, bool remat);
-/* For a loop header part (init or increment): assignments to `loop`'s own
- * block variables are allowed. */
-int lw_header_class(lw *L, CXCursor e, size_t loop);
+/* ---- cpu_lower_warp_calls.c ---- */
+/* Pushes the PRE part, the steps and the POST part of statement or
+ * expression c (warp calls inside) onto seq, or one item when it has no
+ * warp calls; wrap/flag/owner as for its items. */
+void lw_push_split(lw *L, CXCursor c, lw_seq *seq, int wrap, size_t flag, size_t owner);
+
+/* ---- cpu_lower_operators.c ---- */
 /* Operator spelling of a unary or binary operator cursor ("++", "+=", "&&"). */
 void lw_operator(lw *L, CXCursor c, char *buf, size_t size);
 bool lw_is_assignment_op(const char *op);
@@ -207,6 +217,16 @@ bool lw_writes(lw *L, CXCursor c, CXCursor *target, bool *addr);
 /* The variable (declaration) an assignment target is part of through
  * members and subscripts of arrays; null when it is memory behind a pointer. */
 CXCursor lw_target_root(CXCursor c);
+
+/* ---- cpu_lower_expr.c ---- */
+enum { LE_BLOCK = 0, LE_WARP = 1, LE_THREAD = 2, LE_NO = 3 };
+/* The least uniform context that can evaluate `e` without side effects:
+ * once per block, per warp, or again per thread (remat: no calls but the
+ * dialect's geometry). LE_NO when it reads memory or writes anything. */
+int lw_expr_class(lw *L, CXCursor e, bool remat);
+/* For a loop header part (init or increment): assignments to `loop`'s own
+ * block variables are allowed. */
+int lw_header_class(lw *L, CXCursor e, size_t loop);
 /* Whether a helper (transitively) reads the thread index through the lane. */
 bool lw_calls_thread_geometry(lw *L, CXCursor expr);
 lw_var *lw_var_of(lw *L, CXCursor decl);

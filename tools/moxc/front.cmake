@@ -1,4 +1,4 @@
-# front.cmake - moxc's libclang front end (parse*.c, check*.c, front_util.c)
+# front.cmake - moxc's libclang front end (parse*.c, check*.c, front_*.c)
 # and where libclang 14 lives. Included by tools/moxc/CMakeLists.txt and by
 # tests/moxc/front/CMakeLists.txt. Sets:
 #   MOXC_FRONT_SOURCES          absolute paths of the front end's sources
@@ -6,20 +6,29 @@
 #   MOXC_LIBCLANG_LIBRARIES     the libclang shared library
 set(MOXC_FRONT_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/front_util.c
+  ${CMAKE_CURRENT_LIST_DIR}/front_cursors.c
+  ${CMAKE_CURRENT_LIST_DIR}/front_types.c
   ${CMAKE_CURRENT_LIST_DIR}/line_set.c
   ${CMAKE_CURRENT_LIST_DIR}/parse.c
+  ${CMAKE_CURRENT_LIST_DIR}/parse_source.c
+  ${CMAKE_CURRENT_LIST_DIR}/parse_module.c
   ${CMAKE_CURRENT_LIST_DIR}/parse_params.c
+  ${CMAKE_CURRENT_LIST_DIR}/parse_block.c
   ${CMAKE_CURRENT_LIST_DIR}/parse_record.c
+  ${CMAKE_CURRENT_LIST_DIR}/parse_scalar.c
   ${CMAKE_CURRENT_LIST_DIR}/parse_files.c
   ${CMAKE_CURRENT_LIST_DIR}/check_body.c
   ${CMAKE_CURRENT_LIST_DIR}/check_calls.c
   ${CMAKE_CURRENT_LIST_DIR}/check_cxx.c
   ${CMAKE_CURRENT_LIST_DIR}/check_uniform.c
+  ${CMAKE_CURRENT_LIST_DIR}/check_uniform_stmt.c
   ${CMAKE_CURRENT_LIST_DIR}/check_uniform_expr.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_ir.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_warp_calls.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_jumps.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_expr.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_operators.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_vars.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_regions.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_loops.c

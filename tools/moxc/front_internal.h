@@ -1,5 +1,5 @@
 /* front_internal.h - shared state and helpers of moxc's front end (parse*.c,
- * check*.c, front_util.c). Nothing here is visible to the generators: they
+ * check*.c, front_*.c). Nothing here is visible to the generators: they
  * only see front.h. */
 #ifndef MOXC_FRONT_INTERNAL_H
 #define MOXC_FRONT_INTERNAL_H
@@ -117,7 +117,7 @@ bool moxc__in_mox_include(moxc__front *f, CXSourceLocation loc);
 /* Whether a name is a C or C++ keyword (unusable in the bindings or the CUDA TU). */
 bool moxc__is_reserved_name(const char *name);
 
-/* ---- cursor and type helpers (front_util.c) ---- */
+/* ---- cursor helpers (front_cursors.c) ---- */
 typedef struct moxc__children {
     CXCursor *items;
     size_t count, cap;
@@ -128,6 +128,15 @@ void moxc__children_free(moxc__children *ch);
 char *moxc__annotation(CXCursor c, const char *prefix);
 /* Whether `c` declares a MOX_SHARED array (not MOX_SHARED_DYNAMIC). */
 bool moxc__is_shared_array(CXCursor c);
+/* Operator token between the two operands of a binary operator ("&&"),
+ * written into buf; "" when unknown (inside a macro). */
+void moxc__binary_op(CXTranslationUnit tu, CXCursor lhs, CXCursor rhs, char *buf, size_t size);
+/* An expression that denotes an object rather than a value (no implicit
+ * lvalue-to-rvalue conversion around it): assignment targets, & operands. */
+bool moxc__is_lvalue_expr(CXCursor c);
+CXCursor moxc__strip_parens(CXCursor c);
+
+/* ---- type helpers (front_types.c) ---- */
 /* Strips typedefs' sugar one level at a time: elaborated, attributed. */
 CXType moxc__strip_elaborated(CXType t);
 /* The canonical type's spelling without qualifiers or "struct ". */
@@ -145,13 +154,6 @@ bool moxc__involves_double(CXType t);
 /* MOX_KFEAT_F16 / MOX_KFEAT_ATOMICS for a type (through pointers, arrays and,
  * when `fields`, record fields). */
 uint32_t moxc__type_features(CXType t, bool fields);
-/* Operator token between the two operands of a binary operator ("&&"),
- * written into buf; "" when unknown (inside a macro). */
-void moxc__binary_op(CXTranslationUnit tu, CXCursor lhs, CXCursor rhs, char *buf, size_t size);
-/* An expression that denotes an object rather than a value (no implicit
- * lvalue-to-rvalue conversion around it): assignment targets, & operands. */
-bool moxc__is_lvalue_expr(CXCursor c);
-CXCursor moxc__strip_parens(CXCursor c);
 
 /* ---- CUDA spellings (cuda_hints.c) ---- */
 /* The dialect's equivalent of a CUDA (or C library) name as a clause
@@ -166,12 +168,25 @@ char *moxc__clang_message(const char *msg, bool after_extern, bool *error);
 bool moxc__is_cuda_type_name(const char *name);
 
 /* ---- parse steps ---- */
+/* Parses kernel source opts->sources[si] and runs everything on its
+ * translation unit (parse_source.c); problems go to f's diagnostics. */
+void moxc__parse_source(moxc__front *f, CXIndex index, size_t si, const char *const *args, int arg_count);
+/* Moves what the front built into a new module (NULL on out of memory) and
+ * frees the front's state (parse_module.c). */
+moxc_module *moxc__assemble_module(moxc__front *f);
+void moxc__free_front(moxc__front *f);
 /* Fills the ABI kernel, its info and errors for one kernel definition. */
 bool moxc__parse_kernel(moxc__tu *t, CXCursor fn, mox_abi_kernel *k, moxc_kernel_info *info);
+/* MOX_BLOCK of kernel definition `fn` into k->required_block (parse_block.c). */
+void moxc__parse_block(moxc__tu *t, CXCursor fn, mox_abi_kernel *k);
+/* Evaluates s[0, len), macro-expanded text of an integer constant
+ * expression (+ - * / % << >> and parentheses, 64 bits, no overflow). */
+bool moxc__parse_constant(const char *s, size_t len, uint64_t *out);
 /* Layout of a record type used by a kernel; registers it in front->records. */
 mox_abi_layout *moxc__record_layout(moxc__tu *t, CXType spelled, const char *kernel,
                                     CXSourceLocation use);
-/* Scalar of a non-record element type, with an error message when unsupported. */
+/* Scalar of a non-record element type, with an error message when
+ * unsupported (parse_scalar.c). */
 bool moxc__scalar_of(CXType t, mox_scalar *out, char **why);
 void moxc__collect_dependencies(moxc__tu *t);
 bool moxc__collect_edits(moxc__tu *t, moxc_source_edit *edit);

@@ -63,12 +63,22 @@ bool moxc_is_module_name(const char *name);
 
 /* ---- generators (malloc'd text, NULL on out of memory) ---- */
 
-/* NAME.h: the typed launch constructors and record types of the module. */
+/* NAME.h: the typed launch constructors and record types of the module
+ * (gen_bindings_h.c). */
 char *moxc_gen_bindings_h(const moxc_module *module, const char *name);
 /* NAME.c: the module descriptor (ABI JSON + SHA-256, artifact_dir as the
  * default artifact directory), record types, layout assertions and launch
- * constructors. */
+ * constructors (gen_bindings_c.c). */
 char *moxc_gen_bindings_c(const moxc_module *module, const char *name, const char *artifact_dir);
+/* What both share (gen_bindings.c): the parameter names of kernel k's
+ * constructor (malloc'd, k->param_count of them; NULL on out of memory),
+ * freed with moxc_binding_names_free; `s` in upper case; the constructor's
+ * prototype "mox_op *NAME_K(mox_device *device, mox_launch_config config, ...)". */
+char **moxc_binding_names(const moxc_module *module, const char *module_name, const mox_abi_kernel *k);
+void moxc_binding_names_free(char **names, size_t count);
+void moxc_put_upper(moxc_buf *b, const char *s);
+void moxc_put_prototype(moxc_buf *b, const moxc_module *module, const char *name, const mox_abi_kernel *k,
+                        char *const *names);
 
 /* The bytes of one kernel source, as the front end parsed them. */
 typedef struct moxc_source_text {

@@ -1,6 +1,7 @@
 /* test_front_cxx.c - what the CUDA translation unit (C++, nvcc) cannot
  * compile although C11 can, and CUDA's block limits: moxc refuses it on a
  * machine without nvcc, at the source line, and accepts the near cases. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,31 @@ static void test_vla(void **state) {
                           "variable-length array type 'float[n]' of typedef 'row' " VLA_TAIL);
     front_expect_error_at(&run, src, "EXPECT:sizeof", "sizeof of a variable-length array " VLA_TAIL);
     front_expect_error_at(&run, src, "EXPECT:cast", "variable-length array type 'float (*)[n]' " VLA_TAIL);
+    front_run_free(&run);
+}
+
+/* An array parameter of variable size: C adjusts it to a pointer but still
+ * evaluates the size; C++ has no such parameter. Reported at the parameter's
+ * name (file:line:col), in helpers, prototypes and kernels alike. */
+static void test_vla_parameter(void **state) {
+    (void)state;
+    const char *src = CXX("vla_param.c");
+    front_run run = front_parse1(src);
+    front_expect_error_at(&run, src, "EXPECT:prototype",
+                          "variable-length array type 'const float[*]' of parameter 'a' " VLA_TAIL);
+    front_expect_error_at(&run, src, "EXPECT:helper",
+                          "variable-length array type 'const float[n]' of parameter 'a' " VLA_TAIL);
+    front_expect_error_at(&run, src, "EXPECT:device",
+                          "variable-length array type 'float[n][4]' of parameter 'a' " VLA_TAIL);
+    front_expect_error_at(&run, src, "EXPECT:kernel",
+                          "variable-length array type 'const float[n]' of parameter 'in' " VLA_TAIL);
+    const char *decl = "static float last(uint32_t n, const float a[n])";
+    size_t col = front_offset_of(src, "a[n]) /* EXPECT:helper") - front_offset_of(src, decl) + 1;
+    char where[PATH_MAX + 64];
+    snprintf(where, sizeof where, "%s:%u:%zu: error: variable-length array", src,
+             front_marker_line(src, "EXPECT:helper"), col);
+    if (!strstr(run.diagnostics, where))
+        fail_msg("no diagnostic at '%s' in:\n%s", where, run.diagnostics);
     front_run_free(&run);
 }
 
@@ -119,6 +145,7 @@ static void test_near_cases_accepted(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_vla),
+        cmocka_unit_test(test_vla_parameter),
         cmocka_unit_test(test_void_pointer_conversion),
         cmocka_unit_test(test_cxx_keyword_names),
         cmocka_unit_test(test_keyword_parameter_reported_once),
