@@ -203,6 +203,10 @@ void moxc__check_file_scope(moxc__tu *t);
  * names, variable-length arrays, implicit conversions from void *
  * (check_cxx.c); every declaration outside system and mox headers. */
 void moxc__check_cxx(moxc__tu *t);
+/* Per cursor: sizeof, _Alignof and __typeof__ of an expression whose type
+ * differs between C and C++ (a character literal, a comparison), and
+ * _Generic (check_cxx_types.c). */
+void moxc__check_cxx_types(moxc__tu *t, CXCursor c);
 /* Uniform participation of barriers and warp operations. */
 void moxc__check_uniform(moxc__tu *t);
 /* Plans each kernel's CPU work-group function (cpu_lower.c): fills

@@ -129,6 +129,39 @@ static void test_f16_by_value(void **state) {
     front_run_free(&run);
 }
 
+#define CHAR_TAIL "of a character literal differs between the backends: 'x' is an int in C (the CPU) but a char in C++"
+#define BOOL_TAIL "of a comparison or logical operator differs between the backends: its result is an int in C"
+
+/* sizeof('a') is 4 on the CPU and 1 in the CUDA translation unit: moxc
+ * refuses every way the literal's (or a comparison's) type becomes a value. */
+static void test_char_literal_type(void **state) {
+    (void)state;
+    const char *src = CXX("char_type.c");
+    front_run run = front_parse1(src);
+    front_expect_error_at(&run, src, "EXPECT:typedef", "__typeof__ " CHAR_TAIL);
+    front_expect_error_at(&run, src, "EXPECT:sizeof", "sizeof " CHAR_TAIL " (the CUDA translation unit); write "
+                                                      "the type you mean (sizeof(int) or sizeof(char))");
+    front_expect_error_at(&run, src, "EXPECT:parens", "sizeof " CHAR_TAIL);
+    front_expect_error_at(&run, src, "EXPECT:alignof", "_Alignof " CHAR_TAIL);
+    front_expect_error_at(&run, src, "EXPECT:macro", "sizeof " CHAR_TAIL);
+    front_expect_error_at(&run, src, "EXPECT:conditional", "sizeof " CHAR_TAIL);
+    front_expect_error_at(&run, src, "EXPECT:compare", "sizeof " BOOL_TAIL);
+    front_expect_error_at(&run, src, "EXPECT:not", "sizeof " BOOL_TAIL);
+    front_expect_error_at(&run, src, "EXPECT:typeof", "__typeof__ " CHAR_TAIL);
+    front_expect_error_at(&run, src, "EXPECT:typeof_macro", "__typeof__ " CHAR_TAIL);
+    front_expect_error_at(&run, src, "EXPECT:cast", "__typeof__ " BOOL_TAIL);
+    front_expect_error_at(&run, src, "EXPECT:sizeof_typeof", "sizeof " CHAR_TAIL);
+    front_expect_error_at(&run, src, "EXPECT:generic",
+                          "_Generic is not supported in kernel sources (the CUDA translation unit is C++, which "
+                          "has none); write one function per type");
+    /* the conditional's two arms: two errors on that line, nothing else */
+    size_t count = 0;
+    for (const char *p = run.diagnostics; (p = strstr(p, "error: ")) != NULL; p++)
+        count++;
+    assert_int_equal(count, 14);
+    front_run_free(&run);
+}
+
 static void test_near_cases_accepted(void **state) {
     (void)state;
     front_run run = front_parse1(FIXTURE("accept/cxx_near.c"));
@@ -139,6 +172,10 @@ static void test_near_cases_accepted(void **state) {
     k = front_kernel(run.module, "near_shared", NULL);
     assert_int_equal(k->required_block[0] * k->required_block[1] * k->required_block[2], 1024);
     assert_int_equal(k->features, MOX_KFEAT_BARRIER | MOX_KFEAT_SHARED);
+    front_run_free(&run);
+    run = front_parse1(FIXTURE("accept/char_type_near.c"));
+    if (!run.ok)
+        fail_msg("rejected:\n%s", run.diagnostics);
     front_run_free(&run);
 }
 
@@ -153,6 +190,7 @@ int main(void) {
         cmocka_unit_test(test_block_limits),
         cmocka_unit_test(test_incomplete_record_unqualified),
         cmocka_unit_test(test_f16_by_value),
+        cmocka_unit_test(test_char_literal_type),
         cmocka_unit_test(test_near_cases_accepted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
