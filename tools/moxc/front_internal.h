@@ -207,6 +207,9 @@ void moxc__check_cxx(moxc__tu *t);
  * differs between C and C++ (a character literal, a comparison), and
  * _Generic (check_cxx_types.c). */
 void moxc__check_cxx_types(moxc__tu *t, CXCursor c);
+/* Spin-waits on atomics without a barrier in the loop (check_spin.c);
+ * after moxc__check_calls (needs each function's coop). */
+void moxc__check_spin(moxc__tu *t);
 /* Uniform participation of barriers and warp operations. */
 void moxc__check_uniform(moxc__tu *t);
 /* Plans each kernel's CPU work-group function (cpu_lower.c): fills
