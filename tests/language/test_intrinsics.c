@@ -203,11 +203,42 @@ static void test_fast_math(void **state)
     free(out);
 }
 
+/* ---- classification and C11 spellings ---- */
+
+/* isnormal, fpclassify (and isnan/isinf/isfinite/signbit) on every class
+ * of float, with _Bool, _Static_assert and _Alignof in the kernel: the
+ * CPU's C and the CUDA translation unit's C++ give glibc's answers. */
+static void test_classify(void **state)
+{
+    mox_device *dev = *state;
+    static const uint32_t bits[] = {0x00000000u, 0x80000000u, 0x00000001u, 0x807fffffu, 0x00400000u, 0x00800000u,
+                                    0x80800000u, 0x3f800000u, 0xc2f60000u, 0x7f7fffffu, 0x7f800000u, 0xff800000u,
+                                    0x7fc00000u, 0xffc00001u, 0x7f800001u, 0x1e3ce508u};
+    enum { N = sizeof bits / sizeof bits[0] };
+    float x[N];
+    memcpy(x, bits, sizeof x);
+    uint32_t out[N * 4];
+    mox_buffer *bx = lang_buffer(dev, &mox_type_f32, N, x), *bo = lang_buffer(dev, &mox_type_u32, N * 4, NULL);
+    assert_int_equal(lang_run(lang_classify(dev, lang_cfg(N), bx, bo, N)), MOX_OK);
+    lang_read(bo, out);
+    for (unsigned i = 0; i < N; i++) {
+        uint32_t want[4] = {isnormal(x[i]) ? 1u : 0u, (uint32_t)fpclassify(x[i]), 16u,
+                            (isnan(x[i]) ? 1u : 0u) + (isinf(x[i]) ? 2u : 0u) + (isfinite(x[i]) ? 4u : 0u) +
+                                (signbit(x[i]) ? 8u : 0u)};
+        for (unsigned w = 0; w < 4; w++)
+            if (out[i * 4 + w] != want[w])
+                fail_msg("classify(0x%08x) word %u = %u, expected %u", bits[i], w, out[i * 4 + w], want[w]);
+    }
+    mox_buffer_release(bx);
+    mox_buffer_release(bo);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_integer_intrinsics),
         cmocka_unit_test(test_fast_math),
+        cmocka_unit_test(test_classify),
     };
     return cmocka_run_group_tests(tests, lang_setup, lang_teardown);
 }
