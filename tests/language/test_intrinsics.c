@@ -233,12 +233,40 @@ static void test_classify(void **state)
     mox_buffer_release(bo);
 }
 
+/* exp10f: glibc's on the CPU (bit for bit), CUDA's within the 3 ULP the
+ * two libraries' errors allow (docs/kernel-language.md). */
+static void test_exp10f(void **state)
+{
+    mox_device *dev = *state;
+    enum { N = 4096 };
+    float *x = malloc(N * 4), *out = malloc(N * 4);
+    uint64_t s = 77u;
+    for (uint32_t i = 0; i < N; i++)
+        x[i] = (float)((double)(rng(&s) % 2000001u) / 1e6 - 1.0) * 38.0f;
+    x[0] = 0.0f, x[1] = 1.0f, x[2] = -1.0f, x[3] = 2.0f;
+    mox_buffer *bx = lang_buffer(dev, &mox_type_f32, N, x), *bo = lang_buffer(dev, &mox_type_f32, N, NULL);
+    assert_int_equal(lang_run(lang_exp10(dev, lang_cfg(N), bx, bo, N)), MOX_OK);
+    lang_read(bo, out);
+    bool cpu = mox_device_backend(dev) == MOX_BACKEND_CPU;
+    for (uint32_t i = 0; i < N; i++) {
+        float ref = exp10f(x[i]);
+        if (cpu ? memcmp(&ref, &out[i], 4) != 0 : ulps(ref, out[i]) > 3)
+            fail_msg("exp10f(%a) = %a, glibc %a", (double)x[i], (double)out[i], (double)ref);
+    }
+    assert_true(out[1] == 10.0f && out[3] == 100.0f && out[0] == 1.0f);
+    mox_buffer_release(bx);
+    mox_buffer_release(bo);
+    free(x);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_integer_intrinsics),
         cmocka_unit_test(test_fast_math),
         cmocka_unit_test(test_classify),
+        cmocka_unit_test(test_exp10f),
     };
     return cmocka_run_group_tests(tests, lang_setup, lang_teardown);
 }

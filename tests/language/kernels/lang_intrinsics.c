@@ -70,3 +70,10 @@ MOX_KERNEL void classify(const float *x, uint32_t *out, uint32_t n) {
     o[3] = (uint32_t)(isnan(x[i]) ? 1u : 0u) + (isinf(x[i]) ? 2u : 0u) + (isfinite(x[i]) ? 4u : 0u) +
            (signbit(x[i]) ? 8u : 0u);
 }
+
+/* exp10f, a GNU extension kernel.h declares (CUDA has it). */
+MOX_KERNEL void exp10(const float *x, float *out, uint32_t n) {
+    uint32_t i = intr_gid();
+    if (i < n)
+        out[i] = exp10f(x[i]);
+}
