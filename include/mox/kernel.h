@@ -22,6 +22,11 @@
 #include <stdbool.h>
 #endif
 #include <math.h>
+#ifndef __cplusplus
+/* exp10f belongs to the dialect's math (CUDA has it); glibc declares it
+ * only under _GNU_SOURCE, but libm always exports it. */
+float exp10f(float x);
+#endif
 
 #include <mox/kernel_abi.h>
 /* mox_dim3 comes from the host header so that a translation unit that sees

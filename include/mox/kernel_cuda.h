@@ -25,6 +25,20 @@
 #define restrict __restrict__
 #endif
 
+/* C11 keywords C++ spells differently: _Bool, _Static_assert (the C11
+ * two-argument form) and _Alignof (of a type) mean the same there as bool,
+ * static_assert and alignof. GCC's <stdbool.h> maps _Bool the same way in
+ * C++. */
+#ifndef _Bool
+#define _Bool bool
+#endif
+#ifndef _Static_assert
+#define _Static_assert static_assert
+#endif
+#ifndef _Alignof
+#define _Alignof alignof
+#endif
+
 /* ---- indices ---- */
 
 MOX__FN(mox_dim3) mox__dim3(uint32_t x, uint32_t y, uint32_t z) {

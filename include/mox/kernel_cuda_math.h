@@ -23,6 +23,28 @@ MOX__FN(float) mox_fast_tanf(float x) { return __tanf(x); }
 MOX__FN(float) mox_fast_powf(float x, float y) { return __powf(x, y); }
 MOX__FN(float) mox_fast_divf(float x, float y) { return __fdividef(x, y); }
 
+/* ---- classification ----
+ * In C (the CPU) <math.h>'s isnormal and fpclassify are macros over
+ * __builtin_isnormal / __builtin_fpclassify; in C++ they are constexpr
+ * host functions nvcc refuses in device code. These compute the same
+ * results from the bits (subnormals are kept on both sides), with the
+ * host's FP_* values. */
+MOX__FN(int) mox__isnormal(float x) {
+    uint32_t e = (__float_as_uint(x) >> 23) & 0xffu;
+    return e != 0u && e != 0xffu;
+}
+MOX__FN(int) mox__fpclassify(float x) {
+    uint32_t b = __float_as_uint(x) & 0x7fffffffu;
+    if (b == 0u) return FP_ZERO;
+    if (b < 0x00800000u) return FP_SUBNORMAL;
+    if (b < 0x7f800000u) return FP_NORMAL;
+    return b == 0x7f800000u ? FP_INFINITE : FP_NAN;
+}
+#undef isnormal
+#undef fpclassify
+#define isnormal(x) mox__isnormal(x)
+#define fpclassify(x) mox__fpclassify(x)
+
 /* ---- integers ---- */
 
 MOX__FN(uint32_t) mox_popc_u32(uint32_t x) { return (uint32_t)__popc(x); }

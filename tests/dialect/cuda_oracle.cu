@@ -249,6 +249,7 @@ __global__ void math_kernel(int fn, const float *x, const float *y, float *out, 
     case 21: r = log2f(a); break;
     case 22: r = tanf(a); break;
     case 23: r = atanf(a); break;
+    case 24: r = exp10f(a); break;
     default: r = 0; break;
     }
     out[i] = r;
@@ -279,7 +280,8 @@ static float host_math(int fn, float a, float b) {
     case 20: return exp2f(a);
     case 21: return log2f(a);
     case 22: return tanf(a);
-    default: return atanf(a);
+    case 23: return atanf(a);
+    default: return exp10f(a);
     }
 }
 
@@ -293,13 +295,13 @@ static void test_math(void **state) {
     (void)state;
     static const char *names[] = {"+", "*", "/", "sqrtf", "fmaf", "fminf", "fmaxf", "floorf", "ceilf", "truncf",
                                   "rintf", "fabsf", "(float)(int)", "expf", "logf", "sinf", "cosf", "tanhf",
-                                  "erff", "powf", "exp2f", "log2f", "tanf", "atanf"};
+                                  "erff", "powf", "exp2f", "log2f", "tanf", "atanf", "exp10f"};
     const int exact_count = 13; /* the first 13 must be bit-identical */
     const uint32_t n = 1u << 20;
     float *x = (float *)malloc(n * 4), *y = (float *)malloc(n * 4), *out = (float *)malloc(n * 4);
     float *dx = dev_copy<float>(NULL, n), *dy = dev_copy<float>(NULL, n), *dout = dev_copy<float>(NULL, n);
     printf("| function | inputs | max ULP difference CPU vs GPU |\n|---|---|---|\n");
-    for (int fn = 0; fn < 24; fn++) {
+    for (int fn = 0; fn < 25; fn++) {
         uint64_t seed = 100u + (uint64_t)fn;
         for (uint32_t i = 0; i < n; i++) {
             /* log-uniform magnitudes over a useful range; integers for the int conversion */
@@ -309,6 +311,7 @@ static void test_math(void **state) {
             y[i] = fn == 19 ? (float)((int)(rng_u32(&seed) % 17u) - 8) * 0.37f : rng_float(&seed);
             if (fn >= 15 && fn <= 16) x[i] = fmodf(x[i], 100.0f);
             if (fn == 13 || fn == 20) x[i] = fmodf(x[i], 80.0f);
+            if (fn == 24) x[i] = fmodf(x[i], 38.0f);
             if (fn == 19) x[i] = fabsf(fmodf(x[i], 50.0f));
         }
         CK(cudaMemcpy(dx, x, n * 4, cudaMemcpyHostToDevice));

@@ -203,11 +203,70 @@ static void test_fast_math(void **state)
     free(out);
 }
 
+/* ---- classification and C11 spellings ---- */
+
+/* isnormal, fpclassify (and isnan/isinf/isfinite/signbit) on every class
+ * of float, with _Bool, _Static_assert and _Alignof in the kernel: the
+ * CPU's C and the CUDA translation unit's C++ give glibc's answers. */
+static void test_classify(void **state)
+{
+    mox_device *dev = *state;
+    static const uint32_t bits[] = {0x00000000u, 0x80000000u, 0x00000001u, 0x807fffffu, 0x00400000u, 0x00800000u,
+                                    0x80800000u, 0x3f800000u, 0xc2f60000u, 0x7f7fffffu, 0x7f800000u, 0xff800000u,
+                                    0x7fc00000u, 0xffc00001u, 0x7f800001u, 0x1e3ce508u};
+    enum { N = sizeof bits / sizeof bits[0] };
+    float x[N];
+    memcpy(x, bits, sizeof x);
+    uint32_t out[N * 4];
+    mox_buffer *bx = lang_buffer(dev, &mox_type_f32, N, x), *bo = lang_buffer(dev, &mox_type_u32, N * 4, NULL);
+    assert_int_equal(lang_run(lang_classify(dev, lang_cfg(N), bx, bo, N)), MOX_OK);
+    lang_read(bo, out);
+    for (unsigned i = 0; i < N; i++) {
+        uint32_t want[4] = {isnormal(x[i]) ? 1u : 0u, (uint32_t)fpclassify(x[i]), 16u,
+                            (isnan(x[i]) ? 1u : 0u) + (isinf(x[i]) ? 2u : 0u) + (isfinite(x[i]) ? 4u : 0u) +
+                                (signbit(x[i]) ? 8u : 0u)};
+        for (unsigned w = 0; w < 4; w++)
+            if (out[i * 4 + w] != want[w])
+                fail_msg("classify(0x%08x) word %u = %u, expected %u", bits[i], w, out[i * 4 + w], want[w]);
+    }
+    mox_buffer_release(bx);
+    mox_buffer_release(bo);
+}
+
+/* exp10f: glibc's on the CPU (bit for bit), CUDA's within the 3 ULP the
+ * two libraries' errors allow (docs/kernel-language.md). */
+static void test_exp10f(void **state)
+{
+    mox_device *dev = *state;
+    enum { N = 4096 };
+    float *x = malloc(N * 4), *out = malloc(N * 4);
+    uint64_t s = 77u;
+    for (uint32_t i = 0; i < N; i++)
+        x[i] = (float)((double)(rng(&s) % 2000001u) / 1e6 - 1.0) * 38.0f;
+    x[0] = 0.0f, x[1] = 1.0f, x[2] = -1.0f, x[3] = 2.0f;
+    mox_buffer *bx = lang_buffer(dev, &mox_type_f32, N, x), *bo = lang_buffer(dev, &mox_type_f32, N, NULL);
+    assert_int_equal(lang_run(lang_exp10(dev, lang_cfg(N), bx, bo, N)), MOX_OK);
+    lang_read(bo, out);
+    bool cpu = mox_device_backend(dev) == MOX_BACKEND_CPU;
+    for (uint32_t i = 0; i < N; i++) {
+        float ref = exp10f(x[i]);
+        if (cpu ? memcmp(&ref, &out[i], 4) != 0 : ulps(ref, out[i]) > 3)
+            fail_msg("exp10f(%a) = %a, glibc %a", (double)x[i], (double)out[i], (double)ref);
+    }
+    assert_true(out[1] == 10.0f && out[3] == 100.0f && out[0] == 1.0f);
+    mox_buffer_release(bx);
+    mox_buffer_release(bo);
+    free(x);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_integer_intrinsics),
         cmocka_unit_test(test_fast_math),
+        cmocka_unit_test(test_classify),
+        cmocka_unit_test(test_exp10f),
     };
     return cmocka_run_group_tests(tests, lang_setup, lang_teardown);
 }

@@ -14,7 +14,7 @@
  * provide them, so kernels may call them without a visible definition. */
 static const char *const math_functions[] = {
     "acosf", "acoshf", "asinf", "asinhf", "atanf", "atan2f", "atanhf", "cbrtf", "ceilf",
-    "copysignf", "cosf", "coshf", "erff", "erfcf", "exp2f", "expf", "expm1f", "fabsf", "fdimf",
+    "copysignf", "cosf", "coshf", "erff", "erfcf", "exp10f", "exp2f", "expf", "expm1f", "fabsf", "fdimf",
     "floorf", "fmaf", "fmaxf", "fminf", "fmodf", "frexpf", "hypotf", "ilogbf", "ldexpf",
     "lgammaf", "log10f", "log1pf", "log2f", "logbf", "logf", "modff", "nearbyintf", "nextafterf",
     "powf", "remainderf", "remquof", "rintf", "roundf", "scalbnf", "sinf", "sinhf", "sqrtf", "tanf",

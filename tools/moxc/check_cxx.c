@@ -4,7 +4,9 @@
  * Rejected here, in every declaration and function outside system headers
  * and mox's own headers (nvcc compiles them whether a kernel reaches them
  * or not): names that are C++ keywords, variable-length arrays, and
- * implicit conversions from void * to another object pointer type. */
+ * implicit conversions from void * to another object pointer type; types
+ * that differ between C and C++ in check_cxx_types.c, the rest of C11 that
+ * C++ refuses in check_cxx_c11.c. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* vasprintf, realpath */
 #endif
@@ -174,6 +176,8 @@ static enum CXChildVisitResult visit_inner(CXCursor c, CXCursor parent, void *da
     check_name(data, c);
     check_vla(data, c);
     check_void_conversion(data, c);
+    moxc__check_cxx_types(data, c);
+    moxc__check_cxx_c11(data, c);
     return CXChildVisit_Recurse;
 }
 

@@ -20,6 +20,9 @@ set(MOXC_FRONT_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/check_body.c
   ${CMAKE_CURRENT_LIST_DIR}/check_calls.c
   ${CMAKE_CURRENT_LIST_DIR}/check_cxx.c
+  ${CMAKE_CURRENT_LIST_DIR}/check_cxx_types.c
+  ${CMAKE_CURRENT_LIST_DIR}/check_cxx_c11.c
+  ${CMAKE_CURRENT_LIST_DIR}/check_spin.c
   ${CMAKE_CURRENT_LIST_DIR}/check_uniform.c
   ${CMAKE_CURRENT_LIST_DIR}/check_uniform_stmt.c
   ${CMAKE_CURRENT_LIST_DIR}/check_uniform_expr.c

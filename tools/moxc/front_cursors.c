@@ -71,6 +71,12 @@ void moxc__binary_op(CXTranslationUnit tu, CXCursor lhs, CXCursor rhs, char *buf
     clang_tokenize(tu, between, &tokens, &count);
     unsigned punct = 0;
     for (unsigned i = 0; i < count; i++) {
+        /* clang_tokenize also returns the token starting at the range's end:
+         * the right operand's first token */
+        unsigned at = 0;
+        moxc__expansion(clang_getTokenLocation(tu, tokens[i]), NULL, NULL, NULL, &at);
+        if (at >= rhs_start)
+            break;
         if (clang_getTokenKind(tokens[i]) == CXToken_Comment)
             continue;
         if (clang_getTokenKind(tokens[i]) != CXToken_Punctuation || punct++ > 0) {

@@ -203,6 +203,18 @@ void moxc__check_file_scope(moxc__tu *t);
  * names, variable-length arrays, implicit conversions from void *
  * (check_cxx.c); every declaration outside system and mox headers. */
 void moxc__check_cxx(moxc__tu *t);
+/* Per cursor: sizeof, _Alignof and __typeof__ of an expression whose type
+ * differs between C and C++ (a character literal, a comparison), and
+ * _Generic (check_cxx_types.c). */
+void moxc__check_cxx_types(moxc__tu *t, CXCursor c);
+/* Per cursor: C11 that C++ refuses and kernel_cuda.h cannot map - enum
+ * conversions and arithmetic, const without initialiser, a string filling
+ * a char array without its NUL, nested tags used outside, a goto past an
+ * initialisation (check_cxx_c11.c). */
+void moxc__check_cxx_c11(moxc__tu *t, CXCursor c);
+/* Spin-waits on atomics without a barrier in the loop (check_spin.c);
+ * after moxc__check_calls (needs each function's coop). */
+void moxc__check_spin(moxc__tu *t);
 /* Uniform participation of barriers and warp operations. */
 void moxc__check_uniform(moxc__tu *t);
 /* Plans each kernel's CPU work-group function (cpu_lower.c): fills

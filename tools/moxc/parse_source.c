@@ -184,6 +184,7 @@ void moxc__parse_source(moxc__front *f, CXIndex index, size_t si, const char *co
         moxc__check_file_scope(&t);
         moxc__check_cxx(&t);
         moxc__check_calls(&t);
+        moxc__check_spin(&t);
         moxc__check_uniform(&t);
         moxc__collect_edits(&t, &f->edits[si]);
         if (f->errors == 0)

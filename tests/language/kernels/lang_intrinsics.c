@@ -49,3 +49,31 @@ MOX_KERNEL void fast_ops(const float *x, const float *y, float *out, uint32_t op
     }
     out[i] = r;
 }
+
+/* C11 spellings the CUDA translation unit maps to C++ (kernel_cuda.h) and
+ * <math.h>'s classification macros, which it implements from the bits:
+ * nvcc compiles this file in the test build, so a regression fails there. */
+_Static_assert(sizeof(uint32_t) == 4, "uint32_t has 4 bytes");
+
+#define CLASSIFY_WORDS 4u
+
+MOX_KERNEL void classify(const float *x, uint32_t *out, uint32_t n) {
+    _Static_assert(_Alignof(float) == 4, "float is 4-byte aligned");
+    uint32_t i = intr_gid();
+    if (i >= n)
+        return;
+    _Bool normal = isnormal(x[i]);
+    uint32_t *o = out + CLASSIFY_WORDS * i;
+    o[0] = normal;
+    o[1] = (uint32_t)fpclassify(x[i]);
+    o[2] = (uint32_t)_Alignof(mox_float4);
+    o[3] = (uint32_t)(isnan(x[i]) ? 1u : 0u) + (isinf(x[i]) ? 2u : 0u) + (isfinite(x[i]) ? 4u : 0u) +
+           (signbit(x[i]) ? 8u : 0u);
+}
+
+/* exp10f, a GNU extension kernel.h declares (CUDA has it). */
+MOX_KERNEL void exp10(const float *x, float *out, uint32_t n) {
+    uint32_t i = intr_gid();
+    if (i < n)
+        out[i] = exp10f(x[i]);
+}
