@@ -10,22 +10,7 @@
 
 #include "check_uniform.h"
 
-static CXCursor strip_implicit(CXCursor c) {
-    for (int guard = 0; guard < 256; guard++) {
-        enum CXCursorKind k = clang_getCursorKind(c);
-        if (k != CXCursor_ParenExpr && k != CXCursor_UnexposedExpr)
-            break;
-        moxc__children ch;
-        moxc__children_of(c, &ch);
-        if (ch.count != 1) {
-            moxc__children_free(&ch);
-            break;
-        }
-        c = ch.items[0];
-        moxc__children_free(&ch);
-    }
-    return c;
-}
+static CXCursor strip_implicit(CXCursor c) { return moxc__strip_wrappers(c, true); }
 
 /* The local variable an assignment target writes (part of), or a null cursor. */
 static CXCursor root_var(CXCursor target) {

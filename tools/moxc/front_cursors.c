@@ -91,8 +91,11 @@ void moxc__binary_op(CXTranslationUnit tu, CXCursor lhs, CXCursor rhs, char *buf
         clang_disposeTokens(tu, tokens, count);
 }
 
-CXCursor moxc__strip_parens(CXCursor c) {
-    for (int guard = 0; guard < 256 && clang_getCursorKind(c) == CXCursor_ParenExpr; guard++) {
+CXCursor moxc__strip_wrappers(CXCursor c, bool implicit) {
+    for (int guard = 0; guard < 256; guard++) {
+        enum CXCursorKind k = clang_getCursorKind(c);
+        if (k != CXCursor_ParenExpr && !(implicit && k == CXCursor_UnexposedExpr))
+            break;
         moxc__children ch;
         moxc__children_of(c, &ch);
         if (ch.count != 1) {
@@ -104,6 +107,8 @@ CXCursor moxc__strip_parens(CXCursor c) {
     }
     return c;
 }
+
+CXCursor moxc__strip_parens(CXCursor c) { return moxc__strip_wrappers(c, false); }
 
 bool moxc__is_lvalue_expr(CXCursor c) {
     c = moxc__strip_parens(c);

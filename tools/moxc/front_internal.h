@@ -135,6 +135,9 @@ void moxc__binary_op(CXTranslationUnit tu, CXCursor lhs, CXCursor rhs, char *buf
  * lvalue-to-rvalue conversion around it): assignment targets, & operands. */
 bool moxc__is_lvalue_expr(CXCursor c);
 CXCursor moxc__strip_parens(CXCursor c);
+/* The expression inside parentheses and, with `implicit`, inside clang's
+ * unexposed (implicit conversion) wrappers too; `c` itself when none. */
+CXCursor moxc__strip_wrappers(CXCursor c, bool implicit);
 
 /* ---- type helpers (front_types.c) ---- */
 /* Strips typedefs' sugar one level at a time: elaborated, attributed. */
