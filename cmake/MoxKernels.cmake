@@ -1,4 +1,5 @@
-# mox_add_kernels(<target> NAME <name> SOURCES <files...> [INCLUDE_DIRS <dirs...>])
+# mox_add_kernels(<target> NAME <name> SOURCES <files...> [INCLUDE_DIRS <dirs...>]
+#                 [DEFINES <X or X=Y...>])
 #
 # Builds the kernel sources of module <name> with moxc at build time and
 # adds its generated bindings to <target>: <name>.c is compiled into the
@@ -6,7 +7,9 @@
 # its include path, and it links mox::mox. The artifact (fatbin, CPU shared
 # object, manifest) goes to the cache ${MOX_ARTIFACT_CACHE_DIR} (default
 # ${CMAKE_BINARY_DIR}/mox-artifacts, read when the function is called) and
-# its directory is recorded in the bindings.
+# its directory is recorded in the bindings. DEFINES become moxc's -D, for
+# parsing and both compilers (feature-test macros such as _GNU_SOURCE go
+# here: moxc rejects defining them in a kernel source).
 #
 # Usable from mox's own tree, from a parent project that added mox with
 # add_subdirectory(), and from an installed mox (find_package(mox)): it
@@ -60,7 +63,7 @@ function(mox__kernels_config_args out)
 endfunction()
 
 function(mox_add_kernels target)
-  cmake_parse_arguments(PARSE_ARGV 1 MOXK "" "NAME" "SOURCES;INCLUDE_DIRS")
+  cmake_parse_arguments(PARSE_ARGV 1 MOXK "" "NAME" "SOURCES;INCLUDE_DIRS;DEFINES")
   if(MOXK_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "mox_add_kernels(${target}): unexpected arguments: ${MOXK_UNPARSED_ARGUMENTS}")
   endif()
@@ -104,6 +107,10 @@ function(mox_add_kernels target)
     file(GLOB_RECURSE found CONFIGURE_DEPENDS "${abs}/*.h")
     list(APPEND headers ${found})
   endforeach()
+  set(define_args "")
+  foreach(def IN LISTS MOXK_DEFINES)
+    list(APPEND define_args -D "${def}")
+  endforeach()
   mox__kernels_config_args(config_args)
 
   add_custom_command(
@@ -111,7 +118,7 @@ function(mox_add_kernels target)
     BYPRODUCTS "${dir}/${name}.h" "${dir}/${name}.c" "${dir}/${name}.artifact"
     COMMAND mox::moxc build --name "${name}" --out-dir "${cache_dir}"
             --bindings-dir "${dir}" --depfile "${depfile}" --depfile-target "${stamp}"
-            ${include_args} ${config_args} -- ${sources}
+            ${include_args} ${define_args} ${config_args} -- ${sources}
     COMMAND "${CMAKE_COMMAND}" -E touch "${stamp}"
     DEPENDS mox::moxc ${sources} ${headers}
     DEPFILE "${depfile}"

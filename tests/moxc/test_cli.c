@@ -301,8 +301,15 @@ static void test_doctor(void **state)
     expect_exit(rc, 1, out, "moxc cannot build kernels here");
     /* A --nvcc that is not there fails doctor, as it fails build. */
     rc = MOXC_RUN(&out, "doctor", "--nvcc", "/nonexistent/nvcc");
-    assert_non_null(strstr(out, "[missing] nvcc: /nonexistent/nvcc\n      hint: install the CUDA 13 toolkit"));
+    assert_non_null(strstr(out, "[missing] nvcc: /nonexistent/nvcc\n      hint: the --nvcc path does not exist: "
+                                "correct it"));
+    assert_non_null(strstr(out, "moxc build with this --nvcc fails\n"));
+    assert_null(strstr(out, "install the CUDA 13 toolkit"));
     assert_null(strstr(out, "mode: "));
+    expect_exit(rc, 1, out, "moxc cannot build kernels here");
+    /* A directory is there but is no nvcc. */
+    rc = MOXC_RUN(&out, "doctor", "--nvcc", "/tmp");
+    assert_non_null(strstr(out, "[missing] nvcc: /tmp\n      hint: the --nvcc path is not an executable file"));
     expect_exit(rc, 1, out, "moxc cannot build kernels here");
 }
 

@@ -73,6 +73,9 @@ static void consumer(const char *generator)
 
     char *out = build(build_dir);
     assert_non_null(strstr(out, "moxc: building kernels of module demo"));
+    /* DEFINES reached moxc's front end and the CPU compiler (defined.c
+     * #errors without them and needs _GNU_SOURCE's M_PI) */
+    assert_non_null(strstr(out, "moxc: building kernels of module defines_demo"));
     assert_non_null(strstr(out, "Built mox artifact"));
     assert_non_null(strstr(out, "use.c.o"));
     free(out);

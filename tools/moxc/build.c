@@ -200,7 +200,10 @@ static bool write_manifest(stage *s)
 /* Compiles kernels_cpu.so. Should the work-group functions not compile (a
  * construct moxc copied but the host compiler rejects in its new place),
  * the module is built again without them (every kernel on its old
- * executor) and a note says so: a moxc bug, never the user's. */
+ * executor) and, when that compiles, a note says so: a moxc bug, never the
+ * user's. When it does not compile either, the sources themselves do not
+ * compile on the CPU: the compiler's errors of that second attempt are
+ * printed, and no note. */
 static bool compile_cpu(stage *s, const char *cpu_tu, const char *cpu_so)
 {
     const moxc_plan *plan = s->plan;
@@ -211,14 +214,15 @@ static bool compile_cpu(stage *s, const char *cpu_tu, const char *cpu_so)
         return true;
     if (!planned)
         return false;
-    fprintf(s->diag, "moxc: note: %s: the CPU work-group functions did not compile; every kernel runs on "
-                     "the fiber or thread-call executor instead (please report this as a moxc bug)\n",
-            plan->what);
     char *text = moxc_gen_cpu_unplanned(plan->module, plan->abi_sha256);
     s->cpu_unplanned = true;
     bool ok = text && moxc_write_file(cpu_tu, text, strlen(text)) &&
               compile(plan, "cc", plan->tc.cc, &plan->cc_flags, cpu_so, cpu_tu, "-lm", s->diag);
     free(text);
+    if (ok)
+        fprintf(s->diag, "moxc: note: %s: the CPU work-group functions did not compile; every kernel runs on "
+                         "the fiber or thread-call executor instead (please report this as a moxc bug)\n",
+                plan->what);
     return ok && add_file(s, MOX_FILE_CPU_TU);
 }
 

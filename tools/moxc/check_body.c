@@ -177,6 +177,34 @@ static void walk_var(body_walk *w, CXCursor c) {
     free(shared);
 }
 
+/* A call of a function moxc has a dialect equivalent for (sqrt: sqrtf), or
+ * an expression whose only doubles are such calls (sqrt(x) + fabs(y)):
+ * walk_call names the float function, which is the one error to give. */
+static bool is_hinted_call(CXCursor c, int depth) {
+    enum CXCursorKind k = clang_getCursorKind(c);
+    if (k == CXCursor_CallExpr) {
+        CXCursor ref = clang_getCursorReferenced(c);
+        char *name = clang_Cursor_isNull(ref) ? NULL : moxc__cxstr(clang_getCursorSpelling(ref));
+        bool yes = name && clang_Cursor_isNull(clang_getCursorDefinition(ref)) && moxc__cuda_hint(name);
+        free(name);
+        return yes;
+    }
+    if (depth > 16 || (k != CXCursor_ParenExpr && k != CXCursor_UnexposedExpr && k != CXCursor_BinaryOperator &&
+                       k != CXCursor_UnaryOperator && k != CXCursor_ConditionalOperator))
+        return false;
+    moxc__children ch;
+    moxc__children_of(c, &ch);
+    bool any = false, all = true;
+    for (size_t i = 0; i < ch.count && all; i++) {
+        if (!moxc__involves_double(clang_getCursorType(ch.items[i])))
+            continue;
+        any = true;
+        all = is_hinted_call(ch.items[i], depth + 1);
+    }
+    moxc__children_free(&ch);
+    return any && all;
+}
+
 static void walk(body_walk *w, CXCursor c, bool callee) {
     enum CXCursorKind k = clang_getCursorKind(c);
     bool typed = clang_isExpression(k) || k == CXCursor_VarDecl || k == CXCursor_ParmDecl;
@@ -184,8 +212,10 @@ static void walk(body_walk *w, CXCursor c, bool callee) {
     if (typed) {
         CXType type = clang_getCursorType(c);
         if (!w->in_double && moxc__involves_double(type)) {
-            moxc__error_at(w->t->front, moxc__cursor_loc(c),
-                           "double precision is not supported in kernels (use float and 'f' literals)");
+            /* sqrt(x): walk_call names the float function, one error */
+            if (!is_hinted_call(c, 0))
+                moxc__error_at(w->t->front, moxc__cursor_loc(c),
+                               "double precision is not supported in kernels (use float and 'f' literals)");
             w->in_double = true;
         }
         cur(w)->direct_features |= moxc__type_features(type, k == CXCursor_ParmDecl);

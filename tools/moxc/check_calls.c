@@ -232,6 +232,49 @@ static enum CXChildVisitResult file_scope_decl(CXCursor c, CXCursor parent, void
     return CXChildVisit_Continue;
 }
 
+/* glibc's feature-test macros: they only act when defined before the first
+ * system header. */
+static bool is_feature_macro(const char *name) {
+    size_t n = strlen(name);
+    return (name[0] == '_' && n > 7 && strcmp(name + n - 7, "_SOURCE") == 0) ||
+           strcmp(name, "_FILE_OFFSET_BITS") == 0 || strcmp(name, "_TIME_BITS") == 0 ||
+           strcmp(name, "_REENTRANT") == 0 || strcmp(name, "_THREAD_SAFE") == 0 ||
+           moxc__starts_with(name, "__STDC_WANT_");
+}
+
+/* `#define _GNU_SOURCE` in a kernel source: moxc's front end parses each
+ * source alone, so it takes effect there, but the CPU translation unit
+ * includes <mox/kernel.h> (and every source) first, where it comes too late:
+ * declarations the front end saw would be missing. */
+static void check_feature_macros(moxc__tu *t) {
+    size_t size = 0;
+    if (!t->main_file || !clang_getFileContents(t->tu, t->main_file, &size))
+        return;
+    CXSourceRange all = clang_getRange(clang_getLocationForOffset(t->tu, t->main_file, 0),
+                                       clang_getLocationForOffset(t->tu, t->main_file, (unsigned)size));
+    CXToken *tok = NULL;
+    unsigned count = 0;
+    clang_tokenize(t->tu, all, &tok, &count);
+    for (unsigned i = 0; i + 2 < count; i++) {
+        char *hash = moxc__cxstr(clang_getTokenSpelling(t->tu, tok[i]));
+        char *def = hash && strcmp(hash, "#") == 0 ? moxc__cxstr(clang_getTokenSpelling(t->tu, tok[i + 1])) : NULL;
+        char *name = def && strcmp(def, "define") == 0 ? moxc__cxstr(clang_getTokenSpelling(t->tu, tok[i + 2])) : NULL;
+        if (name && is_feature_macro(name))
+            moxc__error_at(t->front, clang_getTokenLocation(t->tu, tok[i + 2]),
+                           "defining %s in a kernel source is not supported: the CPU translation unit includes "
+                           "<mox/kernel.h> before the kernel sources, where it would come too late; pass it to "
+                           "moxc instead (-D%s; DEFINES %s in mox_add_kernels), which defines it for parsing "
+                           "and both compilers",
+                           name, name, name);
+        free(name);
+        free(def);
+        free(hash);
+    }
+    if (tok)
+        clang_disposeTokens(t->tu, tok, count);
+}
+
 void moxc__check_file_scope(moxc__tu *t) {
+    check_feature_macros(t);
     clang_visitChildren(clang_getTranslationUnitCursor(t->tu), file_scope_decl, t);
 }

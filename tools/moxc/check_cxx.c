@@ -77,14 +77,40 @@ static bool is_variably_modified(CXType t) {
     return false;
 }
 
+/* What to write instead: a parameter is a pointer, so its first dimension
+ * may stay empty ('float a[]', 'float a[][4]'); the others need a constant. */
+static char *vla_hint(CXCursor c, CXType type) {
+    CXType elem = clang_getArrayElementType(type);
+    enum CXTypeKind ek = clang_getCanonicalType(elem).kind;
+    if (clang_getCursorKind(c) != CXCursor_ParmDecl || elem.kind == CXType_Invalid || is_variably_modified(elem) ||
+        ek == CXType_IncompleteArray)
+        return moxc__strdup("use a constant size (a macro or an enum constant)");
+    char *es = moxc__cxstr(clang_getTypeSpelling(elem));
+    char *name = moxc__cxstr(clang_getCursorSpelling(c));
+    const char *n = name ? name : "p";
+    char *hint;
+    if (es && ek == CXType_ConstantArray && strchr(es, '[')) {
+        int base = (int)(strchr(es, '[') - es);
+        hint = moxc__printf("write '%.*s %s[]%s' (a parameter is a pointer; the inner sizes stay constant)", base,
+                            es, n, es + base);
+    } else {
+        hint = moxc__printf("write '%s %s[]' or '%s *%s' (a parameter is a pointer)", es ? es : "?", n,
+                            es ? es : "?", n);
+    }
+    free(name);
+    free(es);
+    return hint;
+}
+
 static void report_vla(moxc__tu *t, CXCursor c, CXType type, const char *what) {
     char *ts = moxc__cxstr(clang_getTypeSpelling(type));
     char *name = moxc__cxstr(clang_getCursorSpelling(c));
+    char *hint = vla_hint(c, type);
     moxc__error_at(t->front, moxc__cursor_loc(c),
                    "variable-length array type '%s'%s%s%s is not supported in kernel sources (the CUDA "
-                   "translation unit is C++, which has none); use a constant size (a macro or an enum "
-                   "constant)",
-                   ts ? ts : "?", what, what[0] && name ? name : "", what[0] ? "'" : "");
+                   "translation unit is C++, which has none); %s",
+                   ts ? ts : "?", what, what[0] && name ? name : "", what[0] ? "'" : "", hint ? hint : "?");
+    free(hint);
     free(name);
     free(ts);
 }

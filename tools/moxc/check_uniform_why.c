@@ -272,8 +272,9 @@ char *moxc__u_explain(uanalysis *a, const uwhy *why, int level) {
     char *root = root_of_why(&x, why, 0);
     char *text = root;
     if (root && x.hop_count) {
-        /* hops were added innermost (nearest the root) first */
-        text = moxc__printf("%s through ", root);
+        /* hops were added innermost (nearest the root) first; a root
+         * ending in a ", which ..." clause needs a comma before "through" */
+        text = moxc__printf("%s%s through ", root, strstr(root, ", which ") ? "," : "");
         for (size_t i = x.hop_count; text && i-- > 0;) {
             char *next = moxc__printf("%s%s%s", text, x.hops[i], i ? ", " : "");
             free(text);

@@ -135,6 +135,22 @@ static bool check_self_and_headers(const moxc_options *o)
     return ok;
 }
 
+/* Why the nvcc named by --nvcc is not there, and what to do. */
+static const char *explicit_nvcc_hint(const char *path)
+{
+    if (!strchr(path, '/'))
+        return "--nvcc names no program on PATH: give the full path of nvcc (in the CUDA toolkit's bin "
+               "directory), leave --nvcc out to search $CUDA_HOME/bin, /usr/local/cuda/bin and PATH, or pass "
+               "--no-cuda to build for the CPU only; moxc build with this --nvcc fails";
+    if (access(path, F_OK) != 0)
+        return "the --nvcc path does not exist: correct it (nvcc is in the CUDA toolkit's bin directory), "
+               "leave --nvcc out to search $CUDA_HOME/bin, /usr/local/cuda/bin and PATH, or pass --no-cuda "
+               "to build for the CPU only; moxc build with this --nvcc fails";
+    return "the --nvcc path is not an executable file: point it at nvcc itself (in the CUDA toolkit's bin "
+           "directory), leave --nvcc out to search for one, or pass --no-cuda to build for the CPU only; moxc "
+           "build with this --nvcc fails";
+}
+
 /* nvcc and cuobjdump. *usable: nvcc runs; returns false when moxc build
  * would fail with this nvcc: one found that does not run (build refuses it
  * rather than quietly building for the CPU only), or a --nvcc not found.
@@ -152,8 +168,10 @@ static bool check_nvcc(const moxc_options *o, bool *usable)
         report_state("broken", "nvcc", broken,
                       "moxc build stops at this nvcc: repair or remove it, pass --nvcc PATH to a working one, "
                       "or --no-cuda to build for the CPU only");
+    else if (o->nvcc && !nvcc)
+        report(false, "nvcc", o->nvcc, explicit_nvcc_hint(o->nvcc));
     else
-        report(false, "nvcc", nvcc ? "out of memory" : (o->nvcc ? o->nvcc : "not found"), hint);
+        report(false, "nvcc", nvcc ? "out of memory" : "not found", hint);
     const char *release = line ? strstr(line, "release ") : NULL;
     if (release && atoi(release + strlen("release ")) < 13)
         printf("      note: mox is built and tested with CUDA 13; this nvcc is older\n");

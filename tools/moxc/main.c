@@ -60,6 +60,95 @@ static int usage_error(const char *fmt, const char *arg)
     return USAGE_EXIT;
 }
 
+/* The value option `arg` names ("--name", "--name=x", "-Ix"), with its
+ * inline value in *value (NULL when the value is the next argument). */
+static const value_option *match_option(const value_option *values, size_t count, const char *arg,
+                                        const char **value)
+{
+    *value = NULL;
+    for (size_t k = 0; k < count; ++k) {
+        size_t len = strlen(values[k].name);
+        if (strncmp(arg, values[k].name, len) != 0)
+            continue;
+        bool short_opt = values[k].name[1] != '-';
+        if (arg[len] == '\0')
+            return &values[k];
+        if (arg[len] == '=' && !short_opt) {
+            *value = arg + len + 1;
+            return &values[k];
+        }
+        if (short_opt) {
+            *value = arg + len;
+            return &values[k];
+        }
+    }
+    return NULL;
+}
+
+/* Whether command `cmd` takes option `match`; 0, or the exit code. */
+static int check_option_command(command cmd, const value_option *match, const char *arg, const moxc_options *o,
+                                const char **emit)
+{
+    if (match->single == emit && cmd != CMD_INSPECT)
+        return usage_error("%s is only for moxc inspect", arg);
+    if ((match->single == &o->deploy_to) != (cmd == CMD_DEPLOY))
+        return usage_error(cmd == CMD_DEPLOY ? "deploy takes only --to (got %s)" : "%s is only for moxc deploy",
+                           match->name);
+    if (cmd == CMD_DOCTOR && match->single != &o->cc && match->single != &o->nvcc &&
+        match->single != &o->mox_include)
+        return usage_error("doctor does not take %s", match->name);
+    return 0;
+}
+
+/* Stores an option's value: appended to a list, or set once. */
+static int store_option(const value_option *match, const char *value)
+{
+    if (!*value)
+        return usage_error("%s needs a non-empty value", match->name);
+    if (match->list)
+        return moxc_strv_push(match->list, value) ? 0 : 1;
+    if (*match->single)
+        return usage_error("%s given more than once", match->name);
+    *match->single = value;
+    return 0;
+}
+
+/* What each command requires once all options are read; 0, or the exit code. */
+static int check_required(command cmd, const moxc_options *o, const char **emit)
+{
+    if (cmd == CMD_DOCTOR)
+        return 0;
+    if (cmd == CMD_DEPLOY && !o->deploy_to)
+        return usage_error("%s: --to is required", "deploy");
+    if (cmd == CMD_DEPLOY && o->sources.count == 0)
+        return usage_error("%s: no artifacts given", "deploy");
+    if (cmd == CMD_DEPLOY)
+        return 0;
+    if (o->sources.count == 0)
+        return usage_error("%s: no kernel sources given", cmd == CMD_BUILD ? "build" : "inspect");
+    if (cmd == CMD_BUILD && !o->name)
+        return usage_error("%s: --name is required", "build");
+    if (cmd == CMD_BUILD && !o->out_dir)
+        return usage_error("%s: --out-dir is required", "build");
+    if (o->name && !moxc_is_module_name(o->name))
+        return usage_error("--name '%s' is not a C identifier (of at most 200 characters)", o->name);
+    if (o->depfile_target && !o->depfile)
+        return usage_error("%s needs --depfile", "--depfile-target");
+    if (cmd == CMD_INSPECT) {
+        static const char *const kinds[] = {"abi", "bindings", "cuda", "cpu", "ptx", "sass"};
+        if (!*emit)
+            return usage_error("%s: --emit is required", "inspect");
+        bool known = false;
+        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k)
+            known = known || strcmp(*emit, kinds[k]) == 0;
+        if (!known)
+            return usage_error("unknown --emit kind '%s' (abi, bindings, cuda, cpu, ptx or sass)", *emit);
+        if (o->bindings_dir || o->depfile)
+            return usage_error("%s: --bindings-dir and --depfile are only for moxc build", "inspect");
+    }
+    return 0;
+}
+
 /* Parses argv[first..] into o (and *emit). Returns 0, or the exit code. */
 static int parse_options(command cmd, int argc, char **argv, int first, moxc_options *o, const char **emit)
 {
@@ -97,80 +186,23 @@ static int parse_options(command cmd, int argc, char **argv, int first, moxc_opt
             o->no_cuda = true;
             continue;
         }
-        const value_option *match = NULL;
-        const char *value = NULL;
-        for (size_t k = 0; k < sizeof values / sizeof values[0] && !match; ++k) {
-            size_t len = strlen(values[k].name);
-            if (strncmp(arg, values[k].name, len) != 0)
-                continue;
-            bool short_opt = values[k].name[1] != '-';
-            if (arg[len] == '\0') {
-                match = &values[k];
-            } else if (arg[len] == '=' && !short_opt) {
-                match = &values[k];
-                value = arg + len + 1;
-            } else if (short_opt) {
-                match = &values[k];
-                value = arg + len;
-            }
-        }
+        const char *value;
+        const value_option *match = match_option(values, sizeof values / sizeof values[0], arg, &value);
         if (!match)
             return usage_error("unknown option '%s'", arg);
-        if (match->single == emit && cmd != CMD_INSPECT)
-            return usage_error("%s is only for moxc inspect", arg);
-        if ((match->single == &o->deploy_to) != (cmd == CMD_DEPLOY))
-            return usage_error(cmd == CMD_DEPLOY ? "deploy takes only --to (got %s)" : "%s is only for moxc deploy",
-                               match->name);
-        if (cmd == CMD_DOCTOR && match->single != &o->cc && match->single != &o->nvcc &&
-            match->single != &o->mox_include)
-            return usage_error("doctor does not take %s", match->name);
+        int rc = check_option_command(cmd, match, arg, o, emit);
+        if (rc)
+            return rc;
         if (!value) {
             if (i + 1 >= argc)
                 return usage_error("%s needs a value", match->name);
             value = argv[++i];
         }
-        if (!*value)
-            return usage_error("%s needs a non-empty value", match->name);
-        if (match->list) {
-            if (!moxc_strv_push(match->list, value))
-                return 1;
-        } else if (*match->single) {
-            return usage_error("%s given more than once", match->name);
-        } else {
-            *match->single = value;
-        }
+        rc = store_option(match, value);
+        if (rc)
+            return rc;
     }
-    if (cmd == CMD_DOCTOR)
-        return 0;
-    if (cmd == CMD_DEPLOY && !o->deploy_to)
-        return usage_error("%s: --to is required", "deploy");
-    if (cmd == CMD_DEPLOY && o->sources.count == 0)
-        return usage_error("%s: no artifacts given", "deploy");
-    if (cmd == CMD_DEPLOY)
-        return 0;
-    if (o->sources.count == 0)
-        return usage_error("%s: no kernel sources given", cmd == CMD_BUILD ? "build" : "inspect");
-    if (cmd == CMD_BUILD && !o->name)
-        return usage_error("%s: --name is required", "build");
-    if (cmd == CMD_BUILD && !o->out_dir)
-        return usage_error("%s: --out-dir is required", "build");
-    if (o->name && !moxc_is_module_name(o->name))
-        return usage_error("--name '%s' is not a C identifier (of at most 200 characters)", o->name);
-    if (o->depfile_target && !o->depfile)
-        return usage_error("%s needs --depfile", "--depfile-target");
-    if (cmd == CMD_INSPECT) {
-        static const char *const kinds[] = {"abi", "bindings", "cuda", "cpu", "ptx", "sass"};
-        if (!*emit)
-            return usage_error("%s: --emit is required", "inspect");
-        bool known = false;
-        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k)
-            known = known || strcmp(*emit, kinds[k]) == 0;
-        if (!known)
-            return usage_error("unknown --emit kind '%s' (abi, bindings, cuda, cpu, ptx or sass)", *emit);
-        if (o->bindings_dir || o->depfile)
-            return usage_error("%s: --bindings-dir and --depfile are only for moxc build", "inspect");
-    }
-    return 0;
+    return check_required(cmd, o, emit);
 }
 
 int main(int argc, char **argv)

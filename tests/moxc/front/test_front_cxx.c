@@ -11,6 +11,7 @@
 #define CXX(name) FIXTURE("reject/cxx/" name)
 
 #define VLA_TAIL "is not supported in kernel sources (the CUDA translation unit is C++, which has none); use a constant size"
+#define PARAM_TAIL "is not supported in kernel sources (the CUDA translation unit is C++, which has none); "
 #define KW_TAIL "is a C++ keyword; the CUDA translation unit is C++, rename it"
 #define VOID_TAIL "is not supported in kernel sources (the CUDA translation unit is C++, which needs a cast); write "
 
@@ -35,13 +36,18 @@ static void test_vla_parameter(void **state) {
     const char *src = CXX("vla_param.c");
     front_run run = front_parse1(src);
     front_expect_error_at(&run, src, "EXPECT:prototype",
-                          "variable-length array type 'const float[*]' of parameter 'a' " VLA_TAIL);
+                          "variable-length array type 'const float[*]' of parameter 'a' " PARAM_TAIL
+                          "write 'const float a[]' or 'const float *a' (a parameter is a pointer)");
     front_expect_error_at(&run, src, "EXPECT:helper",
-                          "variable-length array type 'const float[n]' of parameter 'a' " VLA_TAIL);
+                          "variable-length array type 'const float[n]' of parameter 'a' " PARAM_TAIL
+                          "write 'const float a[]' or 'const float *a' (a parameter is a pointer)");
+    /* two dimensions: the first may stay empty */
     front_expect_error_at(&run, src, "EXPECT:device",
-                          "variable-length array type 'float[n][4]' of parameter 'a' " VLA_TAIL);
+                          "variable-length array type 'float[n][4]' of parameter 'a' " PARAM_TAIL
+                          "write 'float a[][4]' (a parameter is a pointer; the inner sizes stay constant)");
     front_expect_error_at(&run, src, "EXPECT:kernel",
-                          "variable-length array type 'const float[n]' of parameter 'in' " VLA_TAIL);
+                          "variable-length array type 'const float[n]' of parameter 'in' " PARAM_TAIL
+                          "write 'const float in[]' or 'const float *in' (a parameter is a pointer)");
     const char *decl = "static float last(uint32_t n, const float a[n])";
     size_t col = front_offset_of(src, "a[n]) /* EXPECT:helper") - front_offset_of(src, decl) + 1;
     char where[PATH_MAX + 64];

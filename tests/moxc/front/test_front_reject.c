@@ -206,6 +206,15 @@ static void test_double_precision(void **state) {
     front_expect_error_at(&run, path, "EXPECT:variable", "double precision is not supported in kernels");
     front_expect_error_at(&run, path, "EXPECT:arithmetic", "double precision is not supported in kernels");
     front_expect_error_at(&run, path, "EXPECT:helper", "double precision is not supported in kernels");
+    front_expect_error_at(&run, path, "EXPECT:libm",
+                          "unknown function 'sqrt' in a kernel; the dialect has sqrtf (kernels are single precision)");
+    front_expect_error_at(&run, path, "EXPECT:libm", "unknown function 'fabs' in a kernel; the dialect has fabsf");
+    char where[1200];
+    snprintf(where, sizeof where, "%s:%u:", path, front_marker_line(path, "EXPECT:libm"));
+    size_t on_line = 0;
+    for (const char *p = run.diagnostics; (p = strstr(p, where)) != NULL; p++)
+        on_line++;
+    assert_int_equal(on_line, 2); /* not also "double precision ..." at the same places */
     front_run_free(&run);
 }
 

@@ -160,6 +160,15 @@ static void test_barrier_under_warp_uniform_condition(void **state) {
                      "the warp index (mox_warp_id() at @SRC), which is the same only within a warp");
 }
 
+/* A root ending in a ", which ..." clause, then the variables: a comma
+ * before "through". */
+static void test_barrier_under_warp_vote_through_variable(void **state) {
+    (void)state;
+    expect_divergent("warp_vote_barrier.c", "mox_barrier",
+                     "the warp-wide result of mox_warp_any (at @SRC), which is the same only within a warp, "
+                     "through 'any'");
+}
+
 static void test_warp_op_in_conditional_operator(void **state) {
     (void)state;
     expect_divergent("ternary.c", "mox_warp_max_f32",
@@ -215,6 +224,7 @@ int main(void) {
         cmocka_unit_test(test_branch_from_macro),
         cmocka_unit_test(test_warp_op_under_lane_condition),
         cmocka_unit_test(test_barrier_under_warp_uniform_condition),
+        cmocka_unit_test(test_barrier_under_warp_vote_through_variable),
         cmocka_unit_test(test_warp_op_in_conditional_operator),
         cmocka_unit_test(test_warp_op_after_short_circuit),
         cmocka_unit_test(test_shared_bound_accepted),
