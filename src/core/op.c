@@ -175,11 +175,13 @@ static mox_poll_state poll_submit(mox_op *op, mox_waker waker)
         mox_error *err = NULL;
         if (mox__trace_on())
             mox__trace_op_submit(op, sub);
+        /* Read before submitting: once queued, the batch is the device's
+         * (admission clears the flag under the device lock). */
+        bool for_module = sub->modules_pending;
         if (mox__sub_submit(op->device, sub, &op->cell, &err) == MOX__SUBMIT_QUEUED) {
             if (mox__trace_on())
-                mox__trace_op_pending(op, sub->modules_pending
-                                              ? "module preparation (queued for admission)"
-                                              : "command capacity (queued for admission)");
+                mox__trace_op_pending(op, for_module ? "module preparation (queued for admission)"
+                                                     : "command capacity (queued for admission)");
             op->stage = MOX__STAGE_CAPACITY;
             return MOX_PENDING;
         }
