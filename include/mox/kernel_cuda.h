@@ -1,6 +1,7 @@
 /* mox/kernel_cuda.h - the device dialect's CUDA implementation; included by
- * mox/kernel.h when nvcc compiles kernels_cuda.cu (as C++), plus the gate
- * the generated __global__ entries use.
+ * mox/kernel.h when nvcc compiles kernels_cuda.cu (as C++). The gate the
+ * generated __global__ entries use is in mox/kernel_cuda_gate.h, the math
+ * intrinsics in mox/kernel_cuda_math.h (both included at the end).
  *
  * Warps: a block's threads form warps of 32 consecutive linear indices
  * (x + dim.x * (y + dim.y * z)), exactly as the hardware groups them. The
@@ -299,138 +300,7 @@ MOX__FN(float) mox_f16_to_f32(mox_f16 h) {
     return f != f ? mox_f32_from_bits(MOX__F32_QNAN) : f;
 }
 
-/* ---- gate and failure ----
- * Generated entry (kernels_cuda.cu):
- *     extern "C" __global__ void __launch_bounds__(N) mox_entry_K(mox_gate gate, ...) {
- *         if (mox__gate_enter(&gate)) return;
- *         MOX__GATE_PUBLISH(&gate);      // kernels with MOX_KFEAT_FAIL only
- *         K(...);
- *         mox__gate_leave(&gate);
- *     }
- * The gate is a kernel parameter; its address is per-thread local memory,
- * so mox_fail (possibly deep in a helper) finds the fields through a
- * block-shared slot instead. The slot is only valid in kernels that
- * published it: moxc sets MOX_KFEAT_FAIL for every kernel from which
- * mox_fail is reachable. */
-
-/* ---- programmatic dependent launch ----
- * On sm_90 and later every generated entry, with the gate check or without
- * it, starts with griddepcontrol.wait: it returns once every grid this one
- * depends on programmatically has completed and its memory is visible (at
- * once when the launch has no such dependency). Nothing of the entry runs
- * before it, so the runtime may start a dependent grid before its
- * predecessors end (a CUDA graph edge of type
- * CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC, docs/cuda-backend.md) without the
- * dependent seeing a predecessor's writes half done. The marker
- * mox__grid_wait_entries tells the runtime which entries of the code the
- * driver loaded for this GPU have the wait: 2 in sm_90+ code (all of them),
- * 0 in code for older GPUs (and in PTX for them that the driver would JIT);
- * 1 in sm_90+ modules built before the entries without the gate check had
- * it (only the gated entries wait); modules built before the wait existed
- * lack the marker. The runtime reads it at module load. */
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define MOX__GRID_WAIT_ENTRIES MOX__GRID_WAIT_ALL
-#else
-#define MOX__GRID_WAIT_ENTRIES MOX__GRID_WAIT_NONE
-#endif
-extern "C" {
-__device__ unsigned int mox__grid_wait_entries = MOX__GRID_WAIT_ENTRIES;
-}
-
-MOX__FN(void) mox__grid_dependency_wait(void) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-
-typedef struct mox__gate_slot {
-    uint32_t *status;
-    uint32_t *host_flag;
-    uint32_t self;
-} mox__gate_slot;
-
-static __shared__ mox__gate_slot mox__gate_shared;
-
-/* The gate's rare cases, out of line so that they put no instructions on
- * the entry's path: several dependencies, or a list in device memory. A dependency's words are final (it finished before this
- * grid started), so the read-only path is safe; it serves the blocks of a
- * multiprocessor from one L2 read. A volatile load sends every warp of the
- * grid to the same L2 line (suspected cause of a 4.6x slower 2^28-element
- * pipeline on an H200, docs/cuda-backend.md). The arguments come by value:
- * the call is on the not-taken side, so the entry reads them only there. */
-static __device__ __noinline__ int mox__gate_enter_rare(uint32_t *st, const uint32_t *deps, uint32_t self,
-                                                        uint32_t n, uint32_t d0, uint32_t d1, uint32_t d2,
-                                                        uint32_t d3) {
-    uint32_t bad = MOX_DISPATCH_OK;
-    if (deps == NULL) {
-        /* Inline dependencies: independent loads, no load before them. */
-        bad |= __ldg(&st[2u * d0]);
-        if (n > 1u) bad |= __ldg(&st[2u * d1]);
-        if (n > 2u) bad |= __ldg(&st[2u * d2]);
-        if (n > 3u) bad |= __ldg(&st[2u * d3]);
-    } else {
-        for (uint32_t i = 0; i < n; i++) bad |= __ldg(&st[2u * deps[i]]);
-    }
-    if (bad == MOX_DISPATCH_OK) return 0;
-    if (mox__linear() == 0u) atomicCAS(&st[2u * self], MOX_DISPATCH_OK, MOX_DISPATCH_GATED);
-    return 1;
-}
-
-/* Nonzero when the entry must not run: a dependency failed or was gated.
- * Every thread of every block reads the same settled words (dependencies
- * finished before this grid started, or before griddepcontrol.wait
- * returned), so the answer is uniform and the early return leaves no
- * barrier half-attended. States are 0, 1 or 2, so OR-ing them tells
- * whether any is not OK. On the entry's path: two tests of parameters
- * (no gate, no dependency) and, for the common gated case of one inline
- * dependency, its one load; everything else is mox__gate_enter_rare.
- * Inlined whole, the check cost an ungated vec-add 3 % and a gated one
- * 12 % on an H200 against the body alone (which needs 12 registers, the
- * entry 32); this split costs 1.7 % and 7 % (still 32 registers: the
- * call's convention), bench/experiments/entry_cost_probe.cu. */
-MOX__FN(int) mox__gate_enter(const mox_gate *g) {
-    mox__grid_dependency_wait(); /* first: see "programmatic dependent launch" */
-    uint32_t *st = g->status;
-    uint32_t n = g->dep_count;
-    if (st == NULL || n == 0u) return 0;
-    if (n == 1u && g->deps == NULL) {
-        if (__ldg(&st[2u * g->inline_deps[0]]) == MOX_DISPATCH_OK) return 0;
-        if (mox__linear() == 0u) atomicCAS(&st[2u * g->self], MOX_DISPATCH_OK, MOX_DISPATCH_GATED);
-        return 1;
-    }
-    return mox__gate_enter_rare(st, g->deps, g->self, n, g->inline_deps[0], g->inline_deps[1],
-                                g->inline_deps[2], g->inline_deps[3]);
-}
-
-MOX__FN(void) mox__gate_publish(const mox_gate *g) {
-    if (mox__linear() == 0u) {
-        mox__gate_shared.status = g->status;
-        mox__gate_shared.host_flag = g->host_flag;
-        mox__gate_shared.self = g->self;
-    }
-    __syncthreads(); /* uniform: every thread of the entry gets here */
-}
-#define MOX__GATE_PUBLISH(g) mox__gate_publish(g)
-
-/* A successful dispatch leaves its state word at OK (the host zeroed it),
- * so leaving needs no store; the call marks the end of the body so a
- * generated entry reads as a bracket and has one place to grow. */
-MOX__FN(void) mox__gate_leave(const mox_gate *g) { (void)g; }
-
-/* status == NULL (no gating) makes mox_fail a no-op: nothing records it.
- * The runtime always passes a status array for launches it tracks. */
-MOX__FN(void) mox_fail(uint32_t code) {
-    uint32_t *st = mox__gate_shared.status;
-    if (st == NULL) return;
-    uint32_t self = mox__gate_shared.self;
-    if (atomicCAS(&st[2u * self], MOX_DISPATCH_OK, MOX_DISPATCH_FAILED) == MOX_DISPATCH_OK) {
-        *(volatile uint32_t *)&st[2u * self + 1u] = code;
-        __threadfence_system(); /* the code is visible before the flag */
-        uint32_t *flag = mox__gate_shared.host_flag;
-        if (flag != NULL) *(volatile uint32_t *)flag = 1u;
-    }
-}
-
+#include <mox/kernel_cuda_gate.h>
 #include <mox/kernel_cuda_math.h>
 
 #endif

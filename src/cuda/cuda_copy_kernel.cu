@@ -1,5 +1,5 @@
 /* src/cuda/cuda_copy_kernel.cu - the CUDA backend's own kernel: a copy that
- * honours a mox_gate like the generated entries (mox/kernel_cuda.h), for
+ * honours a mox_gate like the generated entries (mox/kernel_cuda_gate.h), for
  * COPY commands whose source may still fail (docs/multi-device.md). It
  * runs on the destination's device and reads the source through unified
  * addressing (this device's memory, or a peer's with peer access).

@@ -166,7 +166,7 @@ static void put_entry(moxc_buf *b, const moxc_module *module, size_t index, bool
     else
         moxc_buf_put(b, "    mox__grid_dependency_wait();\n");
     /* mox_fail, possibly deep in a helper, cannot see the parameter: it
-     * finds the gate in block-shared memory (mox/kernel_cuda.h). */
+     * finds the gate in block-shared memory (mox/kernel_cuda_gate.h). */
     if (k->features & MOX_KFEAT_FAIL)
         moxc_buf_put(b, "    MOX__GATE_PUBLISH(&mox__gate);\n");
     moxc_buf_printf(b, "    %s(", k->name);
