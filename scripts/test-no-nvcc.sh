@@ -3,8 +3,10 @@
 # (no CUDA folder in PATH, CMake told to ignore every folder holding nvcc)
 # and runs the sanitize-labelled tests there (every moxc test but the CMake
 # consumer's among them; the examples run in the other stages; the
-# allocation-failure sweeps, fault.runtime.*, run in the ASan stage with the
-# same runtime, nvcc plays no part in them), so that a
+# allocation-failure sweeps, fault.runtime.*, the CPU executors' dialect
+# suites, dialect.test_dialect*, and the stress tests run in the ASan stage
+# with the same runtime and kernels, nvcc plays no part in them: their
+# kernels are built here all the same), so that a
 # machine without CUDA (a user's laptop, a fresh Debian) stays green. An
 # ASan+UBSan build: the paths that skip for want of nvcc are checked for
 # leaks too. Refuses to run - exit 1 - when nvcc is still found: the stage
@@ -50,4 +52,5 @@ if [ "$found" != "MOX_NVCC-NOTFOUND" ]; then
 fi
 env -u CUDA_HOME PATH="$path" "$cmake_bin" --build "$build" -j "$jobs"
 cd "$build"
-env -u CUDA_HOME PATH="$path" "$ctest_bin" --output-on-failure -j "$jobs" --timeout 600 -L sanitize -E '^fault\.runtime\.'
+env -u CUDA_HOME PATH="$path" "$ctest_bin" --output-on-failure -j "$jobs" --timeout 600 -L sanitize \
+  -E '^(fault\.runtime\.|dialect\.test_dialect|stress\.)'
