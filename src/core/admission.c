@@ -163,8 +163,10 @@ mox__sub *mox__admit_queued_locked(mox_device *dev, bool *drain, bool *cross)
  * hand-over as a completion (result, done, event fd, waker). */
 static void resolve_unsubmitted(mox_device *dev, mox__sub *s, mox_error *error)
 {
-    mox__waker_cell *w = mox__sub_publish(s, mox__result_error(error));
+    const mox_result *unused = NULL;
+    mox__waker_cell *w = mox__sub_publish(s, mox__result_error(error), &unused);
     mox__device_notify(dev);
+    mox_result_release(unused);
     if (w) {
         mox__cell_wake(w);
         mox__cell_unpin(w);

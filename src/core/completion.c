@@ -8,7 +8,7 @@
 #include "submission.h"
 #include "trace.h"
 
-mox__waker_cell *mox__sub_publish(mox__sub *s, const mox_result *r)
+mox__waker_cell *mox__sub_publish(mox__sub *s, const mox_result *r, const mox_result **unused)
 {
     mox__spin_lock(&s->lock);
     atomic_store_explicit(&s->done, true, memory_order_release);
@@ -21,8 +21,7 @@ mox__waker_cell *mox__sub_publish(mox__sub *s, const mox_result *r)
         r = NULL;
     }
     mox__spin_unlock(&s->lock);
-    if (r)
-        mox_result_release(r);
+    *unused = r;
     return w;
 }
 
@@ -254,15 +253,21 @@ void mox__execution_complete(mox__submission *pub, mox_error *error)
 
     give_back_slot(dev);
 
-    mox__waker_cell *w = mox__sub_publish(s, r);
+    /* Our device reference goes before the op turns READY: a user who
+     * waits (or spins on the op), then releases everything, frees the
+     * device on their own thread rather than leaving the last reference to
+     * this runtime thread. */
+    s->device = NULL;
+    bool kept = mox__device_unref_early(dev);
+    const mox_result *unused = NULL;
+    mox__waker_cell *w = mox__sub_publish(s, r, &unused);
     /* Signal the event fd only now that `done` is visible: an event loop
      * that wakes on it must find the op READY when it polls. */
     mox__device_notify(dev);
-    /* Drop our device reference before waking the waiter: a user who waits,
-     * then releases everything, then frees the device on their own thread
-     * rather than leaving the last reference to this runtime thread. */
-    s->device = NULL;
-    mox__device_unref(dev);
+    mox__device_finish(dev, kept);
+    /* A dropped op's result: its buffers may hold the device's last
+     * references, so only now. */
+    mox_result_release(unused);
     if (w) {
         mox__cell_wake(w);
         mox__cell_unpin(w);

@@ -6,6 +6,7 @@
 #include "device.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -148,6 +149,7 @@ mox_status mox_device_open_with(const mox_device_options *options, mox_device **
     atomic_init(&dev->health, MOX_OK);
     atomic_init(&dev->submissions, 0);
     atomic_init(&dev->event_fd, -1); /* created on first request */
+    atomic_init(&dev->finishing, 0);
     mox__mutex_init(&dev->lock);
     mox__mutex_init(&dev->worker_lock);
     pthread_cond_init(&dev->worker_cond, NULL);
@@ -175,18 +177,12 @@ fail:
     return st;
 }
 
-bool mox__device_try_ref(mox_device *device)
-{
-    unsigned n = atomic_load_explicit(&device->refs, memory_order_relaxed);
-    while (n != 0)
-        if (atomic_compare_exchange_weak_explicit(&device->refs, &n, n + 1, memory_order_acquire,
-                                                  memory_order_relaxed))
-            return true;
-    return false;
-}
-
 static void destroy(mox_device *dev)
 {
+    /* A completion that gave its reference back early may still be
+     * writing the event fd: a few instructions away. */
+    while (atomic_load_explicit(&dev->finishing, memory_order_acquire) != 0)
+        sched_yield();
     mox__worker_stop(dev);
     mox__devmods_free(dev);
     queues_free(dev, dev->queue_count);

@@ -40,6 +40,9 @@ struct mox__devmod {
 struct mox_device {
     uint32_t magic;            /* MOX__MAGIC_DEVICE while live (debug_check.h) */
     _Atomic unsigned refs;
+    /* Completions that gave their reference back but still notify the
+     * event fd (mox__device_unref_early); destroy() waits for none. */
+    _Atomic unsigned finishing;
     uint64_t id;               /* process-unique context id */
     mox_backend kind;
     mox__backend *backend;
@@ -105,8 +108,31 @@ static inline void mox__device_unref(mox_device *device)
     if (device && atomic_fetch_sub_explicit(&device->refs, 1, memory_order_acq_rel) == 1)
         mox__device_destroy_last(device);
 }
-/* A reference unless the last one is already gone (destruction started). */
-bool mox__device_try_ref(mox_device *device);
+/* A completion's reference, given back before its op turns READY, so that
+ * a user who waits and then releases everything drops the last reference
+ * on their own thread: mox_device_release then joins the device's threads
+ * before it returns (docs/async.md, "Ownership"). The device stays usable
+ * for mox__device_notify until mox__device_finish: destroy() waits for
+ * every such completion. When the reference is the last one it is kept
+ * (true), and mox__device_finish drops it. */
+static inline bool mox__device_unref_early(mox_device *device)
+{
+    atomic_fetch_add_explicit(&device->finishing, 1, memory_order_relaxed);
+    unsigned n = atomic_load_explicit(&device->refs, memory_order_relaxed);
+    while (n > 1)
+        if (atomic_compare_exchange_weak_explicit(&device->refs, &n, n - 1, memory_order_acq_rel,
+                                                  memory_order_relaxed))
+            return false;
+    atomic_fetch_sub_explicit(&device->finishing, 1, memory_order_release);
+    return true;
+}
+static inline void mox__device_finish(mox_device *device, bool kept)
+{
+    if (kept)
+        mox__device_unref(device);
+    else
+        atomic_fetch_sub_explicit(&device->finishing, 1, memory_order_release);
+}
 /* Writes the event fd: some op of this device may have progressed. */
 void mox__device_notify(mox_device *device);
 

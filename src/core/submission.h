@@ -273,9 +273,10 @@ bool mox__sub_dequeue(mox_device *device, mox__sub *sub);
  * the waiter. */
 const mox_result *mox__sub_take_result(mox__sub *sub, mox__waker_cell *cell);
 /* Marks `sub` done with result `r` (taken over; kept unless the op is
- * detached) and returns its waiter, pinned: wake and unpin it once the
- * device is notified. completion.c. */
-mox__waker_cell *mox__sub_publish(mox__sub *sub, const mox_result *r);
+ * detached: then handed back in *unused, for the caller to release once it
+ * is done with the device) and returns its waiter, pinned: wake and unpin
+ * it once the device is notified. completion.c. */
+mox__waker_cell *mox__sub_publish(mox__sub *sub, const mox_result *r, const mox_result **unused);
 /* Detaches the op (dropped): no waiter, no result wanted. The caller then
  * quiesces its cell. */
 void mox__sub_detach(mox__sub *sub);

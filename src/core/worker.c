@@ -202,8 +202,11 @@ static void delay_locked(mox_device *dev, uint32_t ms)
 static void *worker_main(void *p)
 {
     mox_device *dev = p;
-    /* It may drop the last device reference (below): destruction then
-     * happens on a thread of its own, which joins this one. */
+    /* It holds no reference of its own: destroy() stops and joins it
+     * before it frees anything, so the device outlives every iteration.
+     * What an iteration releases (a failed admission's batch) may still
+     * drop the last reference here: destruction then happens on a thread
+     * of its own, which joins this one. */
     mox__thread_mark_runtime("mox-worker");
     mox__trace_thread_name("mox preparation worker");
     mox__lock(&dev->worker_lock);
@@ -216,10 +219,12 @@ static void *worker_main(void *p)
         dev->queue_head = dm->queue_next;
         if (!dev->queue_head)
             dev->queue_tail = NULL;
-        /* A reference for the load: releasing the device meanwhile never
-         * waits for it (the last reference may be this one). None to take
-         * means the device is being destroyed: nobody waits any more. */
-        if (!mox__device_try_ref(dev))
+        /* No reference left: the device is being destroyed (destroy() waits
+         * in mox__worker_stop), nobody waits for the module any more. A
+         * release during the load waits for the load: then a program that
+         * waited for its work and released everything has no mox thread
+         * left when mox_device_release returns (docs/async.md). */
+        if (atomic_load(&dev->refs) == 0)
             break;
         if (dev->prepare_delay_ms)
             delay_locked(dev, dev->prepare_delay_ms);
@@ -247,7 +252,6 @@ static void *worker_main(void *p)
         if (queued)
             mox__admit_run(dev);
         mox__device_notify(dev);
-        mox__device_unref(dev);
 
         mox__lock(&dev->worker_lock);
     }

@@ -3,6 +3,7 @@
  * names of the runtime's threads. */
 #include <dirent.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,6 +265,35 @@ static void null_queries(void **state)
     assert_non_null(strstr(mox_error_last_message(), "mox_device_health: device is NULL"));
 }
 
+/* Waiting for everything and releasing everything leaves no thread of mox
+ * running once mox_device_release returns (docs/async.md, "Ownership"):
+ * the runtime's own last steps (the completing thread's, the module
+ * worker's after a first use) hold no reference that outlives the wait.
+ * A fresh device per round, so the module is prepared every time; the op
+ * is waited on or polled until READY. First in the list: no other test's
+ * device is alive yet. */
+static void release_after_waiting_leaves_no_thread(void **state)
+{
+    (void)state;
+    assert_int_equal(threads_named("mox-"), 0);
+    for (int round = 0; round < 40; round++) {
+        mox_device *d = conf_open();
+        mox_buffer *b = conf_zeros(d, 256);
+        mox_op *op = conf_fill(d, conf_cfg(256), b, 2.0f, 256);
+        if (round % 2) {
+            while (mox_op_poll(op, (mox_waker){NULL, NULL}) == MOX_PENDING)
+                sched_yield();
+            assert_int_equal(mox_result_status(mox_op_result(op)), MOX_OK);
+        } else {
+            assert_int_equal(mox_op_wait(op), MOX_OK);
+        }
+        mox_op_drop(op);
+        mox_buffer_release(b);
+        mox_device_release(d);
+        assert_int_equal(threads_named("mox-"), 0);
+    }
+}
+
 static void runtime_threads_are_named(void **state)
 {
     (void)state;
@@ -279,6 +309,7 @@ static void runtime_threads_are_named(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(release_after_waiting_leaves_no_thread),
         cmocka_unit_test(unknown_backend_is_config_error),
         cmocka_unit_test(forced_cuda_is_cuda_or_unavailable),
         cmocka_unit_test(forced_cpu_and_empty_means_auto),
