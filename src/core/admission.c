@@ -87,6 +87,8 @@ static bool modules_loaded_locked(mox_device *dev, mox__sub *s, mox_error **fail
 void mox__admit_enqueue_locked(mox_device *dev, mox__sub *s)
 {
     s->queued = true;
+    if (!s->queued_at)
+        s->queued_at = mox__order_stamp();
     s->home = dev;
     mox__sub_ref(s); /* the queue's */
     append(dev, s);

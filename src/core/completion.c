@@ -8,8 +8,13 @@
 #include "submission.h"
 #include "trace.h"
 
+static _Atomic uint64_t order_counter;
+
+uint64_t mox__order_stamp(void) { return atomic_fetch_add(&order_counter, 1) + 1; }
+
 mox__waker_cell *mox__sub_publish(mox__sub *s, const mox_result *r, const mox_result **unused)
 {
+    s->done_at = mox__order_stamp();
     mox__spin_lock(&s->lock);
     atomic_store_explicit(&s->done, true, memory_order_release);
     mox__waker_cell *w = s->waiter;

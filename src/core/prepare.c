@@ -263,7 +263,7 @@ mox_error *mox__sub_prepare_locked(mox_device *dev, mox__sub *s)
         mox__ub *ub = &s->ubs[u];
         mox__tracker *t = &ub->buffer->tracker;
         bool writes = ub->last_write >= 0;
-        mox__tracker_deps(t, writes, add_wait, &wc);
+        mox__tracker_deps(t, writes, s->queued_at, add_wait, &wc);
         const mox__access *w = mox__tracker_writer(t);
         if (w) {
             /* Dispatches up to the batch's first write of the buffer take

@@ -143,6 +143,14 @@ struct mox__sub {
     mox__gate *gates;
     bool submitted;
     bool args_released;        /* completion released the dispatches' buffers */
+    /* Order stamps from one process-wide counter (mox__order_stamp):
+     * queued_at when the batch joined an admission queue at its first poll
+     * (0: never queued), done_at when its states were final (publish). A
+     * queued batch is prepared at admission, but a writer that finished
+     * after it was queued was unfinished at its submission: it still takes
+     * that writer's gate (A9; prepare.c, tracker_ops.h). */
+    uint64_t queued_at;
+    uint64_t done_at;          /* written before `done` is set */
     /* admission queue, under the device lock */
     bool queued;
     bool modules_pending;      /* a kernel's module was still being prepared at the
@@ -277,6 +285,8 @@ const mox_result *mox__sub_take_result(mox__sub *sub, mox__waker_cell *cell);
  * is done with the device) and returns its waiter, pinned: wake and unpin
  * it once the device is notified. completion.c. */
 mox__waker_cell *mox__sub_publish(mox__sub *sub, const mox_result *r, const mox_result **unused);
+/* The next value of the process-wide order counter (> 0). */
+uint64_t mox__order_stamp(void);
 /* Detaches the op (dropped): no waiter, no result wanted. The caller then
  * quiesces its cell. */
 void mox__sub_detach(mox__sub *sub);

@@ -26,12 +26,8 @@ void mox__tracker_clear(mox__tracker *t)
     mox__tracker_init(t);
 }
 
-void mox__tracker_prune(mox__tracker *t)
+static void prune_readers(mox__tracker *t)
 {
-    if (t->writer.sub && mox__tracker_finished(t->writer.sub)) {
-        mox__sub_unref(t->writer.sub);
-        t->writer.sub = NULL;
-    }
     mox__access *r = mox__tracker_readers(t);
     uint32_t kept = 0;
     for (uint32_t i = 0; i < t->reader_count; i++) {
@@ -43,11 +39,22 @@ void mox__tracker_prune(mox__tracker *t)
     t->reader_count = kept;
 }
 
+void mox__tracker_prune(mox__tracker *t)
+{
+    if (t->writer.sub && mox__tracker_finished(t->writer.sub)) {
+        mox__sub_unref(t->writer.sub);
+        t->writer.sub = NULL;
+    }
+    prune_readers(t);
+}
+
 bool mox__tracker_grow(mox__tracker *t)
 {
     uint32_t cap = t->reader_cap ? t->reader_cap : MOX__TRACKER_INLINE;
-    /* Full: drop finished readers first (amortised O(1) per read). */
-    mox__tracker_prune(t);
+    /* Full: drop finished readers first (amortised O(1) per read). Not the
+     * writer: a finished one is kept for the gates of batches queued while
+     * it ran (mox__tracker_deps). */
+    prune_readers(t);
     if (t->reader_count < cap)
         return true;
     uint32_t ncap = cap * 2;

@@ -19,12 +19,17 @@ static inline mox__access *mox__tracker_readers(mox__tracker *t)
 }
 
 /* Calls add(ctx, sub) for each unfinished submission a new access must wait
- * for (the writer for a read; the writer and every reader for a write). */
+ * for (the writer for a read; the writer and every reader for a write).
+ * `since`: the new access's queued_at (0 when it was never queued): a
+ * writer that finished after it counts as unfinished - the batch waited in
+ * the admission queue while it ran, so it was unfinished when the batch was
+ * submitted - and is kept for its gate (A9). */
 typedef void (*mox__tracker_visit)(void *ctx, mox__sub *sub);
-static inline void mox__tracker_deps(mox__tracker *t, bool writes, mox__tracker_visit add,
+static inline void mox__tracker_deps(mox__tracker *t, bool writes, uint64_t since, mox__tracker_visit add,
                                      void *ctx)
 {
-    if (t->writer.sub && mox__tracker_finished(t->writer.sub)) {
+    if (t->writer.sub && mox__tracker_finished(t->writer.sub) &&
+        (since == 0 || t->writer.sub->done_at <= since)) {
         mox__sub_unref(t->writer.sub);
         t->writer.sub = NULL;
     }

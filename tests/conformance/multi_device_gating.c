@@ -157,6 +157,40 @@ static void finished_failure_does_not_gate(void **state)
     mox_buffer_release(y1);
 }
 
+/* The copy waits in its destination's admission queue (a context of
+ * device 1 with one slot, held) while device 0's writer runs and fails:
+ * it was submitted before the writer finished, so it is gated although it
+ * is prepared only after (A9 with A3). */
+static void copy_queued_for_capacity_is_gated(void **state)
+{
+    (void)state;
+    const uint32_t n = 256;
+    mox_device *q1 = md_open(1, 1);
+    mox_buffer *in = poisoned(d0, n, -5.0f), *x0 = conf_zeros(d0, n);
+    mox_buffer *y1 = conf_zeros(q1, n), *busy = conf_zeros(q1, n);
+    assert_int_equal(mox__testing_hold(d0, true), MOX_OK);
+    assert_int_equal(mox__testing_hold(q1, true), MOX_OK);
+    mox_op *writer = md_submit(conf_fail_if_negative(d0, conf_cfg(n), in, x0, n));
+    mox_op *blocker = md_submit(conf_fill(q1, conf_cfg(n), busy, 1.0f, n));
+    mox_op *copy = mox_buffer_copy(x0, 0, y1, 0, n);
+    assert_int_equal(mox_op_poll(copy, no_waker), MOX_PENDING);
+    assert_int_equal(mox__testing_in_flight(q1), 1); /* the copy is queued */
+    assert_int_equal(mox__testing_hold(d0, false), MOX_OK);
+    assert_int_equal(mox_op_wait(writer), MOX_ERR_KERNEL_FAILED);
+    assert_int_equal(mox__testing_hold(q1, false), MOX_OK);
+    assert_int_equal(conf_run(blocker), MOX_OK);
+    expect_gated_by(copy, MOX_ERR_GATED, mox_result_error(mox_op_result(writer)),
+                    "the copy did not run because work it depends on failed");
+    mox_op_drop(copy);
+    mox_op_drop(writer);
+    md_expect_ramp(y1, 0, n, 0.0f, 0.0f); /* the gated copy copied nothing */
+    mox_buffer_release(in);
+    mox_buffer_release(x0);
+    mox_buffer_release(y1);
+    mox_buffer_release(busy);
+    mox_device_release(q1);
+}
+
 /* CUDA: a sticky fault on device 0 (a wild write) while device 1's copy
  * and reader wait for it. They complete with device 0's loss; device 1
  * stays healthy and goes on working; a new copy from device 0 is refused. */
@@ -314,6 +348,7 @@ int main(void)
         cmocka_unit_test(copy_of_an_unfinished_failed_writer_is_gated),
         cmocka_unit_test(copy_of_a_running_failed_writer),
         cmocka_unit_test(finished_failure_does_not_gate),
+        cmocka_unit_test(copy_queued_for_capacity_is_gated),
         cmocka_unit_test(loss_of_one_device_does_not_hang_the_other),
         cmocka_unit_test(concurrent_copies_both_ways),
         cmocka_unit_test(held_back_work_behind_a_blocked_copy),

@@ -29,7 +29,14 @@ static void collect(void *ctx, mox__sub *sub)
 static seen deps(mox__tracker *t, bool writes)
 {
     seen s = {{0}, 0};
-    mox__tracker_deps(t, writes, collect, &s);
+    mox__tracker_deps(t, writes, 0, collect, &s);
+    return s;
+}
+
+static seen deps_since(mox__tracker *t, bool writes, uint64_t since)
+{
+    seen s = {{0}, 0};
+    mox__tracker_deps(t, writes, since, collect, &s);
     return s;
 }
 
@@ -101,6 +108,42 @@ static void writer_then_readers(void **state)
     mox__sub_unref(w2);
     for (int i = 0; i < 5; i++)
         mox__sub_unref(r[i]);
+}
+
+/* A finished writer is pruned for an access that was never queued, and
+ * for one queued after it finished; one queued while it ran keeps it (its
+ * gate, A9), and so does every later access queued before it finished,
+ * even after a reader made room in the reader array. */
+static void finished_writer_kept_for_earlier_queued(void **state)
+{
+    (void)state;
+    mox__tracker t;
+    mox__tracker_init(&t);
+    mox__sub *w = new_sub();
+    mox__tracker_record(&t, w, true, 0);
+    w->done_at = 10;
+    finish(w);
+    seen s = deps_since(&t, false, 5);
+    assert_int_equal(s.n, 1);
+    assert_ptr_equal(s.subs[0], w);
+    assert_ptr_equal(mox__tracker_writer(&t)->sub, w);
+    for (int i = 0; i < 4; i++) { /* past the inline slots: grows */
+        mox__sub *r = new_sub();
+        assert_true(mox__tracker_reserve(&t));
+        mox__tracker_record(&t, r, false, 0);
+        finish(r);
+        mox__sub_unref(r);
+    }
+    assert_int_equal(deps_since(&t, false, 9).n, 1);
+    assert_int_equal(deps_since(&t, false, 10).n, 0); /* queued after it finished */
+    assert_null(mox__tracker_writer(&t));
+    assert_int_equal(refs(w), 1);
+
+    mox__tracker_record(&t, w, true, 0);
+    assert_int_equal(deps_since(&t, false, 0).n, 0); /* never queued */
+    assert_null(mox__tracker_writer(&t));
+    mox__tracker_clear(&t);
+    mox__sub_unref(w);
 }
 
 static void edges_within_a_batch(void **state)
@@ -181,6 +224,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(writer_then_readers),
+        cmocka_unit_test(finished_writer_kept_for_earlier_queued),
         cmocka_unit_test(edges_within_a_batch),
         cmocka_unit_test(ping_pong_keeps_one_edge_each),
     };
