@@ -9,6 +9,12 @@ if(DEFINED CACHE{MOX_NVCC} AND "$CACHE{MOX_NVCC}" STREQUAL "")
   message(STATUS "mox: nvcc disabled (MOX_NVCC is empty); kernels build for the CPU only")
 else()
   find_program(MOX_NVCC nvcc HINTS /usr/local/cuda/bin $ENV{CUDA_HOME}/bin PATHS ENV PATH NO_DEFAULT_PATH)
+  # A path given with -DMOX_NVCC=... is taken as it is by find_program: it
+  # must name an executable file, or the build would fail later in moxc.
+  if(MOX_NVCC AND (IS_DIRECTORY "${MOX_NVCC}" OR NOT EXISTS "${MOX_NVCC}"))
+    message(FATAL_ERROR "mox: MOX_NVCC is '${MOX_NVCC}', which is not a file; give nvcc's path, "
+                        "or -DMOX_NVCC= (empty) to build kernels for the CPU only")
+  endif()
   if(MOX_NVCC)
     message(STATUS "mox: nvcc found at ${MOX_NVCC}")
   else()

@@ -95,6 +95,13 @@ function(mox_add_kernels target)
   set(sources "")
   foreach(src IN LISTS MOXK_SOURCES)
     get_filename_component(abs "${src}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    # A word after SOURCES that is no file (a misspelt keyword) would
+    # otherwise only fail at build time, as a missing rule.
+    get_source_file_property(generated "${abs}" GENERATED)
+    if(NOT EXISTS "${abs}" AND NOT generated)
+      message(FATAL_ERROR "mox_add_kernels(${target}): source '${src}' does not exist (${abs}); "
+                          "the keywords are NAME, SOURCES, INCLUDE_DIRS and DEFINES")
+    endif()
     list(APPEND sources "${abs}")
   endforeach()
   # Headers of the given include dirs: a fallback for the depfile, which

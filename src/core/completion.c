@@ -220,8 +220,6 @@ void mox__execution_complete(mox__submission *pub, mox_error *error)
 {
     mox__sub *s = mox__sub_of(pub);
     mox_device *dev = s->device;
-    if (mox__trace_on())
-        mox__trace_complete(pub, error ? mox_error_code(error) : MOX_OK);
     /* Causes first: what waits for this execution may complete as soon as
      * the semaphore moves or fails, and walks into these causes (a copy on
      * another device gated on them could otherwise install one without
@@ -232,6 +230,8 @@ void mox__execution_complete(mox__submission *pub, mox_error *error)
     /* The states are final: executions waiting for this one may start. */
     mox__semaphore_signal(pub->signal.sem, pub->signal.value);
     const mox_result *r = build_result(s, dispatch_failed, error);
+    if (mox__trace_on())
+        mox__trace_complete(pub, mox_result_status(r)); /* the batch's outcome, as its op resolves */
     mox_error_release(error);
 
     /* Resources are retained until now and no longer (A8); the earlier

@@ -4,7 +4,6 @@
  * their UUIDs are fixed per ordinal (docs/multi-device.md). */
 #include "cpu_device.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,10 +16,8 @@ mox_error *mox__cpu_device_count(uint32_t *count)
     const char *v = getenv("MOX_CPU_DEVICES");
     if (!v || !*v)
         return NULL;
-    char *end = NULL;
-    errno = 0;
-    unsigned long n = strtoul(v, &end, 10);
-    if (errno || *end || v[0] == '-' || n < 1 || n > CPU_DEVICES_MAX)
+    uint32_t n = 0;
+    if (!mox__parse_setting_uint(v, CPU_DEVICES_MAX, &n) || n < 1)
         return mox__error_new(MOX_ERR_CONFIG,
                               "MOX_CPU_DEVICES must be a number of CPU devices (1 to %u), not '%s'",
                               CPU_DEVICES_MAX, v);

@@ -47,13 +47,14 @@ static bool stack_size_setting(size_t *out) {
     const char *s = getenv("MOX_CPU_FIBER_STACK");
     *out = MOX__FIBER_DEFAULT_STACK;
     if (s == NULL || *s == '\0') return true;
+    if (s[0] < '0' || s[0] > '9') return false; /* a sign or a space */
     char *end = NULL;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
     unsigned long long scale = 1;
     if (end != NULL && (*end == 'k' || *end == 'K')) scale = 1024u, end++;
     else if (end != NULL && (*end == 'm' || *end == 'M')) scale = 1024u * 1024u, end++;
-    if (errno != 0 || end == s || s[0] == '-' || *end != '\0' || v > SIZE_MAX / scale ||
+    if (errno != 0 || *end != '\0' || v > SIZE_MAX / scale ||
         v * scale < MOX__FIBER_MIN_STACK)
         return false;
     *out = (size_t)(v * scale);

@@ -6,7 +6,6 @@
  * PCIe peer links do not). */
 #include "cuda/cuda_internal.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,10 +30,8 @@ static mox_status ordinal_from_env(int *out)
     *out = 0;
     if (!v || !v[0])
         return MOX_OK;
-    char *end = NULL;
-    errno = 0;
-    long n = strtol(v, &end, 10);
-    if (errno || *end || n < 0 || n > 1 << 20)
+    uint32_t n = 0;
+    if (!mox__parse_setting_uint(v, 1u << 20, &n))
         return mox__cuda_error(MOX_ERR_CONFIG,
                                "MOX_CUDA_DEVICE must be a device ordinal (0, 1, ...), not '%s'", v);
     *out = (int)n;

@@ -448,16 +448,19 @@ mox_error *mox__error_new(mox_status code, const char *fmt, ...)
  * /proc/<pid>/task/<tid>/comm). */
 void mox__thread_mark_runtime(const char *name);
 
-/* A setting's text as a whole decimal number of at most `max`: false for a
- * sign, anything after the digits, or a value beyond `max`. The core's and
- * the backends' numeric settings read theirs with it and name the setting
- * in their own MOX_ERR_CONFIG message. */
+/* A setting's text as a whole decimal number of at most `max`: false for
+ * anything before the digits (a sign, a space), anything after them, or a
+ * value beyond `max`. Every numeric MOX_* setting of the core and the
+ * backends is read with it (MOX_CPU_FIBER_STACK: its digits, then a unit)
+ * and named in its own MOX_ERR_CONFIG message. */
 static inline bool mox__parse_setting_uint(const char *text, unsigned long max, uint32_t *out)
 {
+    if (text[0] < '0' || text[0] > '9')
+        return false;
     char *end = NULL;
     errno = 0;
     unsigned long n = strtoul(text, &end, 10);
-    if (errno || end == text || *end || text[0] == '-' || text[0] == '+' || n > max)
+    if (errno || *end || n > max)
         return false;
     *out = (uint32_t)n;
     return true;

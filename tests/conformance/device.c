@@ -108,6 +108,13 @@ static void bad_wait_spin_is_config_error(void **state)
     assert_non_null(strstr(mox_error_last_message(), "MOX_WAIT_SPIN_US"));
     assert_int_equal(open_with_env("MOX_WAIT_SPIN_US", "60000001", &d), MOX_ERR_CONFIG);
     assert_null(d);
+    /* Nothing before the digits either, for every numeric MOX_* setting. */
+    const char *const padded[] = {"+5", " 5", "\t5", "5 "};
+    for (size_t i = 0; i < sizeof padded / sizeof padded[0]; i++) {
+        assert_int_equal(open_with_env("MOX_WAIT_SPIN_US", padded[i], &d), MOX_ERR_CONFIG);
+        assert_int_equal(open_with_env("MOX_DEBUG_PREPARE_DELAY_MS", padded[i], &d), MOX_ERR_CONFIG);
+        assert_null(d);
+    }
 }
 
 /* A2 whatever the waiting thread does before it sleeps: never watching

@@ -130,8 +130,8 @@ static void settings_errors(void **state)
     char keep[32] = "";
     if (saved)
         snprintf(keep, sizeof keep, "%s", saved);
-    const char *bad[] = {"0", "65", "two", "-1"};
-    for (int i = 0; i < 4; i++) {
+    const char *bad[] = {"0", "65", "two", "-1", "+2", " 2", "2 "};
+    for (int i = 0; i < 7; i++) {
         setenv("MOX_CPU_DEVICES", bad[i], 1);
         uint32_t n = 7;
         assert_int_equal(mox_device_count(MOX_BACKEND_CPU, &n), MOX_ERR_CONFIG);
@@ -148,12 +148,17 @@ static void settings_errors(void **state)
         setenv("MOX_CPU_DEVICES", keep, 1);
     else
         unsetenv("MOX_CPU_DEVICES");
-    setenv("MOX_CUDA_DEVICE", "first", 1);
-    mox_device_options cuda = {.backend = MOX_BACKEND_CUDA};
-    mox_device *d = NULL;
-    assert_int_equal(mox_device_open_with(&cuda, &d), MOX_ERR_CONFIG);
-    assert_non_null(strstr(mox_error_last_message(),
-                           "MOX_CUDA_DEVICE must be a device ordinal (0, 1, ...), not 'first'"));
+    const char *bad_ordinal[] = {"first", "+1", " 1", "-1"};
+    for (int i = 0; i < 4; i++) {
+        setenv("MOX_CUDA_DEVICE", bad_ordinal[i], 1);
+        mox_device_options cuda = {.backend = MOX_BACKEND_CUDA};
+        mox_device *d = NULL;
+        assert_int_equal(mox_device_open_with(&cuda, &d), MOX_ERR_CONFIG);
+        char want[96];
+        snprintf(want, sizeof want, "MOX_CUDA_DEVICE must be a device ordinal (0, 1, ...), not '%s'",
+                 bad_ordinal[i]);
+        assert_non_null(strstr(mox_error_last_message(), want));
+    }
     unsetenv("MOX_CUDA_DEVICE");
 }
 

@@ -30,7 +30,7 @@ static mox_status open_with_stack(const char *value)
 static void bad_sizes_are_config_errors(void **state)
 {
     (void)state;
-    static const char *const bad[] = {"12k", "64Q", "-65536", "lots", "1M2"};
+    static const char *const bad[] = {"12k", "64Q", "-65536", "+65536", " 65536", "lots", "1M2"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(open_with_stack(bad[i]), MOX_ERR_CONFIG);
         char want[128];

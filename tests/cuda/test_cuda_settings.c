@@ -28,6 +28,7 @@ static void bad_values_are_config_errors(void **state)
         {"MOX_CUDA_SPIN_US", "200us", "MOX_CUDA_SPIN_US must be a number of microseconds"},
         {"MOX_CUDA_POLL_NS", "1e3", "MOX_CUDA_POLL_NS must be a number of nanoseconds (0 to 1000000000), not '1e3'"},
         {"MOX_CUDA_NAP_US", "+5", "MOX_CUDA_NAP_US must be a number of microseconds (0 to 60000000), not '+5'"},
+        {"MOX_CUDA_NAP_US", " 5", "MOX_CUDA_NAP_US must be a number of microseconds (0 to 60000000), not ' 5'"},
         {"MOX_CUDA_COALESCE", "off", "MOX_CUDA_COALESCE must be 0 or 1 (got 'off')"},
         {"MOX_CUDA_DEFER_DEPTH", "two", "MOX_CUDA_DEFER_DEPTH must be a number of launches (0 to 1000000), not 'two'"},
         {"MOX_CUDA_STATS", "yes", "MOX_CUDA_STATS must be 0 or 1 (got 'yes')"},

@@ -29,8 +29,9 @@ expect_error "mox_add_kernels(t): NAME '9lives' is not a C identifier" "mox_add_
 expect_error "mox_add_kernels(t): SOURCES is required" "mox_add_kernels(t NAME k)"
 expect_error "mox_add_kernels(t): unexpected arguments: EXTRA" "mox_add_kernels(t EXTRA NAME k SOURCES a.c)"
 expect_error "mox_add_kernels: nosuch is not a target" "mox_add_kernels(nosuch NAME k SOURCES a.c)"
+expect_error "mox_add_kernels(t): source 'FOO' does not exist" "mox_add_kernels(t NAME k SOURCES $work/a.c FOO bar)"
 expect_error "mox_install_kernels(t): t has no kernels (call mox_add_kernels first)" "mox_install_kernels(t)"
 expect_error "mox_install_kernels: nosuch is not a target" "mox_install_kernels(nosuch)"
 expect_error "mox_install_kernels(t): unexpected arguments: EXTRA" \
-  "mox_add_kernels(t NAME k SOURCES a.c)"$'\n'"mox_install_kernels(t EXTRA)"
+  "mox_add_kernels(t NAME k SOURCES $work/a.c)"$'\n'"mox_install_kernels(t EXTRA)"
 echo "cmake_errors: $n misuses refused with their messages"

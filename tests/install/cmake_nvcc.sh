@@ -44,4 +44,12 @@ configure "-- mox: nvcc found at $work/cuda/bin/nvcc" "CUDA_HOME=$work/cuda" "PA
 # Off, although one is on PATH.
 configure "-- mox: nvcc disabled (MOX_NVCC is empty); kernels build for the CPU only" \
   "PATH=$work/elsewhere/bin:$PATH" "-DCMAKE_PREFIX_PATH=$prefix" "-DMOX_NVCC="
+# A path that is not a file: refused at configure time, not at build time.
+n=$((n + 1))
+if out="$(env -u CUDA_HOME cmake -S "$work/src" -B "$work/b$n" -DCMAKE_C_COMPILER="$cc" \
+  "-DCMAKE_PREFIX_PATH=$prefix" -DMOX_NVCC=/nonexistent/nvcc 2>&1)"; then
+  fail "configuring with MOX_NVCC=/nonexistent/nvcc succeeded"
+fi
+grep -qF "mox: MOX_NVCC is '/nonexistent/nvcc', which is not a file" <<<"$out" ||
+  fail "MOX_NVCC=/nonexistent/nvcc: no error message:"$'\n'"$out"
 echo "cmake_nvcc: $n configurations found nvcc where docs/install.md says, and only there"

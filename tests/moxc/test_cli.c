@@ -89,7 +89,7 @@ static void test_kernel_errors(void **state)
     rc = MOXC_RUN(&out, "inspect", "--emit", "abi", bad);
     assert_null(strstr(out, "module module"));
     expect_exit(rc, 1, out, "moxc: the kernels have errors\n");
-    EXPECT_RUN(1, "bad --cuda-arch 'compute_90'", "build", "--name", "demo", "--out-dir", dir, "--cuda-arch", "compute_90", src);
+    EXPECT_RUN(2, "bad --cuda-arch 'compute_90'", "build", "--name", "demo", "--out-dir", dir, "--cuda-arch", "compute_90", src);
     EXPECT_RUN(1, "nvcc '/nonexistent/nvcc' not found", "build", "--name", "demo", "--out-dir", dir, "--nvcc", "/nonexistent/nvcc", src);
     EXPECT_RUN(1, "C compiler '/nonexistent/cc' not found", "build", "--name", "demo", "--out-dir", dir, "--cc", "/nonexistent/cc", src);
     free(src);

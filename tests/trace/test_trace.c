@@ -96,6 +96,10 @@ static void check_batches(const json_t *t)
     json_t *states = json_object_get(json_object_get(last, "args"), "states");
     assert_string_equal(json_string_value(json_array_get(states, 0)), "failed");
     assert_string_equal(json_string_value(json_array_get(states, 1)), "gated");
+    /* Its status is the batch's outcome, as its op resolves. */
+    assert_string_equal(trace_arg(last, "status"), "MOX_ERR_KERNEL_FAILED");
+    const json_t *ok = trace_find(t, "e", "batch", "batch #", 0);
+    assert_string_equal(trace_arg(ok, "status"), "MOX_OK");
     char gated_id[64];
     snprintf(gated_id, sizeof gated_id, "%s.1", json_string_value(json_object_get(last, "id")));
     for (size_t i = 0; i < json_array_size(t); i++) {

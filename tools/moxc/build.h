@@ -24,6 +24,9 @@ typedef struct moxc_strv {
 } moxc_strv;
 
 bool moxc_strv_push(moxc_strv *v, const char *text);
+/* sm_<digits>[a|f]: the arch's number (for sorting), or -1 when malformed
+ * (build_plan.c). */
+long moxc_arch_number(const char *arch);
 bool moxc_strv_pushf(moxc_strv *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void moxc_strv_free(moxc_strv *v);
 

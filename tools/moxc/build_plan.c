@@ -127,8 +127,7 @@ done:
     return ok;
 }
 
-/* sm_<digits>[a|f]: the arch's number for sorting, or -1 when malformed. */
-static long arch_number(const char *arch)
+long moxc_arch_number(const char *arch)
 {
     if (strncmp(arch, "sm_", 3) != 0)
         return -1;
@@ -149,7 +148,7 @@ static long arch_number(const char *arch)
 static int arch_compare(const void *a, const void *b)
 {
     const char *x = *(const char *const *)a, *y = *(const char *const *)b;
-    long nx = arch_number(x), ny = arch_number(y);
+    long nx = moxc_arch_number(x), ny = moxc_arch_number(y);
     if (nx != ny)
         return nx < ny ? -1 : 1;
     return strcmp(x, y);
@@ -159,7 +158,7 @@ static bool fix_archs(moxc_plan *plan, FILE *diag)
 {
     const moxc_strv *given = &plan->opts->archs;
     for (size_t i = 0; i < given->count; ++i) {
-        if (arch_number(given->items[i]) < 0) {
+        if (moxc_arch_number(given->items[i]) < 0) {
             fprintf(diag, "moxc: bad --cuda-arch '%s' (expected sm_XX, e.g. sm_90)\n", given->items[i]);
             return false;
         }

@@ -132,6 +132,9 @@ static int check_required(command cmd, const moxc_options *o, const char **emit)
         return usage_error("%s: --out-dir is required", "build");
     if (o->name && !moxc_is_module_name(o->name))
         return usage_error("--name '%s' is not a C identifier (of at most 200 characters)", o->name);
+    for (size_t i = 0; i < o->archs.count; ++i)
+        if (moxc_arch_number(o->archs.items[i]) < 0)
+            return usage_error("bad --cuda-arch '%s' (expected sm_XX, e.g. sm_90)", o->archs.items[i]);
     if (o->depfile_target && !o->depfile)
         return usage_error("%s needs --depfile", "--depfile-target");
     if (cmd == CMD_INSPECT) {
