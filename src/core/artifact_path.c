@@ -75,6 +75,26 @@ static char *find_deployed(const mox_module_desc *desc, const char *fp, size_t f
     return found;
 }
 
+bool mox__artifact_chosen(const mox_module_desc *desc, const char *override)
+{
+    const char *env = desc->artifact_env ? getenv(desc->artifact_env) : NULL;
+    return (env && *env) || override;
+}
+
+size_t mox__artifact_fingerprint(const mox_module_desc *desc, const char **fp)
+{
+    const char *recorded = desc->artifact_dir ? desc->artifact_dir : "";
+    /* The last path component, ignoring trailing '/'. */
+    size_t end = strlen(recorded);
+    while (end > 1 && recorded[end - 1] == '/')
+        end--;
+    size_t start = end;
+    while (start > 0 && recorded[start - 1] != '/')
+        start--;
+    *fp = recorded + start;
+    return end - start;
+}
+
 char *mox__artifact_locate(const mox_module_desc *desc, const char *override)
 {
     const char *env = desc->artifact_env ? getenv(desc->artifact_env) : NULL;
@@ -83,15 +103,8 @@ char *mox__artifact_locate(const mox_module_desc *desc, const char *override)
     if (override)
         return mox__str_dup(override);
     const char *recorded = desc->artifact_dir ? desc->artifact_dir : "";
-    /* The fingerprint: the last path component, ignoring trailing '/'. */
-    size_t end = strlen(recorded);
-    while (end > 1 && recorded[end - 1] == '/')
-        end--;
-    size_t start = end;
-    while (start > 0 && recorded[start - 1] != '/')
-        start--;
-    const char *fp = recorded + start;
-    size_t fp_len = end - start;
+    const char *fp;
+    size_t fp_len = mox__artifact_fingerprint(desc, &fp);
     if (fp_len > 0) {
         bool oom = false;
         char *deployed = find_deployed(desc, fp, fp_len, &oom);

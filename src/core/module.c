@@ -274,8 +274,10 @@ mox_status mox_module_set_artifact_dir(const mox_module_desc *module, const char
         pthread_mutex_unlock(&registry_lock);
         mox__free(copy);
         return mox__raise(MOX_ERR_STATE,
-                         "module '%s' is already loaded; set its artifact directory before first use",
-                         module->name ? module->name : "(unnamed)");
+                         "module '%s' was already looked up by a device (loaded, or failed to load); set "
+                         "its artifact directory before first use, or use %s",
+                         module->name ? module->name : "(unnamed)",
+                         module->artifact_env ? module->artifact_env : "MOX_ARTIFACT_ROOT");
     }
     mox__free(info->override_dir);
     info->override_dir = copy;
@@ -283,7 +285,7 @@ mox_status mox_module_set_artifact_dir(const mox_module_desc *module, const char
     return MOX_OK;
 }
 
-char *mox__modinfo_artifact_dir(const mox__modinfo *cinfo)
+char *mox__modinfo_artifact_dir(const mox__modinfo *cinfo, bool *chosen)
 {
     mox__modinfo *info = (mox__modinfo *)cinfo;
     const mox_module_desc *desc = info->desc;
@@ -295,6 +297,7 @@ char *mox__modinfo_artifact_dir(const mox__modinfo *cinfo)
     if (override_oom)
         return NULL;
 
+    *chosen = mox__artifact_chosen(desc, override);
     char *dir = mox__artifact_locate(desc, override);
     mox__free(override);
     return dir;

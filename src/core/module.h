@@ -58,7 +58,7 @@ const mox__modinfo *mox__modinfo_get(const mox_module_desc *desc, mox_error **er
 /* Resolves the artifact directory (mox__artifact_locate, docs/moxc.md)
  * with the mox_module_set_artifact_dir override. Marks the module used.
  * malloc'd; NULL on out of memory. */
-char *mox__modinfo_artifact_dir(const mox__modinfo *info);
+char *mox__modinfo_artifact_dir(const mox__modinfo *info, bool *chosen);
 
 /* Loads the module for `device` (runs on the preparation worker). */
 mox_status mox__module_load(mox_device *device, const mox__modinfo *info, void **handle,

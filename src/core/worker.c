@@ -12,6 +12,7 @@
 
 #include "alloc.h"
 #include "artifact/manifest.h"
+#include "artifact_path.h"
 #include "error.h"
 #include "module.h"
 #include "submission.h"
@@ -96,7 +97,8 @@ mox_status mox__module_load(mox_device *device, const mox__modinfo *info, void *
         return mox_error_code(info->error);
     }
     uint64_t trace_start = mox__trace_on() ? mox__trace_now() : 0;
-    char *dir = mox__modinfo_artifact_dir(info);
+    bool chosen = false;
+    char *dir = mox__modinfo_artifact_dir(info, &chosen);
     if (!dir) {
         *error = mox__error_oom();
         return MOX_ERR_OUT_OF_MEMORY;
@@ -144,6 +146,18 @@ mox_status mox__module_load(mox_device *device, const mox__modinfo *info, void *
         st = MOX_ERR_ARTIFACT;
         *error = mox__error_new(st, "module '%s': the artifact at '%s' holds module '%s'", name,
                                 dir, m->module ? m->module : "");
+        goto out;
+    }
+    const char *fp;
+    size_t fp_len = mox__artifact_fingerprint(desc, &fp);
+    if (!chosen && fp_len && (strlen(m->fingerprint) != fp_len || memcmp(m->fingerprint, fp, fp_len) != 0)) {
+        /* Found by fingerprint (a deployed copy, the build directory,
+         * MOX_ARTIFACT_ROOT): it must be the build the bindings name. */
+        st = MOX_ERR_ARTIFACT;
+        *error = mox__error_new(st,
+                                "module '%s': the artifact at '%s' is build %.12s..., not %.*s... that the "
+                                "program was built with; deploy the program's own artifacts (moxc deploy)",
+                                name, dir, m->fingerprint, (int)(fp_len < 12 ? fp_len : 12), fp);
         goto out;
     }
     if (strcmp(m->abi_sha256, desc->abi_sha256) != 0) {

@@ -119,6 +119,10 @@ mox_status mox__cpu_module_load(const mox__module_image *img, mox__cpu_module **
                            "module '%s': CPU interface version %u, this libmox supports %u "
                            "(rebuild the kernels)",
                            img->name, entry->interface_version, MOX_CPU_INTERFACE_VERSION);
+    } else if (!entry->kernels && entry->kernel_count) {
+        st = MOX_ERR_MODULE_LOAD;
+        e = mox__error_new(st, "module '%s': the CPU code lists %u kernels but no kernel table", img->name,
+                           entry->kernel_count);
     } else if (entry->abi_sha256 && strcmp(entry->abi_sha256, img->abi_sha256) != 0) {
         st = MOX_ERR_ABI_MISMATCH;
         e = mox__error_new(st, "module '%s': the CPU code was built for another ABI (%.12s...)",

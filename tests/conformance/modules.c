@@ -122,7 +122,9 @@ static void set_artifact_dir_before_first_use(void **state)
     assert_int_equal(mox_module_set_artifact_dir(&copy, copy_artifact("set")), MOX_OK);
     assert_int_equal(run_with(&copy, NULL), MOX_OK);
     assert_int_equal(mox_module_set_artifact_dir(&copy, "/x"), MOX_ERR_STATE);
-    assert_non_null(strstr(mox_error_last_message(), "already loaded"));
+    assert_non_null(strstr(mox_error_last_message(), "was already looked up by a device (loaded, or failed to "
+                                                      "load); set its artifact directory before first use, or "
+                                                      "use MOX_ARTIFACT_CONF"));
     assert_int_equal(mox_module_set_artifact_dir(NULL, "/x"), MOX_ERR_INVALID_ARGUMENT);
     assert_int_equal(mox_module_prepare(NULL, &copy), MOX_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(mox_error_last_message(), "device is NULL"));
@@ -148,6 +150,33 @@ static void artifact_root_fallback(void **state)
     setenv("MOX_ARTIFACT_ROOT", root, 1);
     assert_int_equal(run_with(&copy, NULL), MOX_OK);
     unsetenv("MOX_ARTIFACT_ROOT");
+}
+
+/* Found by fingerprint (here through MOX_ARTIFACT_ROOT), an artifact must
+ * be the build the bindings name: another build of the same module and
+ * ABI under that name is refused. Chosen by the program (an environment
+ * variable, mox_module_set_artifact_dir) it is taken. */
+static void found_by_fingerprint_must_be_that_build(void **state)
+{
+    (void)state;
+    static mox_module_desc by_name, chosen;
+    static char recorded[300];
+    const char *other = "abababababababababababababababababababababababababababababababab";
+    snprintf(recorded, sizeof recorded, "/nonexistent/cache/%s", other);
+    by_name = conf_module;
+    by_name.artifact_dir = recorded;
+    by_name.artifact_env = NULL;
+    char root[300], name[400];
+    snprintf(root, sizeof root, "%s/root2", tmp);
+    mkdir(root, 0700);
+    snprintf(name, sizeof name, "root2/%s", other);
+    const char *dir = copy_artifact(name);
+    setenv("MOX_ARTIFACT_ROOT", root, 1);
+    assert_int_equal(run_with(&by_name, "is build "), MOX_ERR_ARTIFACT);
+    unsetenv("MOX_ARTIFACT_ROOT");
+    chosen = by_name;
+    assert_int_equal(mox_module_set_artifact_dir(&chosen, dir), MOX_OK);
+    assert_int_equal(run_with(&chosen, NULL), MOX_OK);
 }
 
 static void tampered_artifacts_are_rejected(void **state)
@@ -270,6 +299,7 @@ int main(void)
         cmocka_unit_test(two_modules_run_their_own_code),
         cmocka_unit_test(set_artifact_dir_before_first_use),
         cmocka_unit_test(artifact_root_fallback),
+        cmocka_unit_test(found_by_fingerprint_must_be_that_build),
         cmocka_unit_test(tampered_artifacts_are_rejected),
         cmocka_unit_test(bindings_must_match_the_artifact_abi),
     };

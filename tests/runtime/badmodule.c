@@ -35,7 +35,11 @@ static const mox_cpu_module_entry entry = {
     MOX_CPU_INTERFACE_VERSION,
 #endif
     (uint32_t)(sizeof kernels / sizeof kernels[0]),
+#if defined(BAD_NO_TABLE)
+    NULL, /* a count, and no table */
+#else
     kernels,
+#endif
 #if defined(BAD_SHA)
     "0000000000000000000000000000000000000000000000000000000000000000",
 #else

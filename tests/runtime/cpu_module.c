@@ -96,6 +96,7 @@ static void bad_cpu_code_is_rejected(void **state)
         {BAD_EXECUTOR_LIB, "executor", MOX_ERR_MODULE_LOAD, "has no valid CPU entry points (executor 3)"},
         {BAD_COUNT_LIB, "count", MOX_ERR_MODULE_LOAD, "the CPU code has 2 kernels, the ABI 1"},
         {BAD_SHA_LIB, "sha", MOX_ERR_ABI_MISMATCH, "built for another ABI"},
+        {BAD_NO_TABLE_LIB, "notable", MOX_ERR_MODULE_LOAD, "the CPU code lists 1 kernels but no kernel table"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         size_t size;
