@@ -323,7 +323,9 @@ bool moxc__gd_eval(gd *g, CXCursor e) {
     } else if (k == CXCursor_ConditionalOperator && ch.count == 3) {
         bool cond = moxc__gd_eval(g, ch.items[0]);
         moxc__gd_push_ctrl(g, cond, moxc__cursor_loc(ch.items[0]));
-        tainted = moxc__gd_eval(g, ch.items[1]) | moxc__gd_eval(g, ch.items[2]) | cond;
+        bool a = moxc__gd_eval(g, ch.items[1]);
+        bool b = moxc__gd_eval(g, ch.items[2]);
+        tainted = cond || a || b;
         moxc__gd_pop_ctrl(g, cond);
     } else {
         for (size_t i = 0; i < ch.count; i++) {
