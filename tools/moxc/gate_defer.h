@@ -40,6 +40,11 @@ typedef struct gd {
     size_t text_size;
 } gd;
 
+static inline bool moxc__gd_is_array_type(CXType t) {
+    enum CXTypeKind k = clang_getCanonicalType(t).kind;
+    return k == CXType_ConstantArray || k == CXType_IncompleteArray || k == CXType_VariableArray;
+}
+
 /* ---- state (gate_defer.c) ---- */
 bool moxc__gd_is_tainted(gd *g, CXCursor decl);
 void moxc__gd_taint(gd *g, CXCursor decl);

@@ -8,11 +8,6 @@
 
 #include "gate_defer.h"
 
-static bool is_array_type(CXType t) {
-    enum CXTypeKind k = clang_getCanonicalType(t).kind;
-    return k == CXType_ConstantArray || k == CXType_IncompleteArray || k == CXType_VariableArray;
-}
-
 static bool in_list(const char *name, const char *const *list, size_t n, bool prefix) {
     for (size_t i = 0; i < n; i++)
         if (prefix ? moxc__starts_with(name, list[i]) : strcmp(name, list[i]) == 0)
@@ -99,7 +94,7 @@ static enum CXChildVisitResult pure_visit(CXCursor c, CXCursor parent, void *dat
         CXCursor v = k == CXCursor_VarDecl ? c : clang_getCursorReferenced(c);
         CXType type = clang_getCursorType(v);
         if (clang_getCursorKind(v) == CXCursor_VarDecl && clang_Cursor_hasVarDeclGlobalStorage(v) &&
-            (is_array_type(type) || !moxc__is_const_object(type)))
+            (moxc__gd_is_array_type(type) || !moxc__is_const_object(type)))
             impure(w, c, "uses a file-scope or static array or variable");
     } else if (k == CXCursor_CallExpr) {
         char *why = NULL;

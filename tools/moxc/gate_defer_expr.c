@@ -7,19 +7,11 @@
 
 #include "gate_defer.h"
 
-static bool is_array_type(CXType t) {
-    enum CXTypeKind k = clang_getCanonicalType(t).kind;
-    return k == CXType_ConstantArray || k == CXType_IncompleteArray || k == CXType_VariableArray;
-}
-
 static CXType canonical_type(CXCursor c) { return clang_getCanonicalType(clang_getCursorType(c)); }
 
 bool moxc__gd_is_pointer(CXCursor e) { return canonical_type(e).kind == CXType_Pointer; }
 
-static bool is_array(CXCursor e) {
-    enum CXTypeKind k = canonical_type(e).kind;
-    return k == CXType_ConstantArray || k == CXType_IncompleteArray || k == CXType_VariableArray;
-}
+static bool is_array(CXCursor e) { return moxc__gd_is_array_type(clang_getCursorType(e)); }
 
 static bool is_local_decl(CXCursor d) {
     enum CXCursorKind k = clang_getCursorKind(d);
@@ -119,7 +111,7 @@ static bool read_decl(gd *g, CXCursor ref) {
         return true;
     CXType type = clang_getCursorType(ref);
     /* an array's name is its address; its elements are read by subscripts */
-    if (is_array_type(type))
+    if (moxc__gd_is_array_type(type))
         return false;
     if (clang_Cursor_hasVarDeclGlobalStorage(ref))
         return !moxc__is_const_object(type);
