@@ -57,7 +57,7 @@ static unsigned line_of(const char *text, const char *needle)
 }
 
 static const char *const eligible[] = {"vec_add",        "reduce_shared", "warp_scan", "add_offsets",
-                                       "particle_update", "count_positive", "clamp_rows"};
+                                       "particle_update", "count_positive", "clamp_rows", "ramp_positive"};
 
 /* Each ineligible kernel and the start of its reason. */
 static const struct {

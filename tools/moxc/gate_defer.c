@@ -12,7 +12,9 @@
  * - Tainted are values read from memory (buffers, MOX_SHARED and local
  *   arrays, tables), atomics' results, warp operations on tainted values,
  *   anything computed from tainted values, and variables assigned under
- *   control flow whose condition is tainted (a fixpoint over the kernel).
+ *   control flow whose condition is tainted (a fixpoint over the kernel) -
+ *   beyond the conditions around the variable's own declaration, outside
+ *   which it does not exist.
  * - No tainted value may become an address: an index, a pointer operand of
  *   *, -> or pointer arithmetic, or a pointer variable.
  * - No loop header may be tainted, and no break, continue, return or goto
@@ -61,6 +63,38 @@ void moxc__gd_taint(gd *g, CXCursor decl) {
     g->changed = true;
 }
 
+void moxc__gd_declare(gd *g, CXCursor decl) {
+    for (size_t i = 0; i < g->local_count; i++) {
+        if (clang_equalCursors(g->locals[i], decl)) {
+            g->local_depths[i] = g->tainted_ctrl;
+            return;
+        }
+    }
+    size_t cap = g->local_cap;
+    if (!moxc__grow(&g->locals, &g->local_cap, g->local_count + 1, sizeof *g->locals)) {
+        g->oom = true;
+        return;
+    }
+    if (g->local_cap != cap) {
+        unsigned *depths = realloc(g->local_depths, g->local_cap * sizeof *depths);
+        if (!depths) {
+            g->local_cap = cap;
+            g->oom = true;
+            return;
+        }
+        g->local_depths = depths;
+    }
+    g->locals[g->local_count] = decl;
+    g->local_depths[g->local_count++] = g->tainted_ctrl;
+}
+
+unsigned moxc__gd_declared_depth(gd *g, CXCursor decl) {
+    for (size_t i = 0; i < g->local_count; i++)
+        if (clang_equalCursors(g->locals[i], decl))
+            return g->local_depths[i];
+    return 0;
+}
+
 void moxc__gd_problem(gd *g, CXSourceLocation loc, const char *what) {
     if (!g->report || g->problem)
         return;
@@ -105,6 +139,8 @@ static void walk_decl(gd *g, CXCursor var) {
             init = ch.items[i];
     moxc__children_free(&ch);
     bool is_local = clang_getCursorKind(var) == CXCursor_VarDecl && !clang_Cursor_hasVarDeclGlobalStorage(var);
+    if (is_local)
+        moxc__gd_declare(g, var);
     if (clang_Cursor_isNull(init))
         return;
     if (!is_local) { /* a static local: its initialiser is a constant */
@@ -287,6 +323,8 @@ static void analyse_kernel(moxc__tu *t, gd_helper *helpers, CXCursor kernel, mox
         free_edits(g.edits, g.edit_count);
     }
     free(g.tainted);
+    free(g.locals);
+    free(g.local_depths);
 }
 
 void moxc__gate_defer(moxc__tu *t) {

@@ -1,8 +1,8 @@
 /* gate_defer.h - state shared by the deferred-gate-check analysis
  * (gate_defer.c: rules, driver, statements; gate_defer_expr.c: expressions;
- * gate_defer_calls.c: calls and helper functions; gate_defer_text.c: the
- * text edits of the kernel's deferred copy). See gate_defer.c for the
- * rules. */
+ * gate_defer_guard.c: the statements the copy guards; gate_defer_calls.c:
+ * calls and helper functions; gate_defer_text.c: the text edits of the
+ * kernel's deferred copy). See gate_defer.c for the rules. */
 #ifndef MOXC_GATE_DEFER_H
 #define MOXC_GATE_DEFER_H
 
@@ -28,6 +28,9 @@ typedef struct gd {
     gd_helper *helpers; /* parallel to t->fns */
     CXCursor *tainted;
     size_t tainted_count, tainted_cap;
+    CXCursor *locals;       /* locals declared so far, with ... */
+    unsigned *local_depths; /* ... the tainted conditions around their declaration */
+    size_t local_count, local_cap;
     bool changed;
     bool report;         /* the last pass: problems and edits are recorded */
     char *problem;       /* the first problem: "what at file:line" */
@@ -50,6 +53,13 @@ bool moxc__gd_is_tainted(gd *g, CXCursor decl);
 void moxc__gd_taint(gd *g, CXCursor decl);
 /* Records `what` at `loc` as the kernel's first problem (last pass only). */
 void moxc__gd_problem(gd *g, CXSourceLocation loc, const char *what);
+/* Records that local `decl` is declared here (under g->tainted_ctrl
+ * tainted conditions). */
+void moxc__gd_declare(gd *g, CXCursor decl);
+/* How many tainted conditions surround the declaration of `decl` (0 for
+ * parameters). An assignment depends on control flow only through the
+ * conditions beyond those: inside them the variable does not exist. */
+unsigned moxc__gd_declared_depth(gd *g, CXCursor decl);
 void moxc__gd_push_ctrl(gd *g, bool tainted, CXSourceLocation loc);
 void moxc__gd_pop_ctrl(gd *g, bool tainted);
 void moxc__gd_stmt(gd *g, CXCursor s);

@@ -93,7 +93,7 @@ gd_store moxc__gd_store_kind(CXCursor lvalue, CXCursor *root) {
 }
 
 void moxc__gd_assign_local(gd *g, CXCursor decl, bool value, CXCursor where) {
-    if (!value && !g->tainted_ctrl)
+    if (!value && g->tainted_ctrl <= moxc__gd_declared_depth(g, decl))
         return;
     if (clang_getCanonicalType(clang_getCursorType(decl)).kind == CXType_Pointer)
         moxc__gd_problem(g, moxc__cursor_loc(where),

@@ -127,3 +127,20 @@ void clamp_rows(const float *in, float *out, uint32_t width, uint32_t rows)
             out[row * width + k] = -acc[k];
     }
 }
+
+/* A loop with a fixed trip count inside a data-dependent branch: its
+ * counter is declared there, so the branch does not taint it. */
+MOX_KERNEL
+void ramp_positive(const float *in, float *out, uint32_t n)
+{
+    uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
+    if (i >= n)
+        return;
+    float v = in[i];
+    if (v > 0.0f) {
+        float acc = 0.0f;
+        for (uint32_t k = 0; k < 4u; k++)
+            acc = acc + v * (float)k;
+        out[i] = acc;
+    }
+}
