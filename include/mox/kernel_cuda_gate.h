@@ -16,6 +16,13 @@
  *         K(...);
  *         mox__gate_leave(&gate);
  *     }
+ * and for a kernel whose gate check moxc can defer past its loads:
+ *         mox__grid_dependency_wait();
+ *         unsigned mox__gbad = mox__gate_peek(&gate);
+ *         MOX__GATE_PUBLISH(&gate);      // kernels with MOX_KFEAT_FAIL only
+ *         K__mox_deferred(mox__gbad, ...);   // no store, atomic or mox_fail when mox__gbad
+ *         if (mox__gbad) mox__gate_mark_gated(&gate);
+ *         mox__gate_leave(&gate);
  * The gate is a kernel parameter; its address is per-thread local memory,
  * so mox_fail (possibly deep in a helper) finds the fields through a
  * block-shared slot instead. The slot is only valid in kernels that
@@ -60,16 +67,17 @@ typedef struct mox__gate_slot {
 
 static __shared__ mox__gate_slot mox__gate_shared;
 
-/* The gate's rare cases, out of line so that they put no instructions on
- * the entry's path: several dependencies, or a list in device memory. A dependency's words are final (it finished before this
+/* The OR of the status words of the gate's dependencies when they are
+ * not the common single inline one: several dependencies, or a list in
+ * device memory. A dependency's words are final (it finished before this
  * grid started), so the read-only path is safe; it serves the blocks of a
  * multiprocessor from one L2 read. A volatile load sends every warp of the
  * grid to the same L2 line (suspected cause of a 4.6x slower 2^28-element
- * pipeline on an H200, docs/cuda-backend.md). The arguments come by value:
- * the call is on the not-taken side, so the entry reads them only there. */
-static __device__ __noinline__ int mox__gate_enter_rare(uint32_t *st, const uint32_t *deps, uint32_t self,
-                                                        uint32_t n, uint32_t d0, uint32_t d1, uint32_t d2,
-                                                        uint32_t d3) {
+ * pipeline on an H200, docs/cuda-backend.md). Out of line so that it puts
+ * no instructions on the entry's path; the arguments come by value: the
+ * call is on the not-taken side, so the entry reads them only there. */
+static __device__ __noinline__ uint32_t mox__gate_deps_rare(const uint32_t *st, const uint32_t *deps, uint32_t n,
+                                                            uint32_t d0, uint32_t d1, uint32_t d2, uint32_t d3) {
     uint32_t bad = MOX_DISPATCH_OK;
     if (deps == NULL) {
         /* Inline dependencies: independent loads, no load before them. */
@@ -80,7 +88,21 @@ static __device__ __noinline__ int mox__gate_enter_rare(uint32_t *st, const uint
     } else {
         for (uint32_t i = 0; i < n; i++) bad |= __ldg(&st[2u * deps[i]]);
     }
-    if (bad == MOX_DISPATCH_OK) return 0;
+    return bad;
+}
+
+/* Marks this dispatch GATED (its dependency failed or was gated): linear
+ * thread 0 of every block tries, the first one wins; a dispatch that
+ * failed itself keeps FAILED. */
+MOX__FN(void) mox__gate_mark_gated(const mox_gate *g) {
+    if (mox__linear() == 0u) atomicCAS(&g->status[2u * g->self], MOX_DISPATCH_OK, MOX_DISPATCH_GATED);
+}
+
+/* mox__gate_enter's rare forms (see mox__gate_deps_rare). */
+static __device__ __noinline__ int mox__gate_enter_rare(uint32_t *st, const uint32_t *deps, uint32_t self,
+                                                        uint32_t n, uint32_t d0, uint32_t d1, uint32_t d2,
+                                                        uint32_t d3) {
+    if (mox__gate_deps_rare(st, deps, n, d0, d1, d2, d3) == MOX_DISPATCH_OK) return 0;
     if (mox__linear() == 0u) atomicCAS(&st[2u * self], MOX_DISPATCH_OK, MOX_DISPATCH_GATED);
     return 1;
 }
@@ -104,11 +126,26 @@ MOX__FN(int) mox__gate_enter(const mox_gate *g) {
     if (st == NULL || n == 0u) return 0;
     if (n == 1u && g->deps == NULL) {
         if (__ldg(&st[2u * g->inline_deps[0]]) == MOX_DISPATCH_OK) return 0;
-        if (mox__linear() == 0u) atomicCAS(&st[2u * g->self], MOX_DISPATCH_OK, MOX_DISPATCH_GATED);
+        mox__gate_mark_gated(g);
         return 1;
     }
     return mox__gate_enter_rare(st, g->deps, g->self, n, g->inline_deps[0], g->inline_deps[1],
                                 g->inline_deps[2], g->inline_deps[3]);
+}
+
+/* The deferred gate check (moxc's gate_defer.c): the same dependencies'
+ * status, OR-ed (nonzero: the entry must have no effect), but returned
+ * instead of branched on, so that its load is in flight while the
+ * kernel's own loads issue; the kernel's deferred copy tests it before
+ * each store, and the entry calls mox__gate_mark_gated afterwards. Called
+ * after mox__grid_dependency_wait. */
+MOX__FN(uint32_t) mox__gate_peek(const mox_gate *g) {
+    uint32_t *st = g->status;
+    uint32_t n = g->dep_count;
+    if (st == NULL || n == 0u) return MOX_DISPATCH_OK;
+    if (n == 1u && g->deps == NULL) return __ldg(&st[2u * g->inline_deps[0]]);
+    return mox__gate_deps_rare(st, g->deps, n, g->inline_deps[0], g->inline_deps[1], g->inline_deps[2],
+                               g->inline_deps[3]);
 }
 
 MOX__FN(void) mox__gate_publish(const mox_gate *g) {

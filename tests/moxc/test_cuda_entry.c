@@ -3,7 +3,9 @@
  * at build time)
  * through the driver API (dlopen'd, as the runtime does) and launches the
  * mox_entry_* functions directly: results, launch bounds, gating on a
- * failed dependency, and mox_fail recording FAILED + code + host flag.
+ * failed dependency (checked at entry, or after the loads for kernels
+ * whose check moxc defers), and mox_fail recording FAILED + code + host
+ * flag.
  * Exits 77 (skip) without nvcc, libcuda.so.1 or a device. */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -204,6 +206,90 @@ static void test_scale_and_gating(void **state)
     cu.mem_free(deps);
 }
 
+static mox_gate inline_gate(cu_ptr status, uint32_t self, uint32_t dep_count, const uint32_t *deps)
+{
+    mox_gate g = gate(status, 0, 0, self, dep_count);
+    for (uint32_t i = 0; i < dep_count; ++i)
+        g.inline_deps[i] = deps[i];
+    return g;
+}
+
+/* scale and tile check the gate after their loads (moxc's deferred gate
+ * check: `moxc inspect --emit gate` says so for kernels/demo.c). With a
+ * failed or gated dependency in any of the gate's forms they must still
+ * store nothing and mark themselves GATED; with OK dependencies, or none,
+ * they run normally. */
+static void test_deferred_gate(void **state)
+{
+    (void)state;
+    float input[512], output[512], result[512];
+    for (int i = 0; i < 512; ++i)
+        input[i] = (float)i * 0.5f + 3.0f;
+    for (int i = 0; i < 512; ++i)
+        output[i] = -7.0f;
+    cu_ptr in = upload(input, sizeof input), out = upload(output, sizeof output);
+    uint32_t n = 400;
+    /* slots: 0 OK, 1 FAILED, 2 GATED, 3..6 the launches below */
+    uint32_t words[14] = {MOX_DISPATCH_OK, 0, MOX_DISPATCH_FAILED, 9, MOX_DISPATCH_GATED, 0};
+    cu_ptr status = upload(words, sizeof words);
+    const struct {
+        uint32_t deps[4];
+        uint32_t count;
+        bool bad;
+    } cases[] = {
+        {{1}, 1, true},          /* one inline dependency, failed */
+        {{0, 2}, 2, true},       /* several inline, one gated */
+        {{0}, 1, false},         /* one inline, OK */
+        {{0, 0, 0, 0}, 4, false} /* four inline, all OK */
+    };
+    for (uint32_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        CU(cu.htod(out, output, sizeof output));
+        mox_gate g = inline_gate(status, 3 + c, cases[c].count, cases[c].deps);
+        void *params[] = {&g, &in, &out, &n};
+        launch("scale", 2, 256, 1, params);
+        CU(cu.dtoh(result, out, sizeof result));
+        for (int i = 0; i < 512; ++i) {
+            float expected = !cases[c].bad && i < 400 ? input[i] * 2.0f + 1.0f : -7.0f;
+            assert_memory_equal(&result[i], &expected, sizeof expected);
+        }
+        CU(cu.dtoh(words, status, sizeof words));
+        assert_int_equal(words[2 * (3 + c)], cases[c].bad ? MOX_DISPATCH_GATED : MOX_DISPATCH_OK);
+    }
+    assert_int_equal(words[2], MOX_DISPATCH_FAILED); /* a dependency's own state is left alone */
+
+    /* tile (shared memory, barriers) behind a failed dependency in a list */
+    float sums[2] = {-1.0f, -2.0f};
+    cu_ptr s = upload(sums, sizeof sums);
+    uint32_t dep = 1;
+    cu_ptr deps = upload(&dep, sizeof dep);
+    int8_t bias = 4;
+    mox_gate g = gate(status, deps, 0, 6, 1);
+    void *params[] = {&g, &in, &s, &bias};
+    launch("tile", 2, 16, 16, params);
+    float after[2];
+    CU(cu.dtoh(after, s, sizeof after));
+    assert_true(after[0] == -1.0f && after[1] == -2.0f);
+    CU(cu.dtoh(words, status, sizeof words));
+    assert_int_equal(words[12], MOX_DISPATCH_GATED);
+    /* the same launch with the dependency OK writes both sums */
+    dep = 0;
+    CU(cu.htod(deps, &dep, sizeof dep));
+    g = gate(status, deps, 0, 6, 1);
+    launch("tile", 2, 16, 16, params);
+    CU(cu.dtoh(after, s, sizeof after));
+    for (int b = 0; b < 2; ++b) {
+        float total = (float)bias;
+        for (int k = 0; k < 256; ++k)
+            total = total + input[b * 256 + k];
+        assert_memory_equal(&after[b], &total, sizeof total);
+    }
+    cu.mem_free(in);
+    cu.mem_free(out);
+    cu.mem_free(s);
+    cu.mem_free(deps);
+    cu.mem_free(status);
+}
+
 static void test_fail_records(void **state)
 {
     (void)state;
@@ -265,6 +351,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scale_and_gating),
+        cmocka_unit_test(test_deferred_gate),
         cmocka_unit_test(test_fail_records),
         cmocka_unit_test(test_shared_and_barrier),
     };

@@ -41,7 +41,12 @@ set(MOXC_FRONT_SOURCES
 
   ${CMAKE_CURRENT_LIST_DIR}/check_uniform_why.c
   ${CMAKE_CURRENT_LIST_DIR}/check_uniform_shared.c
-  ${CMAKE_CURRENT_LIST_DIR}/cuda_hints.c)
+  ${CMAKE_CURRENT_LIST_DIR}/cuda_hints.c
+  ${CMAKE_CURRENT_LIST_DIR}/gate_defer.c
+  ${CMAKE_CURRENT_LIST_DIR}/gate_defer_expr.c
+  ${CMAKE_CURRENT_LIST_DIR}/gate_defer_guard.c
+  ${CMAKE_CURRENT_LIST_DIR}/gate_defer_calls.c
+  ${CMAKE_CURRENT_LIST_DIR}/gate_defer_text.c)
 
 # find_package(Clang) pulls in all of LLVM's CMake; the C API needs only this.
 find_path(MOXC_LIBCLANG_INCLUDE_DIR clang-c/Index.h

@@ -58,11 +58,34 @@ typedef struct moxc_cpu_plan {
     moxc_cpu_stats stats;
 } moxc_cpu_plan;
 
+/* One change to a kernel source's text: bytes [at, at + skip) become `text`. */
+typedef struct moxc_text_edit {
+    size_t at;
+    size_t skip;
+    char *text;
+} moxc_text_edit;
+
+/* Whether the gated CUDA entries of a kernel may check the gate after the
+ * body's loads instead of before them (the deferred gate check,
+ * gate_defer.c): they then run a copy of the kernel, renamed
+ * <kernel>__mox_deferred, that takes `unsigned mox__gbad` first and does
+ * none of its stores, atomics and mox_fail calls when it is nonzero. */
+typedef struct moxc_gate_defer {
+    bool eligible;
+    char *why_not;             /* when not eligible: "what at file:line" (NULL: not analysed) */
+    size_t start, end;         /* the kernel's definition: bytes [start, end) of its source */
+    unsigned start_line;       /* the line of `start` */
+    unsigned end_line;         /* the line of the definition's last byte */
+    moxc_text_edit *edits;     /* what the copy changes, ascending, inside [start, end) */
+    size_t edit_count;
+} moxc_gate_defer;
+
 typedef struct moxc_kernel_info {
     char *file;        /* absolute path of the defining source */
     unsigned line;
     moxc_param_info *params; /* parallel to the ABI kernel's params */
     moxc_cpu_plan cpu;
+    moxc_gate_defer gate;
 } moxc_kernel_info;
 
 /* Where the CUDA translation unit must insert "__device__ " into a source:

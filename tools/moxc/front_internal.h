@@ -220,6 +220,11 @@ void moxc__check_cxx_c11(moxc__tu *t, CXCursor c);
 void moxc__check_spin(moxc__tu *t);
 /* Uniform participation of barriers and warp operations. */
 void moxc__check_uniform(moxc__tu *t);
+/* Decides for each kernel of this TU whether its gated CUDA entries may
+ * check the gate after the body's loads (gate_defer.c): fills
+ * front->infos[k].gate. Runs after the checks, without errors. */
+void moxc__gate_defer(moxc__tu *t);
+void moxc__gate_defer_free(moxc_gate_defer *gate);
 /* Plans each kernel's CPU work-group function (cpu_lower.c): fills
  * front->infos[k].cpu for this TU's kernels. Runs after the checks. */
 void moxc__cpu_lower(moxc__tu *t);

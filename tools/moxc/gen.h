@@ -91,6 +91,12 @@ typedef struct moxc_source_text {
  * "__device__ " inserted, then one gated __global__ entry per kernel.
  * NULL also when the texts do not match the edits (offset past the end). */
 char *moxc_gen_cuda(const moxc_module *module, const moxc_source_text *texts, size_t text_count);
+/* Appends one kernel source as kernels_cuda.cu pastes it: "__device__ "
+ * inserted at the edit's offsets, and the deferred copy of each of its
+ * kernels whose gate check is deferred after that kernel (gen_cuda_source.c).
+ * False when the text does not match the edit or the copies. */
+bool moxc_gen_cuda_put_source(moxc_buf *b, const moxc_module *module, const moxc_source_edit *edit,
+                              const moxc_source_text *text);
 /* How the CPU backend runs kernel `kernel` (the entry table's executor):
  * region loops when the CPU lowering planned a work-group function (and
  * use_plans), else a loop calling the kernel per thread, or fibers for

@@ -7,8 +7,10 @@
  * mox_entry_<kernel>__noalias, whose pointers are all __restrict__; and
  * both again without the gate check, mox_entry_<kernel>__ungated[__noalias],
  * for launches that no failure can reach (the runtime picks one of them per
- * launch). */
-#include <ctype.h>
+ * launch). The gated entries of a kernel whose gate check can be deferred
+ * (moxc_gate_defer) load the dependencies' status first but check it only
+ * in the kernel's deferred copy, before each store (gen_cuda_source.c
+ * pastes the copy). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,46 +23,6 @@ static size_t count_lines(const moxc_buf *b)
     for (size_t i = 0; i < b->len; ++i)
         n += b->data[i] == '\n';
     return n;
-}
-
-/* Whether the declaration at `at` already starts with a dialect macro that
- * is __device__ under nvcc (MOX_KERNEL, MOX_DEVICE): adding another would
- * put the attribute twice on the function, which nvcc's messages show. */
-static bool starts_device_macro(const moxc_source_text *text, size_t at)
-{
-    static const char *const macros[] = {"MOX_KERNEL", "MOX_DEVICE"};
-    for (size_t i = 0; i < sizeof macros / sizeof macros[0]; ++i) {
-        size_t n = strlen(macros[i]);
-        if (text->size - at < n || memcmp(text->data + at, macros[i], n) != 0)
-            continue;
-        unsigned char next = text->size - at > n ? (unsigned char)text->data[at + n] : ' ';
-        if (next != '_' && !isalnum(next))
-            return true;
-    }
-    return false;
-}
-
-static bool put_source(moxc_buf *b, const moxc_source_edit *edit, const moxc_source_text *text)
-{
-    /* #line makes nvcc's diagnostics name the user's file and line; the
-     * insertions add no newline, so line numbers stay the user's. */
-    moxc_buf_put(b, "#line 1 \"");
-    moxc_buf_put_c_string(b, edit->path);
-    moxc_buf_put(b, "\"\n");
-    size_t pos = 0;
-    for (size_t i = 0; i < edit->offset_count; ++i) {
-        size_t at = edit->offsets[i];
-        if (at < pos || at > text->size)
-            return false;
-        moxc_buf_write(b, text->data + pos, at - pos);
-        if (!starts_device_macro(text, at))
-            moxc_buf_put(b, "__device__ ");
-        pos = at;
-    }
-    moxc_buf_write(b, text->data + pos, text->size - pos);
-    if (text->size == 0 || text->data[text->size - 1] != '\n')
-        moxc_buf_put(b, "\n");
-    return true;
 }
 
 /* The entry's parameter for ABI parameter p: device pointers keep the
@@ -116,9 +78,13 @@ static bool has_noalias_entry(const mox_abi_kernel *k)
     return false;
 }
 
-/* The comment above each entry but the first: when the runtime runs it. */
-static void put_entry_comment(moxc_buf *b, bool noalias, bool gated)
+/* The comment above each entry but the first of an ineligible kernel:
+ * when the runtime runs it, and how the gate is checked. */
+static void put_entry_comment(moxc_buf *b, bool noalias, bool gated, bool deferred)
 {
+    if (gated && deferred && !noalias)
+        moxc_buf_put(b, "\n/* The gate is checked after the kernel's loads: its deferred copy runs\n"
+                        " * and does no store, atomic or mox_fail when a dependency failed. */");
     if (noalias)
         moxc_buf_put(b, "\n/* The runtime launches this one when no written buffer of the launch is\n"
                         " * also another of its arguments: every pointer is __restrict__. */");
@@ -133,7 +99,8 @@ static void put_entry(moxc_buf *b, const moxc_module *module, size_t index, bool
     const moxc_kernel_info *info = module->kernels ? &module->kernels[index] : NULL;
     if (!noalias && gated)
         put_table_types(b, module, k, info);
-    put_entry_comment(b, noalias, gated);
+    bool deferred = gated && info && info->gate.eligible;
+    put_entry_comment(b, noalias, gated, deferred);
     moxc_buf_put(b, "\nextern \"C\" __global__ void ");
     if (k->has_required_block) {
         /* The product fits u32: mox_abi_validate checked it. */
@@ -159,9 +126,13 @@ static void put_entry(moxc_buf *b, const moxc_module *module, size_t index, bool
         for (int a = 0; a < 3; ++a)
             moxc_buf_printf(b, "    __builtin_assume(threadIdx.%c < %uu);\n", axis[a], k->required_block[a]);
     }
-    /* Both start with the wait for programmatic dependencies (a no-op on
-     * GPUs before sm_90); the gated one inside mox__gate_enter. */
-    if (gated)
+    /* All start with the wait for programmatic dependencies (a no-op on
+     * GPUs before sm_90); the gated one inside mox__gate_enter. The
+     * deferred one issues the status loads without waiting for them. */
+    if (deferred)
+        moxc_buf_put(b, "    mox__grid_dependency_wait();\n"
+                        "    unsigned mox__gbad = mox__gate_peek(&mox__gate);\n");
+    else if (gated)
         moxc_buf_put(b, "    if (mox__gate_enter(&mox__gate))\n        return;\n");
     else
         moxc_buf_put(b, "    mox__grid_dependency_wait();\n");
@@ -169,10 +140,14 @@ static void put_entry(moxc_buf *b, const moxc_module *module, size_t index, bool
      * finds the gate in block-shared memory (mox/kernel_cuda_gate.h). */
     if (k->features & MOX_KFEAT_FAIL)
         moxc_buf_put(b, "    MOX__GATE_PUBLISH(&mox__gate);\n");
-    moxc_buf_printf(b, "    %s(", k->name);
+    moxc_buf_printf(b, deferred ? "    %s__mox_deferred(mox__gbad" : "    %s(", k->name);
     for (size_t i = 0; i < k->param_count; ++i)
-        moxc_buf_printf(b, "%smox__p%zu%s", i ? ", " : "", i, k->params[i].kind == MOX_PARAM_TABLE ? ".v" : "");
-    moxc_buf_put(b, ");\n    mox__gate_leave(&mox__gate);\n}\n");
+        moxc_buf_printf(b, "%smox__p%zu%s", i || deferred ? ", " : "", i,
+                        k->params[i].kind == MOX_PARAM_TABLE ? ".v" : "");
+    moxc_buf_put(b, ");\n");
+    if (deferred)
+        moxc_buf_put(b, "    if (mox__gbad)\n        mox__gate_mark_gated(&mox__gate);\n");
+    moxc_buf_put(b, "    mox__gate_leave(&mox__gate);\n}\n");
 }
 
 char *moxc_gen_cuda(const moxc_module *module, const moxc_source_text *texts, size_t text_count)
@@ -185,7 +160,8 @@ char *moxc_gen_cuda(const moxc_module *module, const moxc_source_text *texts, si
                      " * sources with __device__ added, then one gated entry per kernel. */\n"
                      "#include <mox/kernel.h>\n\n");
     for (size_t i = 0; i < module->edit_count; ++i) {
-        if (strcmp(module->edits[i].path, texts[i].path) != 0 || !put_source(&b, &module->edits[i], &texts[i])) {
+        if (strcmp(module->edits[i].path, texts[i].path) != 0 ||
+            !moxc_gen_cuda_put_source(&b, module, &module->edits[i], &texts[i])) {
             free(b.data);
             return NULL;
         }

@@ -1,6 +1,7 @@
 /* inspect.c - `moxc inspect --emit KIND`: prints what moxc generates for a
- * module (abi, bindings, cuda, cpu) without compiling, or builds the
- * fatbin and disassembles it with cuobjdump (ptx, sass). */
+ * module (abi, bindings, cuda, cpu), how each kernel's gated CUDA entries
+ * check the gate (gate), without compiling, or builds the fatbin and
+ * disassembles it with cuobjdump (ptx, sass). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,22 @@ static int print_text(const char *text)
     fputs(text, stdout);
     if (*text && text[strlen(text) - 1] != '\n')
         fputc('\n', stdout);
+    return 0;
+}
+
+/* One line per kernel: how its gated CUDA entries check the gate, and
+ * why not after the loads when they cannot (gate_defer.c). */
+static int print_gate(const moxc_module *module)
+{
+    for (size_t k = 0; k < module->abi->kernel_count; ++k) {
+        const moxc_gate_defer *gate = &module->kernels[k].gate;
+        if (gate->eligible)
+            printf("%s: deferred: the gate is checked after the kernel's loads, before each store\n",
+                   module->abi->kernels[k].name);
+        else
+            printf("%s: at entry: %s\n", module->abi->kernels[k].name,
+                   gate->why_not ? gate->why_not : "not analysed");
+    }
     return 0;
 }
 
@@ -96,6 +113,8 @@ int moxc_cmd_inspect(const moxc_options *o, const char *emit)
         else
             fprintf(stderr, "moxc: generating %s failed\n", emit);
         free(text);
+    } else if (strcmp(emit, "gate") == 0) {
+        rc = print_gate(plan.module);
     } else if (strcmp(emit, "bindings") == 0) {
         char *out_dir = moxc_abs_path(o->out_dir);
         char *artifact = NULL;

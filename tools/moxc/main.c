@@ -11,7 +11,7 @@
 
 static const char usage_text[] =
     "usage: moxc build --name NAME --out-dir DIR [options] SOURCES...\n"
-    "       moxc inspect --emit abi|bindings|cuda|cpu|ptx|sass [options] SOURCES...\n"
+    "       moxc inspect --emit abi|bindings|cuda|cpu|gate|ptx|sass [options] SOURCES...\n"
     "       moxc doctor [--cc PATH] [--nvcc PATH] [--mox-include DIR] [--no-cuda]\n"
     "       moxc deploy --to DIR ARTIFACT...\n"
     "       moxc --version | --help\n"
@@ -40,6 +40,7 @@ static const char usage_text[] =
     "  --depfile FILE       write the inputs as a Makefile rule for --depfile-target\n"
     "  --depfile-target T   target named in the depfile (default: the depfile itself)\n"
     "  --emit KIND          inspect: abi, bindings, cuda or cpu print generated text;\n"
+    "                       gate: how each kernel's gated CUDA entries check the gate;\n"
     "                       ptx and sass build the fatbin and disassemble it (cuobjdump)\n"
     "\n"
     "See docs/moxc.md.\n";
@@ -138,14 +139,14 @@ static int check_required(command cmd, const moxc_options *o, const char **emit)
     if (o->depfile_target && !o->depfile)
         return usage_error("%s needs --depfile", "--depfile-target");
     if (cmd == CMD_INSPECT) {
-        static const char *const kinds[] = {"abi", "bindings", "cuda", "cpu", "ptx", "sass"};
+        static const char *const kinds[] = {"abi", "bindings", "cuda", "cpu", "gate", "ptx", "sass"};
         if (!*emit)
             return usage_error("%s: --emit is required", "inspect");
         bool known = false;
         for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k)
             known = known || strcmp(*emit, kinds[k]) == 0;
         if (!known)
-            return usage_error("unknown --emit kind '%s' (abi, bindings, cuda, cpu, ptx or sass)", *emit);
+            return usage_error("unknown --emit kind '%s' (abi, bindings, cuda, cpu, gate, ptx or sass)", *emit);
         if (o->bindings_dir || o->depfile)
             return usage_error("%s: --bindings-dir and --depfile are only for moxc build", "inspect");
     }

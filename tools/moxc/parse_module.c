@@ -14,6 +14,7 @@ static void free_kernel_info(moxc_kernel_info *info, size_t param_count) {
     free(info->file);
     free(info->cpu.body);
     free(info->cpu.note);
+    moxc__gate_defer_free(&info->gate);
 }
 
 void moxc__free_front(moxc__front *f) {

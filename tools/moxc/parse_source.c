@@ -187,8 +187,10 @@ void moxc__parse_source(moxc__front *f, CXIndex index, size_t si, const char *co
         moxc__check_spin(&t);
         moxc__check_uniform(&t);
         moxc__collect_edits(&t, &f->edits[si]);
-        if (f->errors == 0)
+        if (f->errors == 0) {
             moxc__cpu_lower(&t);
+            moxc__gate_defer(&t);
+        }
     }
     free_tu(&t);
     clang_disposeTranslationUnit(tu);

@@ -1,0 +1,146 @@
+/* eligible.c - kernels whose gated CUDA entries check the gate after their
+ * loads (moxc's deferred gate check, tools/moxc/gate_defer.c): no value
+ * read from memory decides an address, a loop, an early exit or a
+ * cooperative call, and every store through a pointer, atomic and mox_fail
+ * is a statement of its own. test_gate_defer.c checks each one. */
+#include <mox/kernel.h>
+
+#include "../records.h"
+
+#define GATE_BLOCK 256u
+#define SQUARE(x) ((x) * (x))
+
+static float twice(float v)
+{
+    return v * 2.0f;
+}
+
+MOX_KERNEL MOX_BLOCK(256, 1, 1)
+void vec_add(const float *a, const float *b, float *c, uint32_t n)
+{
+    uint32_t i = mox_block_idx().x * GATE_BLOCK + mox_thread_idx().x;
+    if (i < n)
+        c[i] = a[i] + b[i];
+}
+
+MOX_KERNEL MOX_BLOCK(256, 1, 1)
+void reduce_shared(const float *input, float *output, uint32_t n)
+{
+    MOX_SHARED(float, tile, 256);
+    uint32_t t = mox_thread_idx().x;
+    uint32_t i = mox_block_idx().x * GATE_BLOCK + t;
+    tile[t] = i < n ? input[i] : 0.0f;
+    mox_barrier();
+    for (uint32_t stride = GATE_BLOCK / 2; stride > 0; stride /= 2) {
+        if (t < stride)
+            tile[t] = tile[t] + tile[t + stride];
+        mox_barrier();
+    }
+    if (t == 0)
+        output[mox_block_idx().x] = tile[0];
+}
+
+MOX_KERNEL MOX_BLOCK(256, 1, 1)
+void warp_scan(const uint32_t *input, uint32_t *prefix, uint32_t *totals, uint32_t n)
+{
+    MOX_SHARED(uint32_t, warp_totals, 8);
+    uint32_t t = mox_thread_idx().x;
+    uint32_t i = mox_block_idx().x * GATE_BLOCK + t;
+    uint32_t v = i < n ? input[i] : 0u;
+    uint32_t within_warp = mox_warp_exclusive_sum_u32(v);
+    uint32_t warp_total = mox_warp_sum_u32(v);
+    uint32_t warp = mox_warp_id();
+    if (mox_lane_id() == 0u)
+        warp_totals[warp] = warp_total;
+    mox_barrier();
+    uint32_t offset = 0u;
+    for (uint32_t w = 0; w < warp; w++)
+        offset += warp_totals[w];
+    uint32_t exclusive = offset + within_warp;
+    if (i < n)
+        prefix[i] = exclusive;
+    if (t == GATE_BLOCK - 1u)
+        totals[mox_block_idx().x] = exclusive + v;
+}
+
+MOX_KERNEL MOX_BLOCK(256, 1, 1)
+void add_offsets(uint32_t *data, const uint32_t *offsets, uint32_t n)
+{
+    uint32_t i = mox_block_idx().x * GATE_BLOCK + mox_thread_idx().x;
+    if (i < n)
+        data[i] += offsets[mox_block_idx().x];
+}
+
+/* A record updated through a local copy and field by field. */
+MOX_KERNEL
+void particle_update(const Particle *input, Particle *output, Config config)
+{
+    uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
+    if (i >= config.count)
+        return;
+    Particle p = input[i];
+    if (p.mass > 0.0f) {
+        p.vel.x = p.vel.x + config.dt / p.mass;
+        p.vel.y = p.vel.y - config.dt / p.mass;
+    }
+    p.pos.x = p.pos.x + p.vel.x * config.dt;
+    output[i] = p;
+    output[i].pos.y = p.pos.y + p.vel.y * config.dt;
+}
+
+/* Atomics and mox_fail as statements, an atomic's result in a local, ++
+ * of a buffer element, a helper and a macro in the stored value. */
+MOX_KERNEL
+void count_positive(const float *in, mox_atomic_u32 *counter, uint32_t *hits, float *out, uint32_t n)
+{
+    uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
+    if (i >= n)
+        return;
+    float v = in[i];
+    if (v > 0.0f)
+        mox_atomic_add_u32(&counter[0], 1u);
+    else if (v != v)
+        mox_fail(3u);
+    uint32_t ticket = mox_atomic_add_u32(&counter[1], 1u);
+    uint32_t seen;
+    seen = mox_atomic_load_u32(&counter[0]);
+    ++hits[i];
+    out[i] = twice(SQUARE(v)) + (float)(ticket + seen);
+}
+
+/* Data-dependent values and branches around stores, a loop with a fixed
+ * trip count under `#pragma unroll`, a local array. */
+MOX_KERNEL
+void clamp_rows(const float *in, float *out, uint32_t width, uint32_t rows)
+{
+    uint32_t row = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
+    if (row >= rows)
+        return;
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll 4
+    for (uint32_t k = 0; k < 4u; k++) {
+        float x = in[row * width + k];
+        acc[k] = x < 0.0f ? 0.0f : fminf(x, 1.0f);
+        if (x > 0.5f)
+            out[row * width + k] = acc[k];
+        else
+            out[row * width + k] = -acc[k];
+    }
+}
+
+/* A loop with a fixed trip count inside a data-dependent branch: its
+ * counter is declared there, so the branch does not taint it. */
+MOX_KERNEL
+void ramp_positive(const float *in, float *out, uint32_t n)
+{
+    uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
+    if (i >= n)
+        return;
+    float v = in[i];
+    if (v > 0.0f) {
+        float acc = 0.0f;
+        for (uint32_t k = 0; k < 4u; k++)
+            acc = acc + v * (float)k;
+        out[i] = acc;
+    }
+}

@@ -1,0 +1,129 @@
+/* ineligible.c - kernels whose gated CUDA entries keep the gate check at
+ * entry: each has one construct that garbage data (what a failed upstream
+ * kernel leaves) could turn into a fault, a hang or an effect, or that the
+ * deferred copy cannot guard. The comment `why: NAME` marks the line the
+ * reason names; test_gate_defer.c checks each one. */
+#include <mox/kernel.h>
+
+MOX_KERNEL
+void histogram(const uint32_t *in, mox_atomic_u32 *bins, uint32_t n)
+{
+    uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
+    if (i < n)
+        mox_atomic_add_u32(&bins[in[i] % 16u], 1u); /* why: histogram */
+}
+
+MOX_KERNEL
+void gather(const float *in, const uint32_t *idx, float *out, uint32_t n)
+{
+    uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
+    if (i < n)
+        out[i] = in[idx[i]]; /* why: gather */
+}
+
+MOX_KERNEL
+void halve_until_small(const float *in, float *out, uint32_t n)
+{
+    uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
+    if (i >= n)
+        return;
+    float x = in[i];
+    while (x > 1.0f) /* why: halve_until_small */
+        x = x * 0.5f;
+    out[i] = x;
+}
+
+MOX_KERNEL
+void sum_until_negative(const float *in, float *out, uint32_t n)
+{
+    uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
+    if (i >= n)
+        return;
+    float sum = 0.0f;
+    for (uint32_t k = 0; k < 8u; k++) {
+        float v = in[i * 8u + k];
+        if (v < 0.0f)
+            break; /* why: sum_until_negative */
+        sum = sum + v;
+    }
+    out[i] = sum;
+}
+
+/* moxc accepts the barrier (the shared word is the same for every thread
+ * after a barrier), but garbage in it would decide whether the barrier and
+ * what follows run. */
+MOX_KERNEL MOX_BLOCK(256, 1, 1)
+void barrier_if_positive(const float *in, float *out)
+{
+    MOX_SHARED(float, tile, 256);
+    MOX_SHARED(float, flag, 1);
+    uint32_t t = mox_thread_idx().x;
+    tile[t] = in[t];
+    if (t == 0u)
+        flag[0] = in[0];
+    mox_barrier();
+    if (flag[0] > 0.0f)
+        mox_barrier(); /* why: barrier_if_positive */
+    out[t] = tile[255u - t];
+}
+
+static void bump(float *p, float by)
+{
+    *p = *p + by;
+}
+
+MOX_KERNEL
+void helper_with_pointer(float *data, uint32_t n)
+{
+    uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
+    if (i < n)
+        bump(&data[i], 1.0f); /* why: helper_with_pointer */
+}
+
+MOX_KERNEL
+void store_in_expression(const float *in, float *out, float *twice, uint32_t n)
+{
+    uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
+    if (i < n)
+        twice[i] = (out[i] = in[i]) * 2.0f; /* why: store_in_expression */
+}
+
+MOX_KERNEL
+void store_with_increment(const float *in, float *out, uint32_t n)
+{
+    uint32_t k = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
+    float v = k < n ? in[k] : 0.0f;
+    out[k++] = v; /* why: store_with_increment */
+    out[k] = v;
+}
+
+MOX_KERNEL
+void pick_source(const float *a, const float *b, const float *select, float *out, uint32_t n)
+{
+    uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
+    if (i >= n)
+        return;
+    const float *src = select[i] > 0.0f ? a : b; /* why: pick_source */
+    out[i] = src[i];
+}
+
+#define STORE(p, i, v) ((p)[i] = (v))
+
+MOX_KERNEL
+void store_by_macro(const float *in, float *out, uint32_t n)
+{
+    uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
+    if (i < n)
+        STORE(out, i, in[i]); /* why: store_by_macro */
+}
+
+MOX_KERNEL
+void shuffle_if_positive(const float *in, float *out)
+{
+    uint32_t t = mox_thread_idx().x;
+    float v = in[t];
+    float total = mox_warp_sum_f32(v);
+    if (total > 0.0f)
+        v = mox_warp_shuffle_down_f32(v, 1u); /* why: shuffle_if_positive */
+    out[t] = v;
+}

@@ -1,0 +1,344 @@
+/* gate_defer.c - which kernels may check the gate after their loads (the
+ * "deferred gate check"; gen_cuda_gate.c generates it).
+ *
+ * A gated CUDA entry must not let a kernel whose dependency failed have
+ * effects. Checking the dependency's status word before the body costs
+ * every block that load's latency ahead of its data loads; checking it
+ * after the loads, just before each store, costs nothing, but then the
+ * body runs on whatever the failed upstream kernel left in memory. That is
+ * safe only when no such value can make the kernel fault, hang or have an
+ * effect, which this analysis proves or refuses:
+ *
+ * - Tainted are values read from memory (buffers, MOX_SHARED and local
+ *   arrays, tables), atomics' results, warp operations on tainted values,
+ *   anything computed from tainted values, and variables assigned under
+ *   control flow whose condition is tainted (a fixpoint over the kernel) -
+ *   beyond the conditions around the variable's own declaration, outside
+ *   which it does not exist.
+ * - No tainted value may become an address: an index, a pointer operand of
+ *   *, -> or pointer arithmetic, or a pointer variable.
+ * - No loop header may be tainted, and no break, continue, return or goto
+ *   may be under tainted control: garbage could make a loop endless or
+ *   skip the check that keeps an index in bounds.
+ * - Barriers and warp operations may not be under tainted control.
+ * - Calls are to pure math, side-effect-free intrinsics, atomics, mox_fail,
+ *   barriers, warp operations, or helpers that are pure functions of their
+ *   arguments (no pointer parameters, memory accesses, loops, atomics,
+ *   barriers, warp operations or mox_fail: gate_defer_calls.c).
+ * - Every store that can reach memory outside the block's scratch (through
+ *   a pointer: not a local or MOX_SHARED array), every atomic and every
+ *   mox_fail is a whole expression statement (an atomic may also be the
+ *   value of a local), and its target and arguments have no side effects:
+ *   the deferred copy can then wrap exactly that statement in
+ *   `if (!mox__gbad)` (gate_defer_text.c).
+ * Stores to locals, local arrays and MOX_SHARED arrays stay unguarded:
+ * they are the block's own scratch (their contents become tainted).
+ * Anything the analysis does not know refuses: the kernel then keeps the
+ * check at entry, which is always correct, only slower.
+ *
+ * Here: the state, statements and the driver; expressions are in
+ * gate_defer_expr.c. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gate_defer.h"
+
+/* ---------------- state ---------------- */
+
+bool moxc__gd_is_tainted(gd *g, CXCursor decl) {
+    for (size_t i = 0; i < g->tainted_count; i++)
+        if (clang_equalCursors(g->tainted[i], decl))
+            return true;
+    return false;
+}
+
+void moxc__gd_taint(gd *g, CXCursor decl) {
+    if (moxc__gd_is_tainted(g, decl))
+        return;
+    if (!moxc__grow(&g->tainted, &g->tainted_cap, g->tainted_count + 1, sizeof *g->tainted)) {
+        g->oom = true;
+        return;
+    }
+    g->tainted[g->tainted_count++] = decl;
+    g->changed = true;
+}
+
+void moxc__gd_declare(gd *g, CXCursor decl) {
+    for (size_t i = 0; i < g->local_count; i++) {
+        if (clang_equalCursors(g->locals[i], decl)) {
+            g->local_depths[i] = g->tainted_ctrl;
+            return;
+        }
+    }
+    size_t cap = g->local_cap;
+    if (!moxc__grow(&g->locals, &g->local_cap, g->local_count + 1, sizeof *g->locals)) {
+        g->oom = true;
+        return;
+    }
+    if (g->local_cap != cap) {
+        unsigned *depths = realloc(g->local_depths, g->local_cap * sizeof *depths);
+        if (!depths) {
+            g->local_cap = cap;
+            g->oom = true;
+            return;
+        }
+        g->local_depths = depths;
+    }
+    g->locals[g->local_count] = decl;
+    g->local_depths[g->local_count++] = g->tainted_ctrl;
+}
+
+unsigned moxc__gd_declared_depth(gd *g, CXCursor decl) {
+    for (size_t i = 0; i < g->local_count; i++)
+        if (clang_equalCursors(g->locals[i], decl))
+            return g->local_depths[i];
+    return 0;
+}
+
+void moxc__gd_problem(gd *g, CXSourceLocation loc, const char *what) {
+    if (!g->report || g->problem)
+        return;
+    char *where = moxc__where(loc);
+    g->problem = moxc__printf("%s at %s", what, where ? where : "?");
+    free(where);
+    if (!g->problem)
+        g->oom = true;
+}
+
+void moxc__gd_push_ctrl(gd *g, bool tainted, CXSourceLocation loc) {
+    if (!tainted)
+        return;
+    if (g->tainted_ctrl++ == 0)
+        g->ctrl_loc = loc;
+}
+
+void moxc__gd_pop_ctrl(gd *g, bool tainted) {
+    if (tainted && g->tainted_ctrl)
+        g->tainted_ctrl--;
+}
+
+/* ---------------- statements ---------------- */
+
+static void exit_under_ctrl(gd *g, CXCursor s, const char *what) {
+    if (!g->tainted_ctrl)
+        return;
+    char *cond = moxc__where(g->ctrl_loc);
+    char *msg = moxc__printf("%s under control flow that depends on memory (the condition at %s)", what,
+                             cond ? cond : "?");
+    moxc__gd_problem(g, moxc__cursor_loc(s), msg ? msg : what);
+    free(msg);
+    free(cond);
+}
+
+static void walk_decl(gd *g, CXCursor var) {
+    moxc__children ch;
+    moxc__children_of(var, &ch);
+    CXCursor init = clang_getNullCursor();
+    for (size_t i = 0; i < ch.count; i++)
+        if (clang_isExpression(clang_getCursorKind(ch.items[i])))
+            init = ch.items[i];
+    moxc__children_free(&ch);
+    bool is_local = clang_getCursorKind(var) == CXCursor_VarDecl && !clang_Cursor_hasVarDeclGlobalStorage(var);
+    if (is_local)
+        moxc__gd_declare(g, var);
+    if (clang_Cursor_isNull(init))
+        return;
+    if (!is_local) { /* a static local: its initialiser is a constant */
+        moxc__gd_eval(g, init);
+        return;
+    }
+    moxc__gd_expr_stmt(g, init, var);
+}
+
+/* for: every header expression counts as the condition (libclang does not
+ * say which one a lone header expression is); while: cond, body; do:
+ * body, cond. */
+static void walk_loop(gd *g, CXCursor s, enum CXCursorKind k) {
+    moxc__children ch;
+    moxc__children_of(s, &ch);
+    if (ch.count == 0) {
+        moxc__children_free(&ch);
+        return;
+    }
+    size_t body = k == CXCursor_DoStmt ? 0 : ch.count - 1;
+    bool header = false;
+    for (size_t i = 0; i < ch.count; i++) {
+        if (i == body)
+            continue;
+        if (clang_isExpression(clang_getCursorKind(ch.items[i])))
+            header |= moxc__gd_eval(g, ch.items[i]);
+        else
+            moxc__gd_stmt(g, ch.items[i]);
+    }
+    if (header)
+        moxc__gd_problem(g, moxc__cursor_loc(s),
+                         "a loop whose condition depends on a value read from memory (it could run forever)");
+    moxc__gd_push_ctrl(g, header, moxc__cursor_loc(s));
+    moxc__gd_stmt(g, ch.items[body]);
+    moxc__gd_pop_ctrl(g, header);
+    moxc__children_free(&ch);
+}
+
+static void walk_branch(gd *g, moxc__children *ch) {
+    if (ch->count == 0)
+        return;
+    bool c = moxc__gd_eval(g, ch->items[0]);
+    moxc__gd_push_ctrl(g, c, moxc__cursor_loc(ch->items[0]));
+    for (size_t i = 1; i < ch->count; i++)
+        moxc__gd_stmt(g, ch->items[i]);
+    moxc__gd_pop_ctrl(g, c);
+}
+
+void moxc__gd_stmt(gd *g, CXCursor s) {
+    enum CXCursorKind k = clang_getCursorKind(s);
+    if (clang_isExpression(k)) {
+        moxc__gd_expr_stmt(g, s, clang_getNullCursor());
+        return;
+    }
+    moxc__children ch;
+    moxc__children_of(s, &ch);
+    switch (k) {
+    case CXCursor_VarDecl:
+        walk_decl(g, s);
+        break;
+    case CXCursor_IfStmt:
+    case CXCursor_SwitchStmt:
+        walk_branch(g, &ch);
+        break;
+    case CXCursor_CaseStmt: /* the value(s), then the statement */
+        if (ch.count)
+            moxc__gd_stmt(g, ch.items[ch.count - 1]);
+        break;
+    case CXCursor_ForStmt:
+    case CXCursor_WhileStmt:
+    case CXCursor_DoStmt:
+        walk_loop(g, s, k);
+        break;
+    case CXCursor_ReturnStmt:
+    case CXCursor_BreakStmt:
+    case CXCursor_ContinueStmt:
+    case CXCursor_GotoStmt:
+    case CXCursor_IndirectGotoStmt: {
+        static const char *const names[] = {"return", "break", "continue", "goto", "goto"};
+        const char *what = names[k == CXCursor_ReturnStmt ? 0 : k == CXCursor_BreakStmt ? 1
+                                 : k == CXCursor_ContinueStmt ? 2 : 3];
+        for (size_t i = 0; i < ch.count; i++)
+            if (clang_isExpression(clang_getCursorKind(ch.items[i])))
+                moxc__gd_eval(g, ch.items[i]);
+        exit_under_ctrl(g, s, what);
+        break;
+    }
+    case CXCursor_UnexposedStmt: {
+        /* libclang 14 shows `#pragma unroll` before a loop (an attributed
+         * statement) this way: a statement holding only the loop */
+        bool statements = ch.count == 1 && clang_isStatement(clang_getCursorKind(ch.items[0])) &&
+                          !clang_isExpression(clang_getCursorKind(ch.items[0]));
+        if (statements)
+            moxc__gd_stmt(g, ch.items[0]);
+        else
+            moxc__gd_problem(g, moxc__cursor_loc(s), "a statement the analysis does not know");
+        break;
+    }
+    case CXCursor_CompoundStmt:
+    case CXCursor_DeclStmt:
+    case CXCursor_DefaultStmt:
+    case CXCursor_LabelStmt:
+    case CXCursor_NullStmt:
+        for (size_t i = 0; i < ch.count; i++)
+            moxc__gd_stmt(g, ch.items[i]);
+        break;
+    default:
+        moxc__gd_problem(g, moxc__cursor_loc(s), "a statement the analysis does not know");
+        break;
+    }
+    moxc__children_free(&ch);
+}
+
+/* ---------------- driver ---------------- */
+
+static int compare_edits(const void *a, const void *b) {
+    const moxc_text_edit *x = a, *y = b;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+static void free_edits(moxc_text_edit *edits, size_t count) {
+    for (size_t i = 0; i < count; i++)
+        free(edits[i].text);
+    free(edits);
+}
+
+void moxc__gate_defer_free(moxc_gate_defer *gate) {
+    free(gate->why_not);
+    free_edits(gate->edits, gate->edit_count);
+    memset(gate, 0, sizeof *gate);
+}
+
+static void walk_body(gd *g) {
+    g->tainted_ctrl = 0;
+    moxc__children ch;
+    moxc__children_of(g->kernel, &ch);
+    for (size_t i = 0; i < ch.count; i++)
+        if (clang_getCursorKind(ch.items[i]) == CXCursor_CompoundStmt)
+            moxc__gd_stmt(g, ch.items[i]);
+    moxc__children_free(&ch);
+}
+
+static void analyse_kernel(moxc__tu *t, gd_helper *helpers, CXCursor kernel, moxc_gate_defer *out) {
+    gd g;
+    memset(&g, 0, sizeof g);
+    g.t = t;
+    g.kernel = kernel;
+    g.helpers = helpers;
+    g.text = t->main_file ? clang_getFileContents(t->tu, t->main_file, &g.text_size) : NULL;
+    if (clang_Cursor_getNumArguments(kernel) <= 0) {
+        g.report = true;
+        moxc__gd_problem(&g, moxc__cursor_loc(kernel), "the kernel has no parameters (nothing to defer)");
+    }
+    /* taints only grow, so this terminates; the cap is a guard */
+    for (int pass = 0; !g.problem && pass < 1000; pass++) {
+        g.changed = false;
+        walk_body(&g);
+        if (!g.changed)
+            break;
+    }
+    if (!g.problem) {
+        g.report = true;
+        walk_body(&g);
+    }
+    if (!g.problem && !g.oom && !g.text)
+        moxc__gd_problem(&g, moxc__cursor_loc(kernel), "the kernel's source text is not available");
+    if (!g.problem && !g.oom)
+        moxc__gd_signature(&g, out);
+    if (g.oom) {
+        free(g.problem);
+        g.problem = moxc__strdup("out of memory in the analysis");
+    }
+    out->eligible = g.problem == NULL;
+    out->why_not = g.problem;
+    if (out->eligible) {
+        qsort(g.edits, g.edit_count, sizeof *g.edits, compare_edits);
+        out->edits = g.edits;
+        out->edit_count = g.edit_count;
+    } else {
+        free_edits(g.edits, g.edit_count);
+    }
+    free(g.tainted);
+    free(g.locals);
+    free(g.local_depths);
+}
+
+void moxc__gate_defer(moxc__tu *t) {
+    gd_helper *helpers = t->fn_count ? calloc(t->fn_count, sizeof *helpers) : NULL;
+    if (t->fn_count && !helpers) {
+        moxc__error_plain(t->front, t->source, "out of memory");
+        return;
+    }
+    for (size_t k = 0; k < t->kernel_cursor_count; k++) {
+        moxc_gate_defer *out = &t->front->infos[t->first_kernel + k].gate;
+        moxc__gate_defer_free(out);
+        analyse_kernel(t, helpers, t->kernel_cursors[k], out);
+    }
+    for (size_t i = 0; i < t->fn_count; i++)
+        free(helpers[i].why_not);
+    free(helpers);
+}

@@ -1,0 +1,124 @@
+/* gate_defer.h - state shared by the deferred-gate-check analysis
+ * (gate_defer.c: rules, driver, statements; gate_defer_expr.c: expressions;
+ * gate_defer_guard.c: the statements the copy guards; gate_defer_calls.c:
+ * calls and helper functions; gate_defer_text.c: the text edits of the
+ * kernel's deferred copy). See gate_defer.c for the rules. */
+#ifndef MOXC_GATE_DEFER_H
+#define MOXC_GATE_DEFER_H
+
+#include "front_internal.h"
+
+/* What a helper function is, for the analysis: not looked at yet, being
+ * looked at (recursion guard), pure (a function of its arguments alone),
+ * or not (why_not says why). */
+enum { GD_HELPER_UNKNOWN, GD_HELPER_VISITING, GD_HELPER_PURE, GD_HELPER_IMPURE };
+
+typedef struct gd_helper {
+    int state;
+    char *why_not; /* "reads memory at f.c:4" */
+} gd_helper;
+
+/* The analysis of one kernel: which of its variables hold tainted values
+ * (read from memory, or assigned under control flow that depends on such
+ * a value), the control flow around the current point, and - in the last
+ * pass - the first problem and the text edits of the deferred copy. */
+typedef struct gd {
+    moxc__tu *t;
+    CXCursor kernel;
+    gd_helper *helpers; /* parallel to t->fns */
+    CXCursor *tainted;
+    size_t tainted_count, tainted_cap;
+    CXCursor *locals;       /* locals declared so far, with ... */
+    unsigned *local_depths; /* ... the tainted conditions around their declaration */
+    size_t local_count, local_cap;
+    bool changed;
+    bool report;         /* the last pass: problems and edits are recorded */
+    char *problem;       /* the first problem: "what at file:line" */
+    bool oom;
+    unsigned tainted_ctrl;       /* enclosing conditions that are tainted */
+    CXSourceLocation ctrl_loc;   /* the outermost of them */
+    moxc_text_edit *edits;
+    size_t edit_count, edit_cap;
+    const char *text;    /* the kernel source's bytes (libclang's copy) */
+    size_t text_size;
+} gd;
+
+static inline bool moxc__gd_is_array_type(CXType t) {
+    enum CXTypeKind k = clang_getCanonicalType(t).kind;
+    return k == CXType_ConstantArray || k == CXType_IncompleteArray || k == CXType_VariableArray;
+}
+
+/* ---- state (gate_defer.c) ---- */
+bool moxc__gd_is_tainted(gd *g, CXCursor decl);
+void moxc__gd_taint(gd *g, CXCursor decl);
+/* Records `what` at `loc` as the kernel's first problem (last pass only). */
+void moxc__gd_problem(gd *g, CXSourceLocation loc, const char *what);
+/* Records that local `decl` is declared here (under g->tainted_ctrl
+ * tainted conditions). */
+void moxc__gd_declare(gd *g, CXCursor decl);
+/* How many tainted conditions surround the declaration of `decl` (0 for
+ * parameters). An assignment depends on control flow only through the
+ * conditions beyond those: inside them the variable does not exist. */
+unsigned moxc__gd_declared_depth(gd *g, CXCursor decl);
+void moxc__gd_push_ctrl(gd *g, bool tainted, CXSourceLocation loc);
+void moxc__gd_pop_ctrl(gd *g, bool tainted);
+void moxc__gd_stmt(gd *g, CXCursor s);
+
+/* ---- expressions (gate_defer_expr.c) ---- */
+/* Whether the value of `e` is tainted; checks what it uses as addresses,
+ * records assignments to locals, and reports stores, atomics and mox_fail
+ * (they are only allowed where moxc__gd_expr_stmt handles them). */
+bool moxc__gd_eval(gd *g, CXCursor e);
+/* An expression statement (or a local's initializer when `init_of` is not
+ * null): guarded stores, atomics and mox_fail, else moxc__gd_eval. */
+void moxc__gd_expr_stmt(gd *g, CXCursor e, CXCursor init_of);
+/* The taint of a call's arguments; a tainted pointer argument is refused. */
+bool moxc__gd_eval_args(gd *g, CXCursor call);
+/* `lhs = rhs` or `lhs op= rhs` (`compound`) as a value: only locals and
+ * MOX_SHARED arrays may be assigned there. */
+bool moxc__gd_eval_assignment(gd *g, CXCursor e, CXCursor lhs, CXCursor rhs, bool compound);
+/* An assignment to local variable `decl` (or a part of it) of a value
+ * whose taint is `value`: taints it when the value or the control flow is
+ * tainted; a pointer may not become tainted. */
+void moxc__gd_assign_local(gd *g, CXCursor decl, bool value, CXCursor where);
+/* Where a store to `lvalue` goes. */
+typedef enum { GD_STORE_LOCAL, GD_STORE_SHARED, GD_STORE_MEMORY, GD_STORE_STATIC } gd_store;
+gd_store moxc__gd_store_kind(CXCursor lvalue, CXCursor *root);
+bool moxc__gd_is_pointer(CXCursor e);
+/* What a unary operator does, told from types (its spelling is unknown
+ * inside macros): &x, *p, ++/-- (prefix or postfix), or arithmetic. */
+typedef enum { GD_UNARY_ADDRESS, GD_UNARY_DEREF, GD_UNARY_INCDEC, GD_UNARY_VALUE } gd_unary;
+gd_unary moxc__gd_unary_kind(CXCursor e);
+
+/* ---- calls (gate_defer_calls.c) ---- */
+typedef enum {
+    GD_CALL_PURE,       /* result tainted iff an argument is */
+    GD_CALL_GEOMETRY,   /* indices and sizes: never tainted */
+    GD_CALL_COLLECTIVE, /* barrier, warp operations: need converged control */
+    GD_CALL_LOAD,       /* mox_atomic_load_*: a read */
+    GD_CALL_EFFECT,     /* other atomics and mox_fail: guarded */
+    GD_CALL_REFUSED     /* unknown, or a helper that is not pure */
+} gd_call;
+/* Classifies call expression `call`; for GD_CALL_REFUSED *why (malloc'd)
+ * says why. */
+gd_call moxc__gd_classify_call(gd *g, CXCursor call, char **why);
+/* Whether `name` is a dialect atomic other than a load, or mox_fail. */
+bool moxc__gd_is_effect_name(const char *name);
+
+/* ---- text (gate_defer_text.c) ---- */
+/* Byte range of `c` in the kernel source when it is written there (not
+ * produced by a macro); false otherwise. */
+bool moxc__gd_range(gd *g, CXCursor c, size_t *start, size_t *end);
+/* Adds an edit replacing [at, at + skip) with `text` (taken). */
+void moxc__gd_add_edit(gd *g, size_t at, size_t skip, char *text);
+/* The edits of a guarded statement: an assignment `lhs op rhs` (rhs and
+ * lhs not null), or a whole expression `e` run only when the gate is good
+ * (as a statement), or an atomic call used as a value (`value` true). */
+void moxc__gd_guard_store(gd *g, CXCursor e, CXCursor lhs, CXCursor rhs);
+void moxc__gd_guard_stmt(gd *g, CXCursor e);
+void moxc__gd_guard_value(gd *g, CXCursor call);
+/* The renamed copy's signature edits; false (with a problem) when the
+ * definition's text does not allow them. */
+bool moxc__gd_signature(gd *g, moxc_gate_defer *out);
+
+#endif
