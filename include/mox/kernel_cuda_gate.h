@@ -18,10 +18,10 @@
  *     }
  * and for a kernel whose gate check moxc can defer past its loads:
  *         mox__grid_dependency_wait();
- *         unsigned mox__gbad = mox__gate_peek(&gate);
+ *         mox__grid_dependency_wait();
  *         MOX__GATE_PUBLISH(&gate);      // kernels with MOX_KFEAT_FAIL only
- *         K__mox_deferred(mox__gbad, ...);   // no store, atomic or mox_fail when mox__gbad
- *         if (mox__gbad) mox__gate_mark_gated(&gate);
+ *         K__mox_deferred(&gate, ...);   // no store, atomic or mox_fail when mox__gate_bad(&gate)
+ *         if (mox__gate_bad(&gate)) mox__gate_mark_gated(&gate);
  *         mox__gate_leave(&gate);
  * The gate is a kernel parameter; its address is per-thread local memory,
  * so mox_fail (possibly deep in a helper) finds the fields through a
@@ -133,19 +133,25 @@ MOX__FN(int) mox__gate_enter(const mox_gate *g) {
                                 g->inline_deps[2], g->inline_deps[3]);
 }
 
-/* The deferred gate check (moxc's gate_defer.c): the same dependencies'
- * status, OR-ed (nonzero: the entry must have no effect), but returned
- * instead of branched on, so that its load is in flight while the
- * kernel's own loads issue; the kernel's deferred copy tests it before
- * each store, and the entry calls mox__gate_mark_gated afterwards. Called
- * after mox__grid_dependency_wait. */
-MOX__FN(uint32_t) mox__gate_peek(const mox_gate *g) {
+/* The deferred gate check (moxc's gate_defer.c): whether the dispatch must
+ * have no effect (a dependency failed or was gated), asked at each guard of
+ * the kernel's deferred copy, after the body's loads have issued, and by
+ * the entry at its end (then it marks the dispatch GATED). The words are
+ * settled before the grid starts, so every thread gets the same answer.
+ * Nothing of it may run at entry: on an H200 a 2^26-element vec-add ran
+ * at 1.000 of the ungated kernel with all of it at the guard, 0.977 with
+ * the one load at entry, 0.956 with only the rare forms' code at entry
+ * (not taken), 0.954 with the check at entry
+ * (bench/experiments/gate_defer_probe.cu). The rare forms (several
+ * dependencies, a list) stay out of line: inline they cost the common
+ * form 1.6 %. */
+MOX__FN(bool) mox__gate_bad(const mox_gate *g) {
     uint32_t *st = g->status;
     uint32_t n = g->dep_count;
-    if (st == NULL || n == 0u) return MOX_DISPATCH_OK;
-    if (n == 1u && g->deps == NULL) return __ldg(&st[2u * g->inline_deps[0]]);
+    if (st == NULL || n == 0u) return false;
+    if (n == 1u && g->deps == NULL) return __ldg(&st[2u * g->inline_deps[0]]) != MOX_DISPATCH_OK;
     return mox__gate_deps_rare(st, g->deps, n, g->inline_deps[0], g->inline_deps[1], g->inline_deps[2],
-                               g->inline_deps[3]);
+                               g->inline_deps[3]) != MOX_DISPATCH_OK;
 }
 
 MOX__FN(void) mox__gate_publish(const mox_gate *g) {

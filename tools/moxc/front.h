@@ -68,8 +68,8 @@ typedef struct moxc_text_edit {
 /* Whether the gated CUDA entries of a kernel may check the gate after the
  * body's loads instead of before them (the deferred gate check,
  * gate_defer.c): they then run a copy of the kernel, renamed
- * <kernel>__mox_deferred, that takes `unsigned mox__gbad` first and does
- * none of its stores, atomics and mox_fail calls when it is nonzero. */
+ * <kernel>__mox_deferred, that takes `const mox_gate *mox__g` first and does
+ * none of its stores, atomics and mox_fail calls when mox__gate_bad(mox__g). */
 typedef struct moxc_gate_defer {
     bool eligible;
     char *why_not;             /* when not eligible: "what at file:line" (NULL: not analysed) */

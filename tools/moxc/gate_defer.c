@@ -30,7 +30,7 @@
  *   mox_fail is a whole expression statement (an atomic may also be the
  *   value of a local), and its target and arguments have no side effects:
  *   the deferred copy can then wrap exactly that statement in
- *   `if (!mox__gbad)` (gate_defer_text.c).
+ *   `if (!mox__gate_bad(mox__g))` (gate_defer_text.c).
  * Stores to locals, local arrays and MOX_SHARED arrays stay unguarded:
  * they are the block's own scratch (their contents become tainted).
  * Anything the analysis does not know refuses: the kernel then keeps the

@@ -1,10 +1,12 @@
 /* gate_defer_text.c - the text edits that turn a kernel's definition into
  * its deferred copy (gen_cuda_gate.c pastes the copy): the name gets
- * "__mox_deferred", the parameters start with `unsigned mox__gbad`, and
- * each guarded statement runs its effect only when mox__gbad is zero:
- *     lhs op= rhs;  ->  do { auto mox__v = (rhs); if (!mox__gbad) lhs op= mox__v; } while (0);
- *     ++lhs; atomic(...); mox_fail(c);  ->  do { if (!mox__gbad) ...; } while (0);
- *     local = atomic(...)  ->  local = (mox__gbad ? 0u : atomic(...))
+ * "__mox_deferred", the parameters start with `const mox_gate *mox__g`
+ * (the entry's gate, mox/kernel_cuda_gate.h), and each guarded statement
+ * runs its effect only when mox__gate_bad(mox__g) is false - the status is
+ * read there, after the body's loads have issued:
+ *     lhs op= rhs;  ->  do { auto mox__v = (rhs); if (!mox__gate_bad(mox__g)) lhs op= mox__v; } while (0);
+ *     ++lhs; atomic(...); mox_fail(c);  ->  do { if (!mox__gate_bad(mox__g)) ...; } while (0);
+ *     local = atomic(...)  ->  local = (mox__gate_bad(mox__g) ? 0u : atomic(...))
  * The stored value is computed before the branch, so the body's loads are
  * not behind it. The do/while keeps an unbraced if/else around the
  * statement intact, and each edit keeps the text's newlines, so the
@@ -90,8 +92,8 @@ void moxc__gd_guard_store(gd *g, CXCursor e, CXCursor lhs, CXCursor rhs) {
     const char *t = g->text;
     /* the text between the target and the value: the operator (and any comments) */
     replace(g, es, ee,
-            moxc__printf("do { auto mox__v = (%.*s); if (!mox__gbad) %.*s%.*smox__v; } while (0)", (int)(re - rs),
-                         t + rs, (int)(le - ls), t + ls, (int)(rs - le), t + le));
+            moxc__printf("do { auto mox__v = (%.*s); if (!mox__gate_bad(mox__g)) %.*s%.*smox__v; } while (0)",
+                         (int)(re - rs), t + rs, (int)(le - ls), t + ls, (int)(rs - le), t + le));
 }
 
 void moxc__gd_guard_stmt(gd *g, CXCursor e) {
@@ -102,7 +104,7 @@ void moxc__gd_guard_stmt(gd *g, CXCursor e) {
         macro_problem(g, e);
         return;
     }
-    replace(g, es, ee, moxc__printf("do { if (!mox__gbad) %.*s; } while (0)", (int)(ee - es), g->text + es));
+    replace(g, es, ee, moxc__printf("do { if (!mox__gate_bad(mox__g)) %.*s; } while (0)", (int)(ee - es), g->text + es));
 }
 
 void moxc__gd_guard_value(gd *g, CXCursor call) {
@@ -119,7 +121,7 @@ void moxc__gd_guard_value(gd *g, CXCursor call) {
         moxc__gd_problem(g, moxc__cursor_loc(call), "an atomic whose result type the analysis does not know");
         return;
     }
-    replace(g, cs, ce, moxc__printf("(mox__gbad ? %s : %.*s)", zero, (int)(ce - cs), g->text + cs));
+    replace(g, cs, ce, moxc__printf("(mox__gate_bad(mox__g) ? %s : %.*s)", zero, (int)(ce - cs), g->text + cs));
 }
 
 /* Skips blanks and comments from p. */
@@ -157,7 +159,7 @@ bool moxc__gd_signature(gd *g, moxc_gate_defer *out) {
         return false;
     }
     moxc__gd_add_edit(g, name_at + len, 0, moxc__strdup("__mox_deferred"));
-    moxc__gd_add_edit(g, paren + 1, 0, moxc__strdup("unsigned mox__gbad, "));
+    moxc__gd_add_edit(g, paren + 1, 0, moxc__strdup("const mox_gate *mox__g, "));
     out->start = start;
     out->end = end;
     out->start_line = 1u + (unsigned)count_newlines(g->text, start);

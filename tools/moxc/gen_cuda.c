@@ -128,10 +128,9 @@ static void put_entry(moxc_buf *b, const moxc_module *module, size_t index, bool
     }
     /* All start with the wait for programmatic dependencies (a no-op on
      * GPUs before sm_90); the gated one inside mox__gate_enter. The
-     * deferred one issues the status loads without waiting for them. */
+     * deferred one's copy reads the status at each guard. */
     if (deferred)
-        moxc_buf_put(b, "    mox__grid_dependency_wait();\n"
-                        "    unsigned mox__gbad = mox__gate_peek(&mox__gate);\n");
+        moxc_buf_put(b, "    mox__grid_dependency_wait();\n");
     else if (gated)
         moxc_buf_put(b, "    if (mox__gate_enter(&mox__gate))\n        return;\n");
     else
@@ -140,13 +139,13 @@ static void put_entry(moxc_buf *b, const moxc_module *module, size_t index, bool
      * finds the gate in block-shared memory (mox/kernel_cuda_gate.h). */
     if (k->features & MOX_KFEAT_FAIL)
         moxc_buf_put(b, "    MOX__GATE_PUBLISH(&mox__gate);\n");
-    moxc_buf_printf(b, deferred ? "    %s__mox_deferred(mox__gbad" : "    %s(", k->name);
+    moxc_buf_printf(b, deferred ? "    %s__mox_deferred(&mox__gate" : "    %s(", k->name);
     for (size_t i = 0; i < k->param_count; ++i)
         moxc_buf_printf(b, "%smox__p%zu%s", i || deferred ? ", " : "", i,
                         k->params[i].kind == MOX_PARAM_TABLE ? ".v" : "");
     moxc_buf_put(b, ");\n");
     if (deferred)
-        moxc_buf_put(b, "    if (mox__gbad)\n        mox__gate_mark_gated(&mox__gate);\n");
+        moxc_buf_put(b, "    if (mox__gate_bad(&mox__gate))\n        mox__gate_mark_gated(&mox__gate);\n");
     moxc_buf_put(b, "    mox__gate_leave(&mox__gate);\n}\n");
 }
 

@@ -30,11 +30,11 @@ void scale(const float *input, float *output, uint32_t n)
  * (moxc inspect --emit gate). */
 #line 16 "@TESTS@/kernels/demo.c"
 MOX_KERNEL MOX_BLOCK(256, 1, 1)
-void scale__mox_deferred(unsigned mox__gbad, const float *input, float *output, uint32_t n)
+void scale__mox_deferred(const mox_gate *mox__g, const float *input, float *output, uint32_t n)
 {
     uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
     if (i < n)
-        do { auto mox__v = (twice(input[i]) + demo_offset); if (!mox__gbad) output[i] = mox__v; } while (0);
+        do { auto mox__v = (twice(input[i]) + demo_offset); if (!mox__gate_bad(mox__g)) output[i] = mox__v; } while (0);
 }
 #line 22 "@TESTS@/kernels/demo.c"
 
@@ -75,7 +75,7 @@ void tile(const float *values, float *sums, int8_t bias)
  * (moxc inspect --emit gate). */
 #line 40 "@TESTS@/kernels/demo.c"
 MOX_KERNEL MOX_BLOCK(16, 16, 1)
-void tile__mox_deferred(unsigned mox__gbad, const float *values, float *sums, int8_t bias)
+void tile__mox_deferred(const mox_gate *mox__g, const float *values, float *sums, int8_t bias)
 {
     MOX_SHARED(float, cache, 256);
     mox_dim3 t = mox_thread_idx();
@@ -87,7 +87,7 @@ void tile__mox_deferred(unsigned mox__gbad, const float *values, float *sums, in
         float total = (float)bias;
         for (uint32_t k = 0; k < 256u; ++k)
             total = total + cache[k];
-        do { auto mox__v = (total); if (!mox__gbad) sums[mox_block_idx().x] = mox__v; } while (0);
+        do { auto mox__v = (total); if (!mox__gate_bad(mox__g)) sums[mox_block_idx().x] = mox__v; } while (0);
     }
 }
 #line 55 "@TESTS@/kernels/demo.c"
@@ -110,9 +110,8 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_scale(mox_gate mox__
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     mox__grid_dependency_wait();
-    unsigned mox__gbad = mox__gate_peek(&mox__gate);
-    scale__mox_deferred(mox__gbad, mox__p0, mox__p1, mox__p2);
-    if (mox__gbad)
+    scale__mox_deferred(&mox__gate, mox__p0, mox__p1, mox__p2);
+    if (mox__gate_bad(&mox__gate))
         mox__gate_mark_gated(&mox__gate);
     mox__gate_leave(&mox__gate);
 }
@@ -128,9 +127,8 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_scale__noalias(mox_g
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     mox__grid_dependency_wait();
-    unsigned mox__gbad = mox__gate_peek(&mox__gate);
-    scale__mox_deferred(mox__gbad, mox__p0, mox__p1, mox__p2);
-    if (mox__gbad)
+    scale__mox_deferred(&mox__gate, mox__p0, mox__p1, mox__p2);
+    if (mox__gate_bad(&mox__gate))
         mox__gate_mark_gated(&mox__gate);
     mox__gate_leave(&mox__gate);
 }
@@ -197,9 +195,8 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_tile(mox_gate mox__g
     __builtin_assume(threadIdx.y < 16u);
     __builtin_assume(threadIdx.z < 1u);
     mox__grid_dependency_wait();
-    unsigned mox__gbad = mox__gate_peek(&mox__gate);
-    tile__mox_deferred(mox__gbad, mox__p0, mox__p1, mox__p2);
-    if (mox__gbad)
+    tile__mox_deferred(&mox__gate, mox__p0, mox__p1, mox__p2);
+    if (mox__gate_bad(&mox__gate))
         mox__gate_mark_gated(&mox__gate);
     mox__gate_leave(&mox__gate);
 }
@@ -215,9 +212,8 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_tile__noalias(mox_ga
     __builtin_assume(threadIdx.y < 16u);
     __builtin_assume(threadIdx.z < 1u);
     mox__grid_dependency_wait();
-    unsigned mox__gbad = mox__gate_peek(&mox__gate);
-    tile__mox_deferred(mox__gbad, mox__p0, mox__p1, mox__p2);
-    if (mox__gbad)
+    tile__mox_deferred(&mox__gate, mox__p0, mox__p1, mox__p2);
+    if (mox__gate_bad(&mox__gate))
         mox__gate_mark_gated(&mox__gate);
     mox__gate_leave(&mox__gate);
 }

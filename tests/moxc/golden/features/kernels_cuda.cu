@@ -19,11 +19,11 @@ MOX_KERNEL void vec_scale(const mox_float4 *in, mox_float4 *out, mox_float2 k, u
 /* vec_scale with the gate checked after its loads: the copy the gated entries run
  * (moxc inspect --emit gate). */
 #line 6 "@TESTS@/kernels/features.c"
-MOX_KERNEL void vec_scale__mox_deferred(unsigned mox__gbad, const mox_float4 *in, mox_float4 *out, mox_float2 k, uint32_t n) {
+MOX_KERNEL void vec_scale__mox_deferred(const mox_gate *mox__g, const mox_float4 *in, mox_float4 *out, mox_float2 k, uint32_t n) {
     uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
     if (i < n) {
         mox_float4 v = in[i];
-        do { auto mox__v = (mox_make_float4(v.x * k.x, v.y * k.y, v.z * k.x, v.w * k.y)); if (!mox__gbad) out[i] = mox__v; } while (0);
+        do { auto mox__v = (mox_make_float4(v.x * k.x, v.y * k.y, v.z * k.x, v.w * k.y)); if (!mox__gate_bad(mox__g)) out[i] = mox__v; } while (0);
     }
 }
 #line 12 "@TESTS@/kernels/features.c"
@@ -39,12 +39,12 @@ MOX_KERNEL MOX_BLOCK(64, 1, 1) void particles(Particle4 *p, mox_half2 scale, mox
 /* particles with the gate checked after its loads: the copy the gated entries run
  * (moxc inspect --emit gate). */
 #line 14 "@TESTS@/kernels/features.c"
-MOX_KERNEL MOX_BLOCK(64, 1, 1) void particles__mox_deferred(unsigned mox__gbad, Particle4 *p, mox_half2 scale, mox_uint4 mask,
+MOX_KERNEL MOX_BLOCK(64, 1, 1) void particles__mox_deferred(const mox_gate *mox__g, Particle4 *p, mox_half2 scale, mox_uint4 mask,
                                             MOX_TABLE(mox_f16, gains, 8), MOX_TABLE(Particle4, anchors, 2)) {
     uint32_t i = mox_block_idx().x * 64u + mox_thread_idx().x;
-    do { auto mox__v = (p[i].vel.x * mox_f16_to_f32(scale.x)); if (!mox__gbad) p[i].pos.x += mox__v; } while (0);
-    do { auto mox__v = (mask.x); if (!mox__gbad) p[i].id &= mox__v; } while (0);
-    do { auto mox__v = (mox_f16_to_f32(gains[i % 8u]) + anchors[i % 2u].pos.w); if (!mox__gbad) p[i].vel.y = mox__v; } while (0);
+    do { auto mox__v = (p[i].vel.x * mox_f16_to_f32(scale.x)); if (!mox__gate_bad(mox__g)) p[i].pos.x += mox__v; } while (0);
+    do { auto mox__v = (mask.x); if (!mox__gate_bad(mox__g)) p[i].id &= mox__v; } while (0);
+    do { auto mox__v = (mox_f16_to_f32(gains[i % 8u]) + anchors[i % 2u].pos.w); if (!mox__gate_bad(mox__g)) p[i].vel.y = mox__v; } while (0);
 }
 #line 20 "@TESTS@/kernels/features.c"
 
@@ -59,12 +59,12 @@ MOX_KERNEL void reverse(const float *in, float *out) {
 /* reverse with the gate checked after its loads: the copy the gated entries run
  * (moxc inspect --emit gate). */
 #line 22 "@TESTS@/kernels/features.c"
-MOX_KERNEL void reverse__mox_deferred(unsigned mox__gbad, const float *in, float *out) {
+MOX_KERNEL void reverse__mox_deferred(const mox_gate *mox__g, const float *in, float *out) {
     MOX_SHARED_DYNAMIC(float, tile);
     uint32_t t = mox_thread_idx().x;
-    do { auto mox__v = (in[t]); if (!mox__gbad) tile[t] = mox__v; } while (0);
+    do { auto mox__v = (in[t]); if (!mox__gate_bad(mox__g)) tile[t] = mox__v; } while (0);
     mox_barrier();
-    do { auto mox__v = (tile[mox_block_dim().x - 1u - t]); if (!mox__gbad) out[t] = mox__v; } while (0);
+    do { auto mox__v = (tile[mox_block_dim().x - 1u - t]); if (!mox__gate_bad(mox__g)) out[t] = mox__v; } while (0);
 }
 #line 28 "@TESTS@/kernels/features.c"
 
@@ -75,9 +75,8 @@ MOX_KERNEL void reverse__mox_deferred(unsigned mox__gbad, const float *in, float
 extern "C" __global__ void mox_entry_vec_scale(mox_gate mox__gate, const mox_float4 *mox__p0, mox_float4 *mox__p1, mox_float2 mox__p2, uint32_t mox__p3)
 {
     mox__grid_dependency_wait();
-    unsigned mox__gbad = mox__gate_peek(&mox__gate);
-    vec_scale__mox_deferred(mox__gbad, mox__p0, mox__p1, mox__p2, mox__p3);
-    if (mox__gbad)
+    vec_scale__mox_deferred(&mox__gate, mox__p0, mox__p1, mox__p2, mox__p3);
+    if (mox__gate_bad(&mox__gate))
         mox__gate_mark_gated(&mox__gate);
     mox__gate_leave(&mox__gate);
 }
@@ -87,9 +86,8 @@ extern "C" __global__ void mox_entry_vec_scale(mox_gate mox__gate, const mox_flo
 extern "C" __global__ void mox_entry_vec_scale__noalias(mox_gate mox__gate, const mox_float4 *__restrict__ mox__p0, mox_float4 *__restrict__ mox__p1, mox_float2 mox__p2, uint32_t mox__p3)
 {
     mox__grid_dependency_wait();
-    unsigned mox__gbad = mox__gate_peek(&mox__gate);
-    vec_scale__mox_deferred(mox__gbad, mox__p0, mox__p1, mox__p2, mox__p3);
-    if (mox__gbad)
+    vec_scale__mox_deferred(&mox__gate, mox__p0, mox__p1, mox__p2, mox__p3);
+    if (mox__gate_bad(&mox__gate))
         mox__gate_mark_gated(&mox__gate);
     mox__gate_leave(&mox__gate);
 }
@@ -133,9 +131,8 @@ extern "C" __global__ void __launch_bounds__(64) mox_entry_particles(mox_gate mo
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     mox__grid_dependency_wait();
-    unsigned mox__gbad = mox__gate_peek(&mox__gate);
-    particles__mox_deferred(mox__gbad, mox__p0, mox__p1, mox__p2, mox__p3.v, mox__p4.v);
-    if (mox__gbad)
+    particles__mox_deferred(&mox__gate, mox__p0, mox__p1, mox__p2, mox__p3.v, mox__p4.v);
+    if (mox__gate_bad(&mox__gate))
         mox__gate_mark_gated(&mox__gate);
     mox__gate_leave(&mox__gate);
 }
@@ -160,9 +157,8 @@ extern "C" __global__ void __launch_bounds__(64) mox_entry_particles__ungated(mo
 extern "C" __global__ void mox_entry_reverse(mox_gate mox__gate, const float *mox__p0, float *mox__p1)
 {
     mox__grid_dependency_wait();
-    unsigned mox__gbad = mox__gate_peek(&mox__gate);
-    reverse__mox_deferred(mox__gbad, mox__p0, mox__p1);
-    if (mox__gbad)
+    reverse__mox_deferred(&mox__gate, mox__p0, mox__p1);
+    if (mox__gate_bad(&mox__gate))
         mox__gate_mark_gated(&mox__gate);
     mox__gate_leave(&mox__gate);
 }
@@ -172,9 +168,8 @@ extern "C" __global__ void mox_entry_reverse(mox_gate mox__gate, const float *mo
 extern "C" __global__ void mox_entry_reverse__noalias(mox_gate mox__gate, const float *__restrict__ mox__p0, float *__restrict__ mox__p1)
 {
     mox__grid_dependency_wait();
-    unsigned mox__gbad = mox__gate_peek(&mox__gate);
-    reverse__mox_deferred(mox__gbad, mox__p0, mox__p1);
-    if (mox__gbad)
+    reverse__mox_deferred(&mox__gate, mox__p0, mox__p1);
+    if (mox__gate_bad(&mox__gate))
         mox__gate_mark_gated(&mox__gate);
     mox__gate_leave(&mox__gate);
 }

@@ -20,11 +20,11 @@ void vec_add(const float *a, const float *b, float *c, uint32_t n)
  * (moxc inspect --emit gate). */
 #line 6 "@TESTS@/kernels/gate/golden.c"
 MOX_KERNEL MOX_BLOCK(256, 1, 1)
-void vec_add__mox_deferred(unsigned mox__gbad, const float *a, const float *b, float *c, uint32_t n)
+void vec_add__mox_deferred(const mox_gate *mox__g, const float *a, const float *b, float *c, uint32_t n)
 {
     uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
     if (i < n)
-        do { auto mox__v = (a[i] + b[i]); if (!mox__gbad) c[i] = mox__v; } while (0); /* stored only when the gate is good */
+        do { auto mox__v = (a[i] + b[i]); if (!mox__gate_bad(mox__g)) c[i] = mox__v; } while (0); /* stored only when the gate is good */
 }
 #line 12 "@TESTS@/kernels/gate/golden.c"
 
@@ -49,9 +49,8 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_vec_add(mox_gate mox
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     mox__grid_dependency_wait();
-    unsigned mox__gbad = mox__gate_peek(&mox__gate);
-    vec_add__mox_deferred(mox__gbad, mox__p0, mox__p1, mox__p2, mox__p3);
-    if (mox__gbad)
+    vec_add__mox_deferred(&mox__gate, mox__p0, mox__p1, mox__p2, mox__p3);
+    if (mox__gate_bad(&mox__gate))
         mox__gate_mark_gated(&mox__gate);
     mox__gate_leave(&mox__gate);
 }
@@ -67,9 +66,8 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_vec_add__noalias(mox
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     mox__grid_dependency_wait();
-    unsigned mox__gbad = mox__gate_peek(&mox__gate);
-    vec_add__mox_deferred(mox__gbad, mox__p0, mox__p1, mox__p2, mox__p3);
-    if (mox__gbad)
+    vec_add__mox_deferred(&mox__gate, mox__p0, mox__p1, mox__p2, mox__p3);
+    if (mox__gate_bad(&mox__gate))
         mox__gate_mark_gated(&mox__gate);
     mox__gate_leave(&mox__gate);
 }
