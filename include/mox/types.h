@@ -20,7 +20,11 @@ typedef struct mox_dim3 {
 /* An element type: what a buffer holds or what a value argument is.
  * Two types are the same ABI type exactly when their signatures are equal
  * (strcmp). The signature is the canonical layout text defined in docs/abi.md,
- * e.g. "f32", "[u16;3]", "Motion{position@0:[f32;2],velocity@8:[f32;2]}".
+ * e.g. "f32", "[u16;3]", "Motion{position@0:[f32;2],velocity@8:[f32;2]}";
+ * size and align must be the ones it lays out (docs/abi.md section 3):
+ * a descriptor that disagrees, or whose signature does not parse, is
+ * refused (MOX_ERR_INVALID_ARGUMENT) by mox_buffer_create and as a value
+ * argument.
  * Generated bindings define one mox_type per record; the built-in scalars
  * are below. Descriptors are static data and never freed. */
 typedef struct mox_type {
@@ -50,7 +54,9 @@ MOX_API extern const mox_type mox_type_u32x3;
 MOX_API extern const mox_type mox_type_u32x4;
 MOX_API extern const mox_type mox_type_f16x2;
 
-/* 1 when a and b are the same ABI type (signatures equal), else 0. */
+/* 1 when a and b are the same ABI type (signatures equal), else 0; 0 also
+ * when either is NULL or no type (its size or alignment is not what its
+ * signature lays out, or the signature does not parse), even for a == b. */
 MOX_API int mox_type_equal(const mox_type *a, const mox_type *b);
 
 #ifdef __cplusplus

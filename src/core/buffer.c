@@ -12,11 +12,18 @@
 #include "debug_check.h"
 #include "error.h"
 #include "op.h"
+#include "type_check.h"
 
+/* A descriptor whose size contradicts its signature would match the ABI
+ * (types compare by signature) and then be sized wrongly: refused here,
+ * saying what is wrong (type_check.h). */
 static mox_status check_type(const mox_type *type, const char *fn)
 {
-    if (!type || !type->signature || !type->name || type->size == 0 || type->align == 0)
+    if (!type || !type->signature || !type->name)
         return mox__raise(MOX_ERR_INVALID_ARGUMENT, "%s: invalid element type", fn);
+    char why[400];
+    if (!mox__type_check(type, why, sizeof why))
+        return mox__raise(MOX_ERR_INVALID_ARGUMENT, "%s: element type '%s': %s", fn, type->name, why);
     return MOX_OK;
 }
 

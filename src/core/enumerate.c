@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "device.h"
 #include "enumerate.h"
@@ -69,10 +70,11 @@ mox_status mox_device_count(mox_backend backend, uint32_t *count)
 }
 
 /* Accepts "8-4-4-4-12" hex digits in either case, optionally after
- * nvidia-smi's "GPU-" prefix; writes the lower-case form. */
+ * nvidia-smi's "GPU-" prefix, itself in any case ("gpu-" too); writes the
+ * lower-case form. */
 static bool normalize_uuid(const char *in, char out[37])
 {
-    if (strncmp(in, "GPU-", 4) == 0)
+    if (strncasecmp(in, "GPU-", 4) == 0)
         in += 4;
     if (strlen(in) != 36)
         return false;

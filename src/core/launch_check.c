@@ -11,6 +11,7 @@
 #include "error.h"
 #include "launch_check.h"
 #include "op.h"
+#include "type_check.h"
 
 static const char *access_name(mox_access a)
 {
@@ -31,6 +32,34 @@ mox_op *mox__launch_error(mox_status code, const char *kernel, const char *fmt, 
     mox_error *e = mox__error_createv(code, kernel, 0, NULL, fmt, ap);
     va_end(ap);
     return mox__op_failed(e);
+}
+
+/* A value's type that is the parameter's: the same signature, size and
+ * alignment. The parameter's are its ABI layout's, validated, so such a
+ * descriptor is consistent without parsing its signature. */
+static bool value_type_matches(const mox_type *t, const mox__param_check *p)
+{
+    return t->size == p->size && t->align == p->align && strcmp(t->signature, p->signature) == 0;
+}
+
+/* Why a value's type is refused: MOX_ERR_INVALID_ARGUMENT when the
+ * descriptor is no type at all (a size or alignment its signature does not
+ * give, a signature that does not parse: type_check.h), else
+ * MOX_ERR_ABI_MISMATCH naming both signatures, and both sizes where the
+ * signatures are equal. */
+static mox_op *value_mismatch(const char *kn, const mox__param_check *p, const mox_type *t)
+{
+    char why[400];
+    if (!mox__type_check(t, why, sizeof why))
+        return mox__launch_error(MOX_ERR_INVALID_ARGUMENT, kn, "kernel '%s' argument '%s': value type '%s': %s", kn,
+                                 p->name, t->name ? t->name : t->signature, why);
+    if (strcmp(t->signature, p->signature) == 0) /* not reached: both sizes follow the signature */
+        return mox__launch_error(MOX_ERR_ABI_MISMATCH, kn,
+                                 "kernel '%s' argument '%s' must be a value of %s (%u bytes, alignment %u), got "
+                                 "one of %u bytes, alignment %u",
+                                 kn, p->name, p->signature, p->size, p->align, t->size, t->align);
+    return mox__launch_error(MOX_ERR_ABI_MISMATCH, kn, "kernel '%s' argument '%s' must be a value of %s, got %s", kn,
+                             p->name, p->signature, t->signature);
 }
 
 mox_op *mox__launch_check_args(mox_device *dev, const mox__kernel_check *k, const mox_arg *args,
@@ -91,11 +120,8 @@ mox_op *mox__launch_check_args(mox_device *dev, const mox__kernel_check *k, cons
                 return mox__launch_error(MOX_ERR_INVALID_ARGUMENT, kn,
                                     "kernel '%s' argument '%s': the value or its type is NULL", kn,
                                     p->name);
-            if ((a->type != p->builtin && strcmp(a->type->signature, p->signature) != 0) ||
-                a->type->size != p->size)
-                return mox__launch_error(MOX_ERR_ABI_MISMATCH, kn,
-                                    "kernel '%s' argument '%s' must be a value of %s, got %s", kn,
-                                    p->name, p->signature, a->type->signature);
+            if (a->type != p->builtin && !value_type_matches(a->type, p))
+                return value_mismatch(kn, p, a->type);
         }
     }
     return NULL;

@@ -299,6 +299,7 @@ mox_error *mox__sub_prepare_locked(mox_device *dev, mox__sub *s)
     }
     dev->in_flight++;
     s->pub.serial = ++dev->serial;
+    s->pub.context_id = dev->id;
     atomic_fetch_add(&dev->submissions, 1);
     s->device = mox__device_ref(dev);
     s->submitted = true;

@@ -31,7 +31,8 @@ static struct {
     char *path;
     uint64_t t0;               /* mox__trace_now() at start */
     unsigned epoch;            /* one per trace: threads name themselves once per trace */
-    bool write_failed;
+    int write_errno;           /* errno of the first failed write (ENOMEM: an event could
+                                  not be formatted); 0 while none failed */
 } T = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static _Thread_local struct {
@@ -67,12 +68,27 @@ void mox__trace_id(char buf[MOX__TRACE_ID_SIZE], const void *p)
     snprintf(buf, MOX__TRACE_ID_SIZE, "%p", p);
 }
 
+/* The errno of a stdio call that just failed (EIO if it left none). */
+static int failed_errno(void) { return errno ? errno : EIO; }
+
+/* T.lock held: keeps the first failure's errno, which stop reports. */
+static void note_failure(int e)
+{
+    if (!T.write_errno)
+        T.write_errno = e;
+}
+
 /* T.lock held. */
 static void write_json(json_t *ev)
 {
     char *text = json_dumps(ev, JSON_COMPACT | JSON_REAL_PRECISION(13));
-    if (!text || fprintf(T.file, ",\n%s", text) < 0)
-        T.write_failed = true;
+    if (!text) {
+        note_failure(ENOMEM);
+        return;
+    }
+    errno = 0;
+    if (fprintf(T.file, ",\n%s", text) < 0)
+        note_failure(failed_errno());
     free(text);
 }
 
@@ -138,6 +154,8 @@ static mox_status start_file(const char *path, const char *who, mox_status io_co
         return st;
     }
     FILE *f = fopen(path, "w");
+    if (f) /* before any output: setvbuf may not follow it */
+        setvbuf(f, NULL, _IOFBF, 1 << 20);
     if (!f || !write_header(f)) {
         int e = errno;
         if (f)
@@ -146,12 +164,11 @@ static mox_status start_file(const char *path, const char *who, mox_status io_co
         mox__free(copy);
         return mox__raise(io_code, "%s: cannot write the trace file '%s': %s", who, path, strerror(e));
     }
-    setvbuf(f, NULL, _IOFBF, 1 << 20);
     T.file = f;
     T.path = copy;
     T.t0 = mox__trace_now();
     T.epoch++;
-    T.write_failed = false;
+    T.write_errno = 0;
     atomic_store_explicit(&mox__trace_file_active, true, memory_order_release);
     atomic_store_explicit(&mox__trace_active, true, memory_order_release);
     pthread_mutex_unlock(&T.lock);
@@ -172,20 +189,30 @@ mox_status mox_trace_stop(void)
     pthread_mutex_lock(&T.lock);
     FILE *f = T.file;
     char *path = T.path;
-    bool failed = T.write_failed;
+    int e = T.write_errno;
     T.file = NULL;
     T.path = NULL;
     pthread_mutex_unlock(&T.lock);
     if (!f)
         return mox__raise(MOX_ERR_STATE, "mox_trace_stop: no trace is being written");
-    failed = fprintf(f, "\n]\n") < 0 || failed;
-    int e = ferror(f) ? EIO : 0;
+    /* The first failure's errno (a full disk is ENOSPC, at whichever write,
+     * flush or close it shows): ferror keeps no errno, so each call's is
+     * read as it fails. */
+    errno = 0;
+    if (fprintf(f, "\n]\n") < 0 && !e)
+        e = failed_errno();
+    errno = 0;
+    if (fflush(f) != 0 && !e)
+        e = failed_errno();
+    if (ferror(f) && !e)
+        e = EIO;
+    errno = 0;
     if (fclose(f) != 0 && !e)
-        e = errno;
+        e = failed_errno();
     mox_status st = MOX_OK;
-    if (failed || e)
+    if (e)
         st = mox__raise(MOX_ERR_IO, "mox_trace_stop: writing the trace file '%s' failed: %s", path,
-                        strerror(e ? e : EIO));
+                        strerror(e));
     mox__free(path);
     return st;
 }

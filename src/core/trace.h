@@ -6,7 +6,8 @@
  * trace event each and append it to the file under the trace lock, a leaf
  * lock: nothing else is ever taken while it is held, so hooks may be called
  * with any core or backend lock held. Objects are named by their address
- * ("0x..."), batches by their submission serial. */
+ * ("0x..."), batches by their device context and submission serial
+ * ("<context>.<serial>": serials restart in every context). */
 #ifndef MOX_CORE_TRACE_H
 #define MOX_CORE_TRACE_H
 

@@ -2,10 +2,11 @@
  * an async track (cat "op", id its address) from allocation to free, with
  * instants for its launch, why it is pending, its wakes and its result;
  * recording and submission are instants on the calling thread; every batch
- * is an async span (cat "batch", id "batch-<serial>") from submission to
- * completion; every dispatch's execution is an async span (cat "device",
- * named by its kernel: trace_backend.c); module preparation is a complete
- * event ("X") on the worker thread. Called only while a trace is on
+ * is an async span (cat "batch", id "batch-<context>.<serial>": serials
+ * restart in every device context) from submission to completion; every
+ * dispatch's execution is an async span (cat "device", named by its
+ * kernel: trace_backend.c); module preparation is a complete event ("X")
+ * on the worker thread. Called only while a trace is on
  * (trace.h). */
 #include <stddef.h>
 #include <stdio.h>
@@ -124,16 +125,20 @@ void mox__trace_record(const mox__sub *sub, const mox__dispatch *d)
     mox__trace_emit(ev, mox__trace_now());
 }
 
+/* "batch-<context>.<serial>": the id of the batch's span. */
 static void batch_id(char *buf, size_t size, const mox__submission *sub)
 {
-    snprintf(buf, size, "batch-%llu", (unsigned long long)sub->serial);
+    char batch[MOX__TRACE_BATCH_SIZE];
+    mox__trace_batch_name(batch, sub);
+    snprintf(buf, size, "batch-%s", batch);
 }
 
-/* "batch #N: k1, k2, ..." (shortened past ~200 characters). */
+/* "batch #C.N: k1, k2, ..." (shortened past ~200 characters). */
 static void nvtx_batch_begin(const mox__submission *sub)
 {
-    char label[256];
-    int n = snprintf(label, sizeof label, "batch #%llu:", (unsigned long long)sub->serial);
+    char label[256], batch[MOX__TRACE_BATCH_SIZE];
+    mox__trace_batch_name(batch, sub);
+    int n = snprintf(label, sizeof label, "batch #%s:", batch);
     for (uint32_t i = 0; i < sub->count && n > 0 && (size_t)n < sizeof label - 64; i++)
         n += snprintf(label + n, sizeof label - (size_t)n, "%s %s", i ? "," : "", sub->dispatches[i]->kernel_name);
     mox__trace_nvtx_batch_begin(sub, label);
@@ -152,25 +157,30 @@ void mox__trace_submit(const mox__submission *sub)
         nvtx_batch_begin(sub);
     if (!file_on())
         return;
-    char name[64], bid[40], sid[MOX__TRACE_ID_SIZE];
-    snprintf(name, sizeof name, "submit batch #%llu", (unsigned long long)sub->serial);
+    char name[80], bid[64], sid[MOX__TRACE_ID_SIZE], batch[MOX__TRACE_BATCH_SIZE];
+    mox__trace_batch_name(batch, sub);
+    snprintf(name, sizeof name, "submit batch #%s", batch);
     batch_id(bid, sizeof bid, sub);
     mox__trace_id(sid, sub);
     const mox__sub *core = (const mox__sub *)(const void *)sub; /* embeds it first */
     json_t *kernels = json_array(), *waits = json_array();
     for (uint32_t i = 0; kernels && i < sub->count; i++)
         json_array_append_new(kernels, json_string(sub->dispatches[i]->kernel_name));
-    for (uint32_t w = 0; waits && w < core->nwaits; w++)
-        json_array_append_new(waits, json_integer((json_int_t)core->waits[w]->pub.serial));
+    for (uint32_t w = 0; waits && w < core->nwaits; w++) { /* batches of any device: by span id */
+        char wid[64];
+        batch_id(wid, sizeof wid, &core->waits[w]->pub);
+        json_array_append_new(waits, json_string(wid));
+    }
     uint64_t now = mox__trace_now();
-    json_t *args = json_pack("{s:I, s:s, s:I, s:o, s:o}", "serial", (json_int_t)sub->serial, "batch", sid, "queue",
+    json_t *args = json_pack("{s:I, s:I, s:s, s:s, s:I, s:o, s:o}", "context", (json_int_t)sub->context_id, "serial",
+                             (json_int_t)sub->serial, "device", core->device->info.name, "batch", sid, "queue",
                              (json_int_t)sub->queue, "dispatches", kernels, "after_batches", waits);
     json_t *ev = mox__trace_event("i", "batch", name);
     if (ev)
         json_object_set_new(ev, "s", json_string("t"));
     json_object_set(ev, "args", args);
     mox__trace_emit(ev, now);
-    snprintf(name, sizeof name, "batch #%llu", (unsigned long long)sub->serial);
+    snprintf(name, sizeof name, "batch #%s", batch);
     ev = mox__trace_event("b", "batch", name);
     json_object_set_new(ev, "id", json_string(bid));
     json_object_set(ev, "args", args);
@@ -184,12 +194,13 @@ void mox__trace_complete(const mox__submission *sub, mox_status status)
         mox__trace_nvtx_batch_end(sub);
     if (!file_on())
         return;
-    char name[64], bid[40];
+    char name[80], bid[64], batch[MOX__TRACE_BATCH_SIZE];
+    mox__trace_batch_name(batch, sub);
     batch_id(bid, sizeof bid, sub);
     json_t *states = json_array();
     for (uint32_t i = 0; states && i < sub->count; i++)
         json_array_append_new(states, json_string(mox__trace_state_name(sub->dispatches[i]->state)));
-    snprintf(name, sizeof name, "batch #%llu", (unsigned long long)sub->serial);
+    snprintf(name, sizeof name, "batch #%s", batch);
     json_t *ev = mox__trace_event("e", "batch", name);
     json_object_set_new(ev, "id", json_string(bid));
     json_object_set_new(ev, "args", json_pack("{s:s, s:o}", "status", mox_status_name(status), "states", states));

@@ -42,6 +42,12 @@ static inline void mox__trace_nvtx_batch_end(const mox__submission *sub) { (void
 /* "ok", "failed" or "gated" (a dispatch's final state). */
 const char *mox__trace_state_name(uint32_t state);
 
+/* A batch's name in traces, "<context>.<serial>" ("2.1": batch 1 of device
+ * context 2): serials restart at 1 in every device context, so the pair is
+ * what is unique in the process. */
+#define MOX__TRACE_BATCH_SIZE 48
+void mox__trace_batch_name(char buf[MOX__TRACE_BATCH_SIZE], const mox__submission *sub);
+
 #define MOX__TRACE_ID_SIZE 24
 /* "0x..." for an object. */
 void mox__trace_id(char buf[MOX__TRACE_ID_SIZE], const void *p);

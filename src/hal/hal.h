@@ -275,6 +275,8 @@ struct mox__submission {
     uint32_t wait_count;
     mox__sem_point signal;         /* sem == the device's semaphore of `queue` */
     uint64_t serial;               /* 1, 2, ... per device, in execute order */
+    uint64_t context_id;           /* the device's process-unique context id (traces name
+                                      a batch by it and its serial: docs/trace.md) */
     _Atomic bool awaited;          /* set (before flush) once the core blocks on it:
                                       do not hold it back from then on */
     /* ---- backend scratch: info.submission_state_size bytes, zeroed, 64-aligned ---- */

@@ -81,6 +81,50 @@ static void invalid_creation_arguments(void **state)
     assert_int_equal(mox_buffer_create_from(dev, &mox_type_f32, 4, NULL, &b), MOX_ERR_INVALID_ARGUMENT);
 }
 
+/* A descriptor whose size or alignment is not what its signature lays out
+ * (docs/abi.md), or whose signature does not parse, is no type: refused,
+ * saying what is wrong, before anything is allocated. */
+static void inconsistent_types_are_refused(void **state)
+{
+    (void)state;
+    static const struct {
+        mox_type t;
+        const char *message;
+    } bad[] = {
+        {{"f32", "f32", 1, 1},
+         "mox_buffer_create: element type 'f32': its size is 1 bytes, but its signature f32 has size 4 (docs/abi.md)"},
+        {{"Pair", "Pair{x@0:u32,y@4:u8}", 2, 4},
+         "mox_buffer_create: element type 'Pair': its size is 2 bytes, but its signature Pair{x@0:u32,y@4:u8} has "
+         "size 8 (docs/abi.md)"},
+        {{"Pair", "Pair{x@0:u32,y@4:u8}", 8, 8},
+         "element type 'Pair': its alignment is 8, but its signature Pair{x@0:u32,y@4:u8} has alignment 4"},
+        {{"Pair", "Pair{x@0:u32,y@2:u8}", 8, 4},
+         "element type 'Pair': 'Pair{x@0:u32,y@2:u8}' is not a type signature (a field at offset 2 where the "
+         "layout rules place it at 4 at character 14; docs/abi.md)"},
+        {{"Junk", "not a signature", 4, 4},
+         "element type 'Junk': 'not a signature' is not a type signature (an unknown scalar type at character 1"},
+        {{"z", "z", 0, 1}, "element type 'z': 'z' is not a type signature"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        mox_buffer *b = (mox_buffer *)1;
+        assert_int_equal(mox_buffer_create(dev, &bad[i].t, 4, &b), MOX_ERR_INVALID_ARGUMENT);
+        assert_null(b);
+        if (!strstr(mox_error_last_message(), bad[i].message))
+            fail_msg("message '%s' lacks '%s'", mox_error_last_message(), bad[i].message);
+    }
+    uint32_t data[2] = {1, 2};
+    mox_buffer *b = (mox_buffer *)1;
+    assert_int_equal(mox_buffer_create_from(dev, &bad[0].t, 2, data, &b), MOX_ERR_INVALID_ARGUMENT);
+    assert_null(b);
+    /* A consistent record type, and an alias of f32, are types. */
+    static const mox_type pair = {"Pair", "Pair{x@0:u32,y@4:u8}", 8, 4}, alias = {"float", "f32", 4, 4};
+    assert_int_equal(mox_buffer_create(dev, &pair, 4, &b), MOX_OK);
+    assert_int_equal(mox_buffer_length(b), 4);
+    mox_buffer_release(b);
+    assert_int_equal(mox_buffer_create(dev, &alias, 4, &b), MOX_OK);
+    mox_buffer_release(b);
+}
+
 static void overflow_and_limit_checked_first(void **state)
 {
     (void)state;
@@ -89,7 +133,7 @@ static void overflow_and_limit_checked_first(void **state)
     assert_null(b);
     assert_non_null(strstr(mox_error_last_message(), "overflows"));
     /* A 1 TiB element type: one element already exceeds any device. */
-    mox_type huge = {"Huge", "[u8;1099511627776]", 0xFFFFFFFFu, 1};
+    mox_type huge = {"Huge", "[u8;4294967295]", 0xFFFFFFFFu, 1};
     uint64_t limit = mox_device_max_buffer_bytes(dev);
     size_t n = (size_t)(limit / huge.size) + 1;
     assert_int_equal(mox_buffer_create(dev, &huge, n, &b), MOX_ERR_BUFFER_TOO_LARGE);
@@ -190,6 +234,7 @@ int main(void)
         cmocka_unit_test(created_zeroed),
         cmocka_unit_test(create_from_and_ranges),
         cmocka_unit_test(invalid_creation_arguments),
+        cmocka_unit_test(inconsistent_types_are_refused),
         cmocka_unit_test(overflow_and_limit_checked_first),
         cmocka_unit_test(zero_length_buffers),
         cmocka_unit_test(readback_op_is_lazy_and_ordered),

@@ -158,6 +158,37 @@ static void abi_count_and_types(void **state)
     mox_buffer_release(u);
 }
 
+/* A value whose type descriptor contradicts its signature (docs/abi.md:
+ * the signature gives the size) is refused as no type, saying what is
+ * wrong, though its signature is the parameter's; one whose signature does
+ * not parse likewise; an alias of the right type passes. */
+static void value_types_must_be_consistent(void **state)
+{
+    (void)state;
+    mox_buffer *f = conf_zeros(dev, 4);
+    double wide = 1.0;
+    float value = 1.0f;
+    uint32_t n = 4;
+    mox_launch_config c = conf_cfg(4);
+    uint32_t fill = kidx("fill");
+    static const mox_type f32_8 = {"f32", "f32", 8, 8}, f32_a1 = {"f32", "f32", 4, 1},
+                          junk = {"Junk", "not a signature", 4, 4}, alias = {"float", "f32", 4, 4};
+    mox_arg big[3] = {MOX_ARG_WRITE(f), MOX_ARG_VALUE(&wide, &f32_8), MOX_ARG_VALUE(&n, &mox_type_u32)};
+    expect_failed(mox_launch_generated(dev, &conf_module, fill, c, big, 3), MOX_ERR_INVALID_ARGUMENT, "fill",
+                  "kernel 'fill' argument 'value': value type 'f32': its size is 8 bytes, but its signature f32 "
+                  "has size 4 (docs/abi.md)");
+    mox_arg loose[3] = {MOX_ARG_WRITE(f), MOX_ARG_VALUE(&value, &f32_a1), MOX_ARG_VALUE(&n, &mox_type_u32)};
+    expect_failed(mox_launch_generated(dev, &conf_module, fill, c, loose, 3), MOX_ERR_INVALID_ARGUMENT, "fill",
+                  "value type 'f32': its alignment is 1, but its signature f32 has alignment 4");
+    mox_arg bad[3] = {MOX_ARG_WRITE(f), MOX_ARG_VALUE(&value, &mox_type_f32), MOX_ARG_VALUE(&n, &junk)};
+    expect_failed(mox_launch_generated(dev, &conf_module, fill, c, bad, 3), MOX_ERR_INVALID_ARGUMENT, "fill",
+                  "argument 'n': value type 'Junk': 'not a signature' is not a type signature");
+    mox_arg ok[3] = {MOX_ARG_WRITE(f), MOX_ARG_VALUE(&value, &alias), MOX_ARG_VALUE(&n, &mox_type_u32)};
+    assert_int_equal(conf_run(mox_launch_generated(dev, &conf_module, fill, c, ok, 3)), MOX_OK);
+    assert_true(conf_read1(f, 3) == 1.0f);
+    mox_buffer_release(f);
+}
+
 static void required_block_then_geometry(void **state)
 {
     (void)state;
@@ -253,6 +284,7 @@ int main(void)
         cmocka_unit_test(device_mismatch_comes_first),
         cmocka_unit_test(argument_count_limit),
         cmocka_unit_test(abi_count_and_types),
+        cmocka_unit_test(value_types_must_be_consistent),
         cmocka_unit_test(required_block_then_geometry),
         cmocka_unit_test(geometry_checks),
         cmocka_unit_test(bad_handles_give_failed_ops),

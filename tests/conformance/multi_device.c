@@ -85,6 +85,39 @@ static void enumeration_and_identity(void **state)
     }
 }
 
+/* nvidia-smi's "GPU-" prefix in any case ("gpu-", "Gpu-"), before the
+ * UUID in either case (docs/multi-device.md: "accepts that prefix and either
+ * case"). */
+static void uuid_prefix_any_case(void **state)
+{
+    (void)state;
+    char u1[37], again[37], upper[37];
+    assert_int_equal(mox_device_uuid(d1, u1), MOX_OK);
+    for (int i = 0; i < 37; i++)
+        upper[i] = (char)toupper((unsigned char)u1[i]);
+    const char *prefixes[] = {"gpu-", "Gpu-", "gPU-"};
+    for (int p = 0; p < 3; p++) {
+        for (int c = 0; c < 2; c++) {
+            char form[48];
+            snprintf(form, sizeof form, "%s%s", prefixes[p], c ? upper : u1);
+            mox_device_options o = {.uuid = form};
+            mox_device *d = NULL;
+            if (mox_device_open_with(&o, &d) != MOX_OK)
+                fail_msg("uuid '%s' refused: %s", form, mox_error_last_message());
+            assert_int_equal(mox_device_uuid(d, again), MOX_OK);
+            assert_string_equal(again, u1);
+            mox_device_release(d);
+        }
+    }
+    /* The prefix is the only extra: "gpu" without its dash is no UUID. */
+    char bad[48];
+    snprintf(bad, sizeof bad, "gpu%s", u1);
+    mox_device_options o = {.uuid = bad};
+    mox_device *d = NULL;
+    assert_int_equal(mox_device_open_with(&o, &d), MOX_ERR_INVALID_ARGUMENT);
+    assert_null(d);
+}
+
 static void selection_errors(void **state)
 {
     (void)state;
@@ -375,6 +408,7 @@ int main(void)
     md_require_two_devices();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(enumeration_and_identity),
+        cmocka_unit_test(uuid_prefix_any_case),
         cmocka_unit_test(selection_errors),
         cmocka_unit_test(settings_errors),
         cmocka_unit_test(peer_links),

@@ -284,10 +284,10 @@ static void nvtx_ranges_and_marks(void **state)
     text[len] = '\0';
     assert_non_null(strstr(text, "mark launch scale\n"));
     assert_non_null(strstr(text, "mark prepare module tk\n"));
-    assert_non_null(strstr(text, "start batch #1: scale\n"));
-    assert_non_null(strstr(text, "end batch #1: scale\n"));
-    assert_non_null(strstr(text, "mark scale ran (batch #1, ")); /* its device span */
-    assert_true(strstr(text, "start batch #1") < strstr(text, "end batch #1"));
+    assert_non_null(strstr(text, "start batch #1.1: scale\n"));
+    assert_non_null(strstr(text, "end batch #1.1: scale\n"));
+    assert_non_null(strstr(text, "mark scale ran (batch #1.1, ")); /* its device span */
+    assert_true(strstr(text, "start batch #1.1") < strstr(text, "end batch #1.1"));
     assert_null(strstr(text, "(unknown range)"));
 }
 #endif

@@ -96,3 +96,40 @@ const char *trace_arg(const json_t *event, const char *key)
     const char *v = json_string_value(json_object_get(json_object_get(event, "args"), key));
     return v ? v : "";
 }
+
+static const char *str(const json_t *ev, const char *key)
+{
+    const char *v = json_string_value(json_object_get(ev, key));
+    return v ? v : "";
+}
+
+void trace_check_unique(const json_t *trace, const char *ph, const char *cat, bool names_too)
+{
+    size_t n = json_array_size(trace);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *a = json_array_get(trace, i);
+        if (!matches(a, ph, cat, ""))
+            continue;
+        for (size_t j = i + 1; j < n; j++) {
+            const json_t *b = json_array_get(trace, j);
+            if (!matches(b, ph, cat, ""))
+                continue;
+            if (strcmp(str(a, "id"), str(b, "id")) == 0)
+                fail_msg("events %zu and %zu (\"%s\" \"%s\") have the id %s", i, j, ph, cat, str(a, "id"));
+            if (names_too && strcmp(str(a, "name"), str(b, "name")) == 0)
+                fail_msg("events %zu and %zu (\"%s\" \"%s\") are named %s", i, j, ph, cat, str(a, "name"));
+        }
+    }
+}
+
+json_t *trace_find_id(const json_t *trace, const char *ph, const char *cat, const char *id)
+{
+    size_t i;
+    json_t *ev;
+    json_array_foreach(trace, i, ev)
+    {
+        if (matches(ev, ph, cat, "") && strcmp(str(ev, "id"), id) == 0)
+            return ev;
+    }
+    return NULL;
+}

@@ -1,6 +1,7 @@
 /* trace_json.h - reading a trace file back for the trace tests: loading
- * (it must be one JSON array), finding events by phase, category and name,
- * and checking that async begins and ends pair up. */
+ * (it must be one JSON array), finding events by phase, category and name
+ * (or id), and checking that async begins and ends pair up and that ids
+ * are unique. */
 #ifndef MOX_TEST_TRACE_JSON_H
 #define MOX_TEST_TRACE_JSON_H
 
@@ -19,6 +20,12 @@ json_t *trace_find(const json_t *trace, const char *ph, const char *cat, const c
 void trace_check_pairs(const json_t *trace, const char *cat);
 /* args.buffers lists `buffer` (by address) with this access. */
 bool trace_has_buffer(const json_t *event, const void *buffer, const char *access);
+/* No two events of this phase and category share an id (nor, with
+ * names_too, a name). */
+void trace_check_unique(const json_t *trace, const char *ph, const char *cat, bool names_too);
+/* The first event of this phase and category with this id, borrowed; NULL
+ * when there is none. */
+json_t *trace_find_id(const json_t *trace, const char *ph, const char *cat, const char *id);
 /* The event's args.<key> as a string ("" when absent). */
 const char *trace_arg(const json_t *event, const char *key);
 
