@@ -30,7 +30,7 @@ void scale(const float *input, float *output, uint32_t n)
  * (moxc inspect --emit gate). */
 #line 16 "@TESTS@/kernels/demo.c"
 MOX_KERNEL MOX_BLOCK(256, 1, 1)
-void scale__mox_deferred(const mox_gate *mox__g, const float *input, float *output, uint32_t n)
+void __forceinline__ scale__mox_deferred(const mox_gate *mox__g, const float *input, float *output, uint32_t n)
 {
     uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
     if (i < n)
@@ -75,7 +75,7 @@ void tile(const float *values, float *sums, int8_t bias)
  * (moxc inspect --emit gate). */
 #line 40 "@TESTS@/kernels/demo.c"
 MOX_KERNEL MOX_BLOCK(16, 16, 1)
-void tile__mox_deferred(const mox_gate *mox__g, const float *values, float *sums, int8_t bias)
+void __forceinline__ tile__mox_deferred(const mox_gate *mox__g, const float *values, float *sums, int8_t bias)
 {
     MOX_SHARED(float, cache, 256);
     mox_dim3 t = mox_thread_idx();

@@ -19,7 +19,7 @@ MOX_KERNEL void vec_scale(const mox_float4 *in, mox_float4 *out, mox_float2 k, u
 /* vec_scale with the gate checked after its loads: the copy the gated entries run
  * (moxc inspect --emit gate). */
 #line 6 "@TESTS@/kernels/features.c"
-MOX_KERNEL void vec_scale__mox_deferred(const mox_gate *mox__g, const mox_float4 *in, mox_float4 *out, mox_float2 k, uint32_t n) {
+MOX_KERNEL void __forceinline__ vec_scale__mox_deferred(const mox_gate *mox__g, const mox_float4 *in, mox_float4 *out, mox_float2 k, uint32_t n) {
     uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
     if (i < n) {
         mox_float4 v = in[i];
@@ -39,7 +39,7 @@ MOX_KERNEL MOX_BLOCK(64, 1, 1) void particles(Particle4 *p, mox_half2 scale, mox
 /* particles with the gate checked after its loads: the copy the gated entries run
  * (moxc inspect --emit gate). */
 #line 14 "@TESTS@/kernels/features.c"
-MOX_KERNEL MOX_BLOCK(64, 1, 1) void particles__mox_deferred(const mox_gate *mox__g, Particle4 *p, mox_half2 scale, mox_uint4 mask,
+MOX_KERNEL MOX_BLOCK(64, 1, 1) void __forceinline__ particles__mox_deferred(const mox_gate *mox__g, Particle4 *p, mox_half2 scale, mox_uint4 mask,
                                             MOX_TABLE(mox_f16, gains, 8), MOX_TABLE(Particle4, anchors, 2)) {
     uint32_t i = mox_block_idx().x * 64u + mox_thread_idx().x;
     do { auto mox__v = (p[i].vel.x * mox_f16_to_f32(scale.x)); if (!mox__gate_bad(mox__g)) p[i].pos.x += mox__v; } while (0);
@@ -59,7 +59,7 @@ MOX_KERNEL void reverse(const float *in, float *out) {
 /* reverse with the gate checked after its loads: the copy the gated entries run
  * (moxc inspect --emit gate). */
 #line 22 "@TESTS@/kernels/features.c"
-MOX_KERNEL void reverse__mox_deferred(const mox_gate *mox__g, const float *in, float *out) {
+MOX_KERNEL void __forceinline__ reverse__mox_deferred(const mox_gate *mox__g, const float *in, float *out) {
     MOX_SHARED_DYNAMIC(float, tile);
     uint32_t t = mox_thread_idx().x;
     do { auto mox__v = (in[t]); if (!mox__gate_bad(mox__g)) tile[t] = mox__v; } while (0);

@@ -20,7 +20,7 @@ void vec_add(const float *a, const float *b, float *c, uint32_t n)
  * (moxc inspect --emit gate). */
 #line 6 "@TESTS@/kernels/gate/golden.c"
 MOX_KERNEL MOX_BLOCK(256, 1, 1)
-void vec_add__mox_deferred(const mox_gate *mox__g, const float *a, const float *b, float *c, uint32_t n)
+void __forceinline__ vec_add__mox_deferred(const mox_gate *mox__g, const float *a, const float *b, float *c, uint32_t n)
 {
     uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
     if (i < n)
