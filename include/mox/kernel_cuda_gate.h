@@ -21,7 +21,7 @@
  *         mox__grid_dependency_wait();
  *         MOX__GATE_PUBLISH(&gate);      // kernels with MOX_KFEAT_FAIL only
  *         K__mox_deferred(&gate, ...);   // no store, atomic or mox_fail when mox__gate_bad(&gate)
- *         if (mox__gate_bad(&gate)) mox__gate_mark_gated(&gate);
+ *         mox__gate_leave_deferred(&gate);  // thread 0 of each block: GATED when bad
  *         mox__gate_leave(&gate);
  * The gate is a kernel parameter; its address is per-thread local memory,
  * so mox_fail (possibly deep in a helper) finds the fields through a
@@ -145,6 +145,16 @@ MOX__FN(int) mox__gate_enter(const mox_gate *g) {
  * (bench/experiments/gate_defer_probe.cu). The rare forms (several
  * dependencies, a list) stay out of line: inline they cost the common
  * form 1.6 %. */
+MOX__FN(bool) mox__gate_bad(const mox_gate *g);
+
+/* The deferred entry's end: linear thread 0 of each block asks the gate
+ * once more and marks the dispatch GATED; no other thread reads it, so no
+ * other warp waits for a load before it exits. */
+MOX__FN(void) mox__gate_leave_deferred(const mox_gate *g) {
+    if (mox__linear() == 0u && mox__gate_bad(g))
+        atomicCAS(&g->status[2u * g->self], MOX_DISPATCH_OK, MOX_DISPATCH_GATED);
+}
+
 MOX__FN(bool) mox__gate_bad(const mox_gate *g) {
     uint32_t *st = g->status;
     uint32_t n = g->dep_count;

@@ -145,7 +145,7 @@ static void put_entry(moxc_buf *b, const moxc_module *module, size_t index, bool
                         k->params[i].kind == MOX_PARAM_TABLE ? ".v" : "");
     moxc_buf_put(b, ");\n");
     if (deferred)
-        moxc_buf_put(b, "    if (mox__gate_bad(&mox__gate))\n        mox__gate_mark_gated(&mox__gate);\n");
+        moxc_buf_put(b, "    mox__gate_leave_deferred(&mox__gate);\n");
     moxc_buf_put(b, "    mox__gate_leave(&mox__gate);\n}\n");
 }
 

@@ -111,8 +111,7 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_scale(mox_gate mox__
     __builtin_assume(threadIdx.z < 1u);
     mox__grid_dependency_wait();
     scale__mox_deferred(&mox__gate, mox__p0, mox__p1, mox__p2);
-    if (mox__gate_bad(&mox__gate))
-        mox__gate_mark_gated(&mox__gate);
+    mox__gate_leave_deferred(&mox__gate);
     mox__gate_leave(&mox__gate);
 }
 
@@ -128,8 +127,7 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_scale__noalias(mox_g
     __builtin_assume(threadIdx.z < 1u);
     mox__grid_dependency_wait();
     scale__mox_deferred(&mox__gate, mox__p0, mox__p1, mox__p2);
-    if (mox__gate_bad(&mox__gate))
-        mox__gate_mark_gated(&mox__gate);
+    mox__gate_leave_deferred(&mox__gate);
     mox__gate_leave(&mox__gate);
 }
 
@@ -196,8 +194,7 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_tile(mox_gate mox__g
     __builtin_assume(threadIdx.z < 1u);
     mox__grid_dependency_wait();
     tile__mox_deferred(&mox__gate, mox__p0, mox__p1, mox__p2);
-    if (mox__gate_bad(&mox__gate))
-        mox__gate_mark_gated(&mox__gate);
+    mox__gate_leave_deferred(&mox__gate);
     mox__gate_leave(&mox__gate);
 }
 
@@ -213,8 +210,7 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_tile__noalias(mox_ga
     __builtin_assume(threadIdx.z < 1u);
     mox__grid_dependency_wait();
     tile__mox_deferred(&mox__gate, mox__p0, mox__p1, mox__p2);
-    if (mox__gate_bad(&mox__gate))
-        mox__gate_mark_gated(&mox__gate);
+    mox__gate_leave_deferred(&mox__gate);
     mox__gate_leave(&mox__gate);
 }
 

@@ -76,8 +76,7 @@ extern "C" __global__ void mox_entry_vec_scale(mox_gate mox__gate, const mox_flo
 {
     mox__grid_dependency_wait();
     vec_scale__mox_deferred(&mox__gate, mox__p0, mox__p1, mox__p2, mox__p3);
-    if (mox__gate_bad(&mox__gate))
-        mox__gate_mark_gated(&mox__gate);
+    mox__gate_leave_deferred(&mox__gate);
     mox__gate_leave(&mox__gate);
 }
 
@@ -87,8 +86,7 @@ extern "C" __global__ void mox_entry_vec_scale__noalias(mox_gate mox__gate, cons
 {
     mox__grid_dependency_wait();
     vec_scale__mox_deferred(&mox__gate, mox__p0, mox__p1, mox__p2, mox__p3);
-    if (mox__gate_bad(&mox__gate))
-        mox__gate_mark_gated(&mox__gate);
+    mox__gate_leave_deferred(&mox__gate);
     mox__gate_leave(&mox__gate);
 }
 
@@ -132,8 +130,7 @@ extern "C" __global__ void __launch_bounds__(64) mox_entry_particles(mox_gate mo
     __builtin_assume(threadIdx.z < 1u);
     mox__grid_dependency_wait();
     particles__mox_deferred(&mox__gate, mox__p0, mox__p1, mox__p2, mox__p3.v, mox__p4.v);
-    if (mox__gate_bad(&mox__gate))
-        mox__gate_mark_gated(&mox__gate);
+    mox__gate_leave_deferred(&mox__gate);
     mox__gate_leave(&mox__gate);
 }
 
@@ -158,8 +155,7 @@ extern "C" __global__ void mox_entry_reverse(mox_gate mox__gate, const float *mo
 {
     mox__grid_dependency_wait();
     reverse__mox_deferred(&mox__gate, mox__p0, mox__p1);
-    if (mox__gate_bad(&mox__gate))
-        mox__gate_mark_gated(&mox__gate);
+    mox__gate_leave_deferred(&mox__gate);
     mox__gate_leave(&mox__gate);
 }
 
@@ -169,8 +165,7 @@ extern "C" __global__ void mox_entry_reverse__noalias(mox_gate mox__gate, const 
 {
     mox__grid_dependency_wait();
     reverse__mox_deferred(&mox__gate, mox__p0, mox__p1);
-    if (mox__gate_bad(&mox__gate))
-        mox__gate_mark_gated(&mox__gate);
+    mox__gate_leave_deferred(&mox__gate);
     mox__gate_leave(&mox__gate);
 }
 

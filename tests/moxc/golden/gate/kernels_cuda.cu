@@ -50,8 +50,7 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_vec_add(mox_gate mox
     __builtin_assume(threadIdx.z < 1u);
     mox__grid_dependency_wait();
     vec_add__mox_deferred(&mox__gate, mox__p0, mox__p1, mox__p2, mox__p3);
-    if (mox__gate_bad(&mox__gate))
-        mox__gate_mark_gated(&mox__gate);
+    mox__gate_leave_deferred(&mox__gate);
     mox__gate_leave(&mox__gate);
 }
 
@@ -67,8 +66,7 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_vec_add__noalias(mox
     __builtin_assume(threadIdx.z < 1u);
     mox__grid_dependency_wait();
     vec_add__mox_deferred(&mox__gate, mox__p0, mox__p1, mox__p2, mox__p3);
-    if (mox__gate_bad(&mox__gate))
-        mox__gate_mark_gated(&mox__gate);
+    mox__gate_leave_deferred(&mox__gate);
     mox__gate_leave(&mox__gate);
 }
 
