@@ -162,6 +162,14 @@ static void test_golden(void **state)
     char *cu = gen_cuda(m, text);
     check_golden("gate/kernels_cuda.cu", cu);
     free(cu);
+    /* Without MOXC_GATE_DEFER=1 an eligible kernel's gated entries check
+     * the gate at entry, and no copy is generated. */
+    unsetenv("MOXC_GATE_DEFER");
+    cu = gen_cuda(m, text);
+    assert_null(strstr(cu, "__mox_deferred"));
+    assert_non_null(strstr(cu, "if (mox__gate_enter(&mox__gate))"));
+    setenv("MOXC_GATE_DEFER", "1", 1);
+    free(cu);
     free(text);
     moxc_module_free(m);
 }
@@ -285,6 +293,7 @@ static void test_nvcc_ineligible(void **state)
 
 int main(void)
 {
+    setenv("MOXC_GATE_DEFER", "1", 1); /* the generator's experiment, off by default */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_eligible_kernels),  cmocka_unit_test(test_ineligible_reasons),
         cmocka_unit_test(test_inspect_prints_the_gate), cmocka_unit_test(test_golden),

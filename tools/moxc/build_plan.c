@@ -12,10 +12,11 @@
 #include "build.h"
 #include "sha256.h"
 
-/* Environment variables the compilers read on their own. */
+/* Environment variables the compilers read on their own, and moxc's
+ * MOXC_GATE_DEFER (the generated CUDA code depends on it). */
 static const char *const compiler_env[] = {
     "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_CCBIN", "CPATH",
-    "C_INCLUDE_PATH",     "CPLUS_INCLUDE_PATH", "LIBRARY_PATH", "GCC_EXEC_PREFIX",
+    "C_INCLUDE_PATH",     "CPLUS_INCLUDE_PATH", "LIBRARY_PATH", "GCC_EXEC_PREFIX", "MOXC_GATE_DEFER",
 };
 
 static bool abs_list(const moxc_strv *in, moxc_strv *out)

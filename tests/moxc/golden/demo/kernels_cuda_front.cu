@@ -26,18 +26,6 @@ void scale(const float *input, float *output, uint32_t n)
     if (i < n)
         output[i] = twice(input[i]) + demo_offset;
 }
-/* scale with the gate checked after its loads: the copy the gated entries run
- * (moxc inspect --emit gate). */
-#line 16 "@TESTS@/kernels/demo.c"
-MOX_KERNEL MOX_BLOCK(256, 1, 1)
-void __forceinline__ scale__mox_deferred(const mox_gate *mox__g, const float *input, float *output, uint32_t n)
-{
-    uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
-    if (i < n)
-        do { auto mox__v = (twice(input[i]) + demo_offset); if (!mox__gate_bad(mox__g)) output[i] = mox__v; } while (0);
-}
-#line 22 "@TESTS@/kernels/demo.c"
-
 
 MOX_KERNEL
 void integrate(Particle *particles, Config config, mox_f16 gain, mox_atomic_u32 *counter)
@@ -71,36 +59,13 @@ void tile(const float *values, float *sums, int8_t bias)
         sums[mox_block_idx().x] = total;
     }
 }
-/* tile with the gate checked after its loads: the copy the gated entries run
- * (moxc inspect --emit gate). */
-#line 40 "@TESTS@/kernels/demo.c"
-MOX_KERNEL MOX_BLOCK(16, 16, 1)
-void __forceinline__ tile__mox_deferred(const mox_gate *mox__g, const float *values, float *sums, int8_t bias)
-{
-    MOX_SHARED(float, cache, 256);
-    mox_dim3 t = mox_thread_idx();
-    uint32_t linear = t.y * 16u + t.x;
-    uint32_t base = mox_block_idx().x * 256u;
-    cache[linear] = values[base + linear];
-    mox_barrier();
-    if (linear == 0u) {
-        float total = (float)bias;
-        for (uint32_t k = 0; k < 256u; ++k)
-            total = total + cache[k];
-        do { auto mox__v = (total); if (!mox__gate_bad(mox__g)) sums[mox_block_idx().x] = mox__v; } while (0);
-    }
-}
-#line 55 "@TESTS@/kernels/demo.c"
-
 
 MOX_KERNEL
 void noop(void)
 {
 }
-#line 101 "kernels_cuda.cu"
+#line 68 "kernels_cuda.cu"
 
-/* The gate is checked after the kernel's loads: its deferred copy runs
- * and does no store, atomic or mox_fail when a dependency failed. */
 extern "C" __global__ void __launch_bounds__(256) mox_entry_scale(mox_gate mox__gate, const float *mox__p0, float *mox__p1, uint32_t mox__p2)
 {
     __builtin_assume(blockDim.x == 256u);
@@ -109,9 +74,9 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_scale(mox_gate mox__
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    mox__grid_dependency_wait();
-    scale__mox_deferred(&mox__gate, mox__p0, mox__p1, mox__p2);
-    mox__gate_leave_deferred(&mox__gate);
+    if (mox__gate_enter(&mox__gate))
+        return;
+    scale(mox__p0, mox__p1, mox__p2);
     mox__gate_leave(&mox__gate);
 }
 
@@ -125,9 +90,9 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_scale__noalias(mox_g
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    mox__grid_dependency_wait();
-    scale__mox_deferred(&mox__gate, mox__p0, mox__p1, mox__p2);
-    mox__gate_leave_deferred(&mox__gate);
+    if (mox__gate_enter(&mox__gate))
+        return;
+    scale(mox__p0, mox__p1, mox__p2);
     mox__gate_leave(&mox__gate);
 }
 
@@ -182,8 +147,6 @@ extern "C" __global__ void mox_entry_integrate__ungated(mox_gate mox__gate, Part
     mox__gate_leave(&mox__gate);
 }
 
-/* The gate is checked after the kernel's loads: its deferred copy runs
- * and does no store, atomic or mox_fail when a dependency failed. */
 extern "C" __global__ void __launch_bounds__(256) mox_entry_tile(mox_gate mox__gate, const float *mox__p0, float *mox__p1, int8_t mox__p2)
 {
     __builtin_assume(blockDim.x == 16u);
@@ -192,9 +155,9 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_tile(mox_gate mox__g
     __builtin_assume(threadIdx.x < 16u);
     __builtin_assume(threadIdx.y < 16u);
     __builtin_assume(threadIdx.z < 1u);
-    mox__grid_dependency_wait();
-    tile__mox_deferred(&mox__gate, mox__p0, mox__p1, mox__p2);
-    mox__gate_leave_deferred(&mox__gate);
+    if (mox__gate_enter(&mox__gate))
+        return;
+    tile(mox__p0, mox__p1, mox__p2);
     mox__gate_leave(&mox__gate);
 }
 
@@ -208,9 +171,9 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_tile__noalias(mox_ga
     __builtin_assume(threadIdx.x < 16u);
     __builtin_assume(threadIdx.y < 16u);
     __builtin_assume(threadIdx.z < 1u);
-    mox__grid_dependency_wait();
-    tile__mox_deferred(&mox__gate, mox__p0, mox__p1, mox__p2);
-    mox__gate_leave_deferred(&mox__gate);
+    if (mox__gate_enter(&mox__gate))
+        return;
+    tile(mox__p0, mox__p1, mox__p2);
     mox__gate_leave(&mox__gate);
 }
 
