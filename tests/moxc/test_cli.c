@@ -191,7 +191,7 @@ static void test_inspect_texts(void **state)
     /* The front end defers the gate check of scale and tile (the
      * hand-built module of test_gen.c, demo/kernels_cuda.cu, has no
      * analysis: its text is what every kernel got before). */
-    check_inspect("cuda", "demo/kernels_cuda_front.cu");
+    check_inspect("cuda", "demo/kernels_cuda.cu");
     check_inspect("cpu", "demo/kernels_cpu.c");
     char *dir = test_mkdtemp("cli-inspect");
     char *src = demo_c();
