@@ -18,10 +18,10 @@
  *     }
  * and for a kernel whose gate check moxc can defer past its loads:
  *         mox__grid_dependency_wait();
- *         mox__grid_dependency_wait();
  *         MOX__GATE_PUBLISH(&gate);      // kernels with MOX_KFEAT_FAIL only
- *         K__mox_deferred(&gate, ...);   // no store, atomic or mox_fail when mox__gate_bad(&gate)
- *         mox__gate_leave_deferred(&gate);  // thread 0 of each block: GATED when bad
+ *         mox__gate_view gv = mox__gate_view_of(&gate);
+ *         K__mox_deferred(&gv, ...);     // no store, atomic or mox_fail when mox__gate_bad(&gv)
+ *         mox__gate_leave_deferred(&gv); // thread 0 of a block that asked nothing: GATED when bad
  *         mox__gate_leave(&gate);
  * The gate is a kernel parameter; its address is per-thread local memory,
  * so mox_fail (possibly deep in a helper) finds the fields through a
@@ -136,32 +136,68 @@ MOX__FN(int) mox__gate_enter(const mox_gate *g) {
 /* The deferred gate check (moxc's gate_defer.c): whether the dispatch must
  * have no effect (a dependency failed or was gated), asked at each guard of
  * the kernel's deferred copy, after the body's loads have issued, and by
- * the entry at its end (then it marks the dispatch GATED). The words are
- * settled before the grid starts, so every thread gets the same answer.
- * Nothing of it may run at entry: on an H200 a 2^26-element vec-add ran
- * at 1.000 of the ungated kernel with all of it at the guard, 0.977 with
- * the one load at entry, 0.956 with only the rare forms' code at entry
- * (not taken), 0.954 with the check at entry
- * (bench/experiments/gate_defer_probe.cu). The rare forms (several
- * dependencies, a list) stay out of line: inline they cost the common
- * form 1.6 %. */
-MOX__FN(bool) mox__gate_bad(const mox_gate *g);
+ * thread 0 of each block at the entry's end (then it marks the dispatch
+ * GATED). The words are settled before the grid starts, so every thread
+ * gets the same answer, and each thread reads them once: the view keeps
+ * the answer (a register once the copy is inlined), so a guard in a loop
+ * and the end's question cost no further load. Nothing of it may run at
+ * entry: on an H200 a 2^26-element vec-add ran at 1.000 of the ungated
+ * kernel with all of it at the guard, 0.977 with the one load at entry,
+ * 0.956 with only the rare forms' code at entry (not taken), 0.954 with
+ * the check at entry (bench/experiments/gate_defer_probe.cu). The
+ * rare forms (several dependencies, a list) stay out of line: inline they
+ * cost the common form 1.6 %. */
+typedef struct mox__gate_view {
+    const mox_gate *gate;
+    uint32_t answer; /* MOX__GATE_UNASKED, MOX__GATE_GOOD or MOX__GATE_BAD */
+} mox__gate_view;
+#define MOX__GATE_UNASKED 0u
+#define MOX__GATE_GOOD 1u
+#define MOX__GATE_BAD 2u
 
-/* The deferred entry's end: linear thread 0 of each block asks the gate
- * once more and marks the dispatch GATED; no other thread reads it, so no
- * other warp waits for a load before it exits. */
-MOX__FN(void) mox__gate_leave_deferred(const mox_gate *g) {
-    if (mox__linear() == 0u && mox__gate_bad(g))
-        atomicCAS(&g->status[2u * g->self], MOX_DISPATCH_OK, MOX_DISPATCH_GATED);
-}
-
-MOX__FN(bool) mox__gate_bad(const mox_gate *g) {
+/* Whether a dependency of the gate failed or was gated: reads the words. */
+MOX__FN(bool) mox__gate_read_bad(const mox_gate *g) {
     uint32_t *st = g->status;
     uint32_t n = g->dep_count;
     if (st == NULL || n == 0u) return false;
     if (n == 1u && g->deps == NULL) return __ldg(&st[2u * g->inline_deps[0]]) != MOX_DISPATCH_OK;
     return mox__gate_deps_rare(st, g->deps, n, g->inline_deps[0], g->inline_deps[1], g->inline_deps[2],
                                g->inline_deps[3]) != MOX_DISPATCH_OK;
+}
+
+MOX__FN(mox__gate_view) mox__gate_view_of(const mox_gate *g) {
+    mox__gate_view v = {g, MOX__GATE_UNASKED};
+    return v;
+}
+
+/* Marks the dispatch GATED from a thread that found the gate bad; the
+ * plain read first lets all but the first few of those threads skip the
+ * atomic (a failed dependency's path; a dispatch that failed itself
+ * keeps FAILED). */
+MOX__FN(void) mox__gate_mark_gated_once(const mox_gate *g) {
+    uint32_t *word = &g->status[2u * g->self];
+    if (*(volatile uint32_t *)word == MOX_DISPATCH_OK) atomicCAS(word, MOX_DISPATCH_OK, MOX_DISPATCH_GATED);
+}
+
+/* The guard's question: read at the first guard this thread reaches,
+ * which also marks the dispatch GATED when the answer is bad, so that
+ * nothing is left to do at the end for a thread that asked. */
+MOX__FN(bool) mox__gate_bad(mox__gate_view *v) {
+    if (v->answer == MOX__GATE_UNASKED) {
+        v->answer = mox__gate_read_bad(v->gate) ? MOX__GATE_BAD : MOX__GATE_GOOD;
+        if (v->answer == MOX__GATE_BAD) mox__gate_mark_gated_once(v->gate);
+    }
+    return v->answer == MOX__GATE_BAD;
+}
+
+/* The deferred entry's end: a dispatch whose threads reached no guard
+ * (nothing to store for this launch) must still end GATED when its gate
+ * is bad, so linear thread 0 of each block asks if it has not. A thread
+ * that asked leaves at once: code after the body that waits on the
+ * answer, or on the thread's index, cost a 2^26-element vec-add 15 % on
+ * an H200 (thread 0 asking again after its store). */
+MOX__FN(void) mox__gate_leave_deferred(mox__gate_view *v) {
+    if (v->answer == MOX__GATE_UNASKED && mox__linear() == 0u) (void)mox__gate_bad(v);
 }
 
 MOX__FN(void) mox__gate_publish(const mox_gate *g) {

@@ -21,16 +21,28 @@ static __device__ void bt_finish(const float *in, float *out, uint32_t n)
         out[i] = __fadd_rn(in[i], 1.0f);
 }
 
-/* Fails with `code` when code != 0, after spinning for `spin` clock cycles
- * (so that later batches find it still running); writes out[0] = 1 when it
- * does not fail. */
+/* Spins for `cycles` of a 2 GHz clock (cycles / 2 ns), on the GPU's global
+ * nanosecond timer: clock64 counts the cycles of the SM the block runs on,
+ * and a block that the GPU preempts (another process's time slice) and
+ * resumes on another SM can see that count far behind its start, which
+ * once kept a 100 ms spin going past the test's 60 s limit (H200, ctest -j
+ * with other GPU tests). */
+static __device__ void bt_spin_ns(uint32_t cycles)
+{
+    unsigned long long start, now, ns = cycles / 2u;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    while (now - start < ns);
+}
+
+/* Fails with `code` when code != 0, after spinning for `spin` cycles
+ * (bt_spin_ns; so that later batches find it still running); writes
+ * out[0] = 1 when it does not fail. */
 static __device__ void bt_maybe_fail(float *out, uint32_t code, uint32_t spin)
 {
-    if (spin) {
-        long long start = clock64();
-        while (clock64() - start < (long long)spin)
-            ;
-    }
+    if (spin)
+        bt_spin_ns(spin);
     if (code)
         mox_fail(code);
     else if (blockIdx.x == 0 && threadIdx.x == 0)
@@ -73,14 +85,13 @@ extern "C" __global__ void mox_entry_bt_fault(mox_gate g, float *out, uint32_t n
     mox__gate_leave(&g);
 }
 
-/* Spins for `cycles`, then stores 1 at out[slot] (overlap measurements). */
+/* Spins for `cycles` (bt_spin_ns), then stores 1 at out[slot] (overlap
+ * measurements). */
 extern "C" __global__ void mox_entry_bt_spin(mox_gate g, float *out, uint32_t slot, uint32_t cycles)
 {
     if (mox__gate_enter(&g))
         return;
-    long long start = clock64();
-    while (clock64() - start < (long long)cycles)
-        ;
+    bt_spin_ns(cycles);
     if (threadIdx.x == 0)
         out[slot] = 1.0f;
     mox__gate_leave(&g);

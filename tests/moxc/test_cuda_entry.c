@@ -229,8 +229,8 @@ static void test_deferred_gate(void **state)
         output[i] = -7.0f;
     cu_ptr in = upload(input, sizeof input), out = upload(output, sizeof output);
     uint32_t n = 400;
-    /* slots: 0 OK, 1 FAILED, 2 GATED, 3..6 the launches below */
-    uint32_t words[14] = {MOX_DISPATCH_OK, 0, MOX_DISPATCH_FAILED, 9, MOX_DISPATCH_GATED, 0};
+    /* slots: 0 OK, 1 FAILED, 2 GATED, 3..7 the launches below */
+    uint32_t words[16] = {MOX_DISPATCH_OK, 0, MOX_DISPATCH_FAILED, 9, MOX_DISPATCH_GATED, 0};
     cu_ptr status = upload(words, sizeof words);
     const struct {
         uint32_t deps[4];
@@ -256,6 +256,20 @@ static void test_deferred_gate(void **state)
         assert_int_equal(words[2 * (3 + c)], cases[c].bad ? MOX_DISPATCH_GATED : MOX_DISPATCH_OK);
     }
     assert_int_equal(words[2], MOX_DISPATCH_FAILED); /* a dependency's own state is left alone */
+
+    /* n = 0: no thread reaches a store (in the deferred copy, no guard asks
+     * the gate), yet the dispatch behind a failed dependency ends GATED */
+    {
+        uint32_t zero = 0, failed = 1;
+        CU(cu.htod(out, output, sizeof output));
+        mox_gate g0 = inline_gate(status, 7, 1, &failed);
+        void *params0[] = {&g0, &in, &out, &zero};
+        launch("scale", 2, 256, 1, params0);
+        CU(cu.dtoh(result, out, sizeof result));
+        assert_memory_equal(result, output, sizeof output);
+        CU(cu.dtoh(words, status, sizeof words));
+        assert_int_equal(words[14], MOX_DISPATCH_GATED);
+    }
 
     /* tile (shared memory, barriers) behind a failed dependency in a list */
     float sums[2] = {-1.0f, -2.0f};

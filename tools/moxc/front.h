@@ -68,7 +68,7 @@ typedef struct moxc_text_edit {
 /* Whether the gated CUDA entries of a kernel may check the gate after the
  * body's loads instead of before them (the deferred gate check,
  * gate_defer.c): they then run a copy of the kernel, renamed
- * <kernel>__mox_deferred, that takes `const mox_gate *mox__g` first and does
+ * <kernel>__mox_deferred, that takes `mox__gate_view *mox__g` first and does
  * none of its stores, atomics and mox_fail calls when mox__gate_bad(mox__g). */
 typedef struct moxc_gate_defer {
     bool eligible;

@@ -1,10 +1,14 @@
 /* gate_defer_text.c - the text edits that turn a kernel's definition into
  * its deferred copy (gen_cuda_gate.c pastes the copy): the name gets
- * "__mox_deferred", the parameters start with `const mox_gate *mox__g`
+ * "__mox_deferred", the parameters start with `mox__gate_view *mox__g`
  * (the entry's gate, mox/kernel_cuda_gate.h), and each guarded statement
  * runs its effect only when mox__gate_bad(mox__g) is false - the status is
- * read there, after the body's loads have issued:
- *     lhs op= rhs;  ->  do { auto mox__v = (rhs); if (!mox__gate_bad(mox__g)) lhs op= mox__v; } while (0);
+ * read at the first guard a thread reaches, after the body's loads have
+ * issued, and kept in the view for the next ones:
+ *     lhs = rhs;  ->  do { auto mox__v = (rhs); if (!mox__gate_bad(mox__g)) lhs = mox__v; } while (0);
+ *     lhs op= rhs;  ->  do { auto mox__v = (rhs); auto &mox__r = (lhs); auto mox__n = mox__r op mox__v;
+ *                            if (!mox__gate_bad(mox__g)) mox__r = mox__n; } while (0);
+ *                       (a bit-field target keeps `lhs op= mox__v` behind the guard)
  *     ++lhs; atomic(...); mox_fail(c);  ->  do { if (!mox__gate_bad(mox__g)) ...; } while (0);
  *     local = atomic(...)  ->  local = (mox__gate_bad(mox__g) ? 0u : atomic(...))
  * The stored value is computed before the branch, so the body's loads are
@@ -80,6 +84,27 @@ static void macro_problem(gd *g, CXCursor e) {
                      "a store, atomic or mox_fail written by a macro (the deferred copy edits its text)");
 }
 
+/* When `between` (the text from the target's end to the value's start) is
+ * a compound assignment's operator between blanks, its arithmetic
+ * operator: "+", "<<", ... (anything else, a comment say, is not). */
+static bool compound_operator(const char *between, size_t len, char op[3]) {
+    size_t a = 0, b = len;
+    while (a < b && (between[a] == ' ' || between[a] == '\t' || between[a] == '\n'))
+        a++;
+    while (b > a && (between[b - 1] == ' ' || between[b - 1] == '\t' || between[b - 1] == '\n'))
+        b--;
+    static const char *const ops[] = {"+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        size_t n = strlen(ops[i]);
+        if (b - a == n && memcmp(between + a, ops[i], n) == 0) {
+            memcpy(op, ops[i], n - 1);
+            op[n - 1] = '\0';
+            return true;
+        }
+    }
+    return false;
+}
+
 void moxc__gd_guard_store(gd *g, CXCursor e, CXCursor lhs, CXCursor rhs) {
     if (!g->report || g->problem)
         return;
@@ -90,6 +115,19 @@ void moxc__gd_guard_store(gd *g, CXCursor e, CXCursor lhs, CXCursor rhs) {
         return;
     }
     const char *t = g->text;
+    char op[3];
+    CXCursor field = clang_getCursorReferenced(lhs);
+    bool bit_field = clang_getCursorKind(lhs) == CXCursor_MemberRefExpr && clang_Cursor_isBitField(field);
+    if (!bit_field && compound_operator(t + le, rs - le, op)) {
+        /* The target's old value is read with the body's loads, ahead of
+         * the gate's question (its address is not tainted, gate_defer.c):
+         * behind the guard it would wait for the status word. */
+        replace(g, es, ee,
+                moxc__printf("do { auto mox__v = (%.*s); auto &mox__r = (%.*s); auto mox__n = mox__r %s mox__v; "
+                             "if (!mox__gate_bad(mox__g)) mox__r = mox__n; } while (0)",
+                             (int)(re - rs), t + rs, (int)(le - ls), t + ls, op));
+        return;
+    }
     /* the text between the target and the value: the operator (and any comments) */
     replace(g, es, ee,
             moxc__printf("do { auto mox__v = (%.*s); if (!mox__gate_bad(mox__g)) %.*s%.*smox__v; } while (0)",
@@ -164,7 +202,7 @@ bool moxc__gd_signature(gd *g, moxc_gate_defer *out) {
      * 0.78 of ungated that way, 1.00 inlined). */
     moxc__gd_add_edit(g, name_at, 0, moxc__strdup("__forceinline__ "));
     moxc__gd_add_edit(g, name_at + len, 0, moxc__strdup("__mox_deferred"));
-    moxc__gd_add_edit(g, paren + 1, 0, moxc__strdup("const mox_gate *mox__g, "));
+    moxc__gd_add_edit(g, paren + 1, 0, moxc__strdup("mox__gate_view *mox__g, "));
     out->start = start;
     out->end = end;
     out->start_line = 1u + (unsigned)count_newlines(g->text, start);

@@ -134,7 +134,7 @@ static void put_entry(moxc_buf *b, const moxc_module *module, size_t index, bool
     }
     /* All start with the wait for programmatic dependencies (a no-op on
      * GPUs before sm_90); the gated one inside mox__gate_enter. The
-     * deferred one's copy reads the status at each guard. */
+     * deferred one's copy reads the status at its first guard. */
     if (deferred)
         moxc_buf_put(b, "    mox__grid_dependency_wait();\n");
     else if (gated)
@@ -145,13 +145,17 @@ static void put_entry(moxc_buf *b, const moxc_module *module, size_t index, bool
      * finds the gate in block-shared memory (mox/kernel_cuda_gate.h). */
     if (k->features & MOX_KFEAT_FAIL)
         moxc_buf_put(b, "    MOX__GATE_PUBLISH(&mox__gate);\n");
-    moxc_buf_printf(b, deferred ? "    %s__mox_deferred(&mox__gate" : "    %s(", k->name);
+    /* The deferred copy asks the gate through a view that keeps the
+     * answer: one read per thread (mox/kernel_cuda_gate.h). */
+    if (deferred)
+        moxc_buf_put(b, "    mox__gate_view mox__gv = mox__gate_view_of(&mox__gate);\n");
+    moxc_buf_printf(b, deferred ? "    %s__mox_deferred(&mox__gv" : "    %s(", k->name);
     for (size_t i = 0; i < k->param_count; ++i)
         moxc_buf_printf(b, "%smox__p%zu%s", i || deferred ? ", " : "", i,
                         k->params[i].kind == MOX_PARAM_TABLE ? ".v" : "");
     moxc_buf_put(b, ");\n");
     if (deferred)
-        moxc_buf_put(b, "    mox__gate_leave_deferred(&mox__gate);\n");
+        moxc_buf_put(b, "    mox__gate_leave_deferred(&mox__gv);\n");
     moxc_buf_put(b, "    mox__gate_leave(&mox__gate);\n}\n");
 }
 

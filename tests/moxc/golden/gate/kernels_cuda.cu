@@ -4,7 +4,8 @@
 #include <mox/kernel.h>
 
 #line 1 "@TESTS@/kernels/gate/golden.c"
-/* golden.c - one kernel whose gate check is deferred (vec_add) and one
+/* golden.c - kernels whose gate check is deferred (vec_add; add_offsets,
+ * whose compound assignment reads its target with the loads) and one
  * whose check stays at entry (histogram: a loaded value picks the bin):
  * tests/moxc/golden/gate/kernels_cuda.cu pins what moxc generates. */
 #include <mox/kernel.h>
@@ -18,15 +19,35 @@ void vec_add(const float *a, const float *b, float *c, uint32_t n)
 }
 /* vec_add with the gate checked after its loads: the copy the gated entries run
  * (moxc inspect --emit gate). */
-#line 6 "@TESTS@/kernels/gate/golden.c"
+#line 7 "@TESTS@/kernels/gate/golden.c"
 MOX_KERNEL MOX_BLOCK(256, 1, 1)
-void __forceinline__ vec_add__mox_deferred(const mox_gate *mox__g, const float *a, const float *b, float *c, uint32_t n)
+void __forceinline__ vec_add__mox_deferred(mox__gate_view *mox__g, const float *a, const float *b, float *c, uint32_t n)
 {
     uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
     if (i < n)
         do { auto mox__v = (a[i] + b[i]); if (!mox__gate_bad(mox__g)) c[i] = mox__v; } while (0); /* stored only when the gate is good */
 }
-#line 12 "@TESTS@/kernels/gate/golden.c"
+#line 13 "@TESTS@/kernels/gate/golden.c"
+
+
+MOX_KERNEL
+void add_offsets(uint32_t *data, const uint32_t *offsets, uint32_t n)
+{
+    uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
+    if (i < n)
+        data[i] += offsets[mox_block_idx().x];
+}
+/* add_offsets with the gate checked after its loads: the copy the gated entries run
+ * (moxc inspect --emit gate). */
+#line 15 "@TESTS@/kernels/gate/golden.c"
+MOX_KERNEL
+void __forceinline__ add_offsets__mox_deferred(mox__gate_view *mox__g, uint32_t *data, const uint32_t *offsets, uint32_t n)
+{
+    uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
+    if (i < n)
+        do { auto mox__v = (offsets[mox_block_idx().x]); auto &mox__r = (data[i]); auto mox__n = mox__r + mox__v; if (!mox__gate_bad(mox__g)) mox__r = mox__n; } while (0);
+}
+#line 21 "@TESTS@/kernels/gate/golden.c"
 
 
 MOX_KERNEL
@@ -36,7 +57,7 @@ void histogram(const uint32_t *in, mox_atomic_u32 *bins, uint32_t n)
     if (i < n)
         mox_atomic_add_u32(&bins[in[i] % 16u], 1u);
 }
-#line 40 "kernels_cuda.cu"
+#line 61 "kernels_cuda.cu"
 
 /* The gate is checked after the kernel's loads: its deferred copy runs
  * and does no store, atomic or mox_fail when a dependency failed. */
@@ -49,8 +70,9 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_vec_add(mox_gate mox
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     mox__grid_dependency_wait();
-    vec_add__mox_deferred(&mox__gate, mox__p0, mox__p1, mox__p2, mox__p3);
-    mox__gate_leave_deferred(&mox__gate);
+    mox__gate_view mox__gv = mox__gate_view_of(&mox__gate);
+    vec_add__mox_deferred(&mox__gv, mox__p0, mox__p1, mox__p2, mox__p3);
+    mox__gate_leave_deferred(&mox__gv);
     mox__gate_leave(&mox__gate);
 }
 
@@ -65,8 +87,9 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_vec_add__noalias(mox
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     mox__grid_dependency_wait();
-    vec_add__mox_deferred(&mox__gate, mox__p0, mox__p1, mox__p2, mox__p3);
-    mox__gate_leave_deferred(&mox__gate);
+    mox__gate_view mox__gv = mox__gate_view_of(&mox__gate);
+    vec_add__mox_deferred(&mox__gv, mox__p0, mox__p1, mox__p2, mox__p3);
+    mox__gate_leave_deferred(&mox__gv);
     mox__gate_leave(&mox__gate);
 }
 
@@ -99,6 +122,48 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_vec_add__ungated__no
     __builtin_assume(threadIdx.z < 1u);
     mox__grid_dependency_wait();
     vec_add(mox__p0, mox__p1, mox__p2, mox__p3);
+    mox__gate_leave(&mox__gate);
+}
+
+/* The gate is checked after the kernel's loads: its deferred copy runs
+ * and does no store, atomic or mox_fail when a dependency failed. */
+extern "C" __global__ void mox_entry_add_offsets(mox_gate mox__gate, uint32_t *mox__p0, const uint32_t *mox__p1, uint32_t mox__p2)
+{
+    mox__grid_dependency_wait();
+    mox__gate_view mox__gv = mox__gate_view_of(&mox__gate);
+    add_offsets__mox_deferred(&mox__gv, mox__p0, mox__p1, mox__p2);
+    mox__gate_leave_deferred(&mox__gv);
+    mox__gate_leave(&mox__gate);
+}
+
+/* The runtime launches this one when no written buffer of the launch is
+ * also another of its arguments: every pointer is __restrict__. */
+extern "C" __global__ void mox_entry_add_offsets__noalias(mox_gate mox__gate, uint32_t *__restrict__ mox__p0, const uint32_t *__restrict__ mox__p1, uint32_t mox__p2)
+{
+    mox__grid_dependency_wait();
+    mox__gate_view mox__gv = mox__gate_view_of(&mox__gate);
+    add_offsets__mox_deferred(&mox__gv, mox__p0, mox__p1, mox__p2);
+    mox__gate_leave_deferred(&mox__gv);
+    mox__gate_leave(&mox__gate);
+}
+
+/* Without the gate check (the grid-dependency wait alone): for launches
+ * no failure can reach. */
+extern "C" __global__ void mox_entry_add_offsets__ungated(mox_gate mox__gate, uint32_t *mox__p0, const uint32_t *mox__p1, uint32_t mox__p2)
+{
+    mox__grid_dependency_wait();
+    add_offsets(mox__p0, mox__p1, mox__p2);
+    mox__gate_leave(&mox__gate);
+}
+
+/* The runtime launches this one when no written buffer of the launch is
+ * also another of its arguments: every pointer is __restrict__. */
+/* Without the gate check (the grid-dependency wait alone): for launches
+ * no failure can reach. */
+extern "C" __global__ void mox_entry_add_offsets__ungated__noalias(mox_gate mox__gate, uint32_t *__restrict__ mox__p0, const uint32_t *__restrict__ mox__p1, uint32_t mox__p2)
+{
+    mox__grid_dependency_wait();
+    add_offsets(mox__p0, mox__p1, mox__p2);
     mox__gate_leave(&mox__gate);
 }
 
