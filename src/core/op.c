@@ -123,6 +123,8 @@ static mox_poll_state fail_unsubmitted(mox_op *op, const mox_result *result)
 static bool modules_check(mox_op *op, mox__sub *sub, const mox_result **failed)
 {
     mox_device *dev = op->device;
+    if (!sub->unloaded)
+        return true; /* every kernel's module was loaded at its launch */
     for (uint32_t i = 0; i < sub->count; i++) {
         mox__dispatch *d = sub->d[i];
         if (d->kind != MOX__CMD_KERNEL || d->module)

@@ -10,10 +10,8 @@
 #include "submission.h"
 #include "tracker_ops.h"
 
-static bool grow_waits(mox__sub *s)
+static __attribute__((noinline)) bool grow_waits_slow(mox__sub *s)
 {
-    if (s->nwaits < s->cap_waits)
-        return true;
     uint32_t ncap = s->cap_waits * 2;
     mox__sub **n = mox__malloc(ncap * sizeof *n);
     if (!n)
@@ -24,6 +22,11 @@ static bool grow_waits(mox__sub *s)
     s->waits = n;
     s->cap_waits = ncap;
     return true;
+}
+
+static inline bool grow_waits(mox__sub *s)
+{
+    return s->nwaits < s->cap_waits || grow_waits_slow(s);
 }
 
 /* The waits being gathered, and choose_queue's pick among them so far:

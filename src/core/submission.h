@@ -134,6 +134,7 @@ struct mox__sub {
 
     /* recording */
     uint32_t count, npreds, nubs;
+    uint32_t unloaded;         /* kernel dispatches pushed without their module handle */
     uint32_t *ub_index;        /* open addressing over ubs when nubs > 16; 0 = empty, else idx+1 */
     uint32_t ub_index_cap;
     uint32_t nreaders;
