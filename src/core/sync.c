@@ -8,8 +8,31 @@
 #include <time.h>
 #include <unistd.h>
 
-void mox__mutex_init(mox__mutex *mutex) { pthread_mutex_init(&mutex->m, NULL); }
-void mox__mutex_destroy(mox__mutex *mutex) { pthread_mutex_destroy(&mutex->m); }
+void mox__mutex_init(mox__mutex *mutex) { atomic_init(&mutex->state, 0); }
+void mox__mutex_destroy(mox__mutex *mutex) { (void)mutex; }
+
+static void futex_wait(_Atomic int *word, int value);
+static void futex_wake_one(_Atomic int *word);
+
+/* mox__lock's contended case: a short spin (the holder's sections are
+ * short), then the futex: the word is set to 2 before each sleep, so the
+ * unlock that ends the holder's section knows to wake a sleeper. */
+void mox__lock_contended(mox__mutex *mutex)
+{
+    enum { SPINS = 64 };
+    for (int i = 0; i < SPINS; i++) {
+        mox__cpu_relax();
+        int free = 0;
+        if (atomic_load_explicit(&mutex->state, memory_order_relaxed) == 0 &&
+            atomic_compare_exchange_strong_explicit(&mutex->state, &free, 1, memory_order_acquire,
+                                                    memory_order_relaxed))
+            return;
+    }
+    while (atomic_exchange_explicit(&mutex->state, 2, memory_order_acquire) != 0)
+        futex_wait(&mutex->state, 2);
+}
+
+void mox__unlock_wake(mox__mutex *mutex) { futex_wake_one(&mutex->state); }
 
 void mox__spin_contended(mox__spin *spin)
 {
