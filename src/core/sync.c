@@ -5,6 +5,7 @@
 #include <linux/futex.h>
 #include <sched.h>
 #include <sys/syscall.h>
+#include <errno.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,6 +34,24 @@ void mox__lock_contended(mox__mutex *mutex)
 }
 
 void mox__unlock_wake(mox__mutex *mutex) { futex_wake_one(&mutex->state); }
+
+bool mox__cond_wait(mox__cond *cond, mox__mutex *mutex, uint64_t timeout_us)
+{
+    int seq = atomic_load_explicit(&cond->seq, memory_order_relaxed);
+    mox__unlock(mutex);
+    struct timespec rel = {(time_t)(timeout_us / 1000000u), (long)(timeout_us % 1000000u) * 1000L};
+    long rc = syscall(SYS_futex, (int *)&cond->seq, FUTEX_WAIT_PRIVATE, seq, timeout_us ? &rel : NULL,
+                      NULL, 0);
+    bool timed_out = rc != 0 && errno == ETIMEDOUT;
+    mox__lock(mutex);
+    return !timed_out;
+}
+
+void mox__cond_signal(mox__cond *cond)
+{
+    atomic_fetch_add_explicit(&cond->seq, 1, memory_order_relaxed);
+    futex_wake_one(&cond->seq);
+}
 
 void mox__spin_contended(mox__spin *spin)
 {

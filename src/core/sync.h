@@ -50,6 +50,22 @@ static inline void mox__unlock(mox__mutex *mutex)
         mox__unlock_wake(mutex);
 }
 
+/* A condition variable for a mox__mutex: a futex sequence word. A wait
+ * reads the word under the mutex, releases it, sleeps while the word is
+ * unchanged, and locks again; a signal (made under the mutex, so that no
+ * waiter between its read and its sleep misses it) advances the word and
+ * wakes one sleeper. Waits may end spuriously; callers look again. */
+typedef struct mox__cond {
+    _Atomic int seq;
+} mox__cond;
+
+static inline void mox__cond_init(mox__cond *cond) { atomic_init(&cond->seq, 0); }
+/* Waits on `cond` with `mutex` held, at most `timeout_us` microseconds (0:
+ * no limit). False when the time ran out, true otherwise (signalled, or
+ * spuriously). */
+bool mox__cond_wait(mox__cond *cond, mox__mutex *mutex, uint64_t timeout_us);
+void mox__cond_signal(mox__cond *cond);
+
 /* A lock for critical sections of a few loads and stores that never call
  * out or take another lock: a waker cell's waker, a submission's result
  * slot. Every op and every submission has one, so it must cost nothing to
