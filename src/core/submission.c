@@ -154,6 +154,7 @@ static inline void ub_init(mox__ub *ub, mox_buffer *b)
     ub->first_write = -1;
     ub->last_write = -1;
     ub->readers = -1;
+    ub->refs = 0;
 }
 
 /* Index of `b` in the ub table, adding it. UINT32_MAX on out of memory. */
@@ -282,6 +283,7 @@ mox_status mox__sub_push(mox__sub *s, mox__dispatch *d)
             goto oom;
         k->ub = u;
         mox__ub *ub = &s->ubs[u];
+        ub->refs++;
         bool writes = k->access != MOX_ACCESS_READ;
         if (ub->last_write >= 0 && (uint32_t)ub->last_write != i && !add_pred(s, d, (uint32_t)ub->last_write))
             goto oom;

@@ -105,6 +105,8 @@ typedef struct mox__ub {
                                   preparation (prepare.c) when there is one */
     int32_t gate_to;           /* the last dispatch that takes ext_writer's gate, -1
                                   none (no such writer); set by preparation */
+    uint32_t refs;             /* arguments of the batch's dispatches that hold a
+                                  reference to it: completion drops them at once */
 } mox__ub;
 
 typedef struct mox__reader_node {
