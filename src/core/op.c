@@ -190,6 +190,10 @@ static mox_poll_state poll_submit(mox_op *op, mox_waker waker)
         if (err)
             return fail_unsubmitted(op, mox__result_error(err));
         op->stage = MOX__STAGE_SUBMITTED;
+        /* Submitting made the cell the batch's waiter: while the batch is
+         * not done there is nothing to take and nothing to register. */
+        if (!atomic_load_explicit(&sub->done, memory_order_acquire))
+            return MOX_PENDING;
     }
         /* fall through */
     case MOX__STAGE_CAPACITY:   /* queued: it resolves like a submitted batch */
