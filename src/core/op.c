@@ -84,21 +84,6 @@ mox_op *mox__op_submit(mox_device *device, mox__sub *sub)
     return op;
 }
 
-mox__dispatch *mox__op_take_launch(mox_op *op, bool *empty)
-{
-    if (!op || op->immortal || op->kind != MOX__OP_LAUNCH)
-        return NULL;
-    mox__dispatch *d = op->u.launch.d;
-    *empty = op->u.launch.empty;
-    if (*empty) {
-        mox__dispatch_free(d);
-        d = NULL;
-    }
-    op->u.launch.d = NULL;
-    mox__op_free_shell(op);
-    return d;
-}
-
 static void resolve(mox_op *op, const mox_result *result)
 {
     op->result = result;
