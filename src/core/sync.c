@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <sys/syscall.h>
 #include <errno.h>
+#include <limits.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -51,6 +52,12 @@ void mox__cond_signal(mox__cond *cond)
 {
     atomic_fetch_add_explicit(&cond->seq, 1, memory_order_relaxed);
     futex_wake_one(&cond->seq);
+}
+
+void mox__cond_broadcast(mox__cond *cond)
+{
+    atomic_fetch_add_explicit(&cond->seq, 1, memory_order_relaxed);
+    syscall(SYS_futex, (int *)&cond->seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
 void mox__spin_contended(mox__spin *spin)

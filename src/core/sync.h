@@ -65,6 +65,7 @@ static inline void mox__cond_init(mox__cond *cond) { atomic_init(&cond->seq, 0);
  * spuriously). */
 bool mox__cond_wait(mox__cond *cond, mox__mutex *mutex, uint64_t timeout_us);
 void mox__cond_signal(mox__cond *cond);
+void mox__cond_broadcast(mox__cond *cond);
 
 /* A lock for critical sections of a few loads and stores that never call
  * out or take another lock: a waker cell's waker, a submission's result
