@@ -32,8 +32,10 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* The pool whose worker the calling thread is, if any. */
-static _Thread_local mox__pool *current_pool;
+/* The pool whose worker the calling thread is, if any. Initial-exec, as
+ * alloc.h's block cache: every push reads it, and a shared library's
+ * default model costs a __tls_get_addr call per access. */
+static _Thread_local mox__pool *current_pool __attribute__((tls_model("initial-exec")));
 
 static void *worker_main(void *p)
 {
