@@ -26,9 +26,9 @@
  * one exchange, where a pthread mutex cost about 55 instructions per pair
  * (the device lock is taken on every submission). A contended locker spins
  * a little, then sleeps on the word; an unlock that finds 2 wakes one.
- * Zeroed memory is an unlocked mutex; nothing to destroy. No condition
- * variable waits on it (the worker's lock, which has one, is a pthread
- * mutex: device.h). */
+ * Zeroed memory is an unlocked mutex; nothing to destroy. Its condition
+ * is mox__cond (below), not pthread's: a lock a pthread condition waits on
+ * stays a pthread mutex (the worker's, device.h). */
 typedef struct mox__mutex {
     _Atomic int state;
 } mox__mutex;
