@@ -175,9 +175,9 @@ static inline void put_buffer(mox__dispatch *d, const mox__dispatch_parts *parts
 }
 
 /* The launch op of a dispatch whose arguments are in place. */
-static inline __attribute__((always_inline)) mox_op *finish_launch(mox__dispatch *d, mox_device *device, uint32_t kernel_index,
-                             const mox__kernel_check *k, const struct memo_kernel *slot,
-                             mox__devmod *dm, const arg_scan *scan)
+static inline __attribute__((always_inline)) mox_op *
+finish_launch(mox__dispatch *d, mox_device *device, uint32_t kernel_index, const mox__kernel_check *k,
+              const struct memo_kernel *slot, mox__devmod *dm, const arg_scan *scan)
 {
     d->kernel = kernel_index;
     d->kernel_name = k->name;
