@@ -38,5 +38,13 @@ static inline void mox__buffer_unref(mox_buffer *b)
     if (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1)
         mox__buffer_destroy(b);
 }
+/* Drops n (> 0) references at once (a batch's completion: all that its
+ * dispatches took of one buffer). */
+static inline void mox__buffer_unref_n(mox_buffer *b, uint32_t n)
+{
+    MOX__CHECK_IN(b, BUFFER, "mox_buffer_release");
+    if (atomic_fetch_sub_explicit(&b->refs, n, memory_order_acq_rel) == n)
+        mox__buffer_destroy(b);
+}
 
 #endif

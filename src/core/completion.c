@@ -169,6 +169,8 @@ static const mox_result *build_result(mox__sub *s, bool failed, mox_error *devic
         mox_buffer *bufs[MOX_MAX_PARAMS];
         for (uint32_t a = 0; a < d->arg_count; a++) {
             bufs[a] = d->args[a].buffer;
+            if (bufs[a])
+                s->ubs[d->args[a].ub].refs--; /* the result has its reference now */
             d->args[a].buffer = NULL;
         }
         return mox__result_args(bufs, d->arg_count);
@@ -236,11 +238,11 @@ void mox__execution_complete(mox__submission *pub, mox_error *error)
 
     /* Resources are retained until now and no longer (A8); the earlier
      * submissions we waited for may go too. */
-    for (uint32_t i = 0; i < s->count; i++) {
-        mox__dispatch *d = s->d[i];
-        for (uint32_t a = 0; a < d->arg_count; a++)
-            mox__buffer_unref(d->args[a].buffer);
-    }
+    /* Every buffer argument of a recorded dispatch is in the ub table
+     * (mox__sub_push), which counts them: one drop per buffer. */
+    for (uint32_t u = 0; u < s->nubs; u++)
+        if (s->ubs[u].refs)
+            mox__buffer_unref_n(s->ubs[u].buffer, s->ubs[u].refs);
     s->args_released = true; /* the dispatches' references are gone (mox__sub_unref) */
     for (int i = 0; i < 2; i++) {
         mox__buffer_unref(s->copy_bufs[i]); /* still here when the copy failed */

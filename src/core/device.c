@@ -151,7 +151,7 @@ mox_status mox_device_open_with(const mox_device_options *options, mox_device **
     atomic_init(&dev->event_fd, -1); /* created on first request */
     atomic_init(&dev->finishing, 0);
     mox__mutex_init(&dev->lock);
-    mox__mutex_init(&dev->worker_lock);
+    pthread_mutex_init(&dev->worker_lock, NULL);
     pthread_cond_init(&dev->worker_cond, NULL);
 
     cfg.context_id = dev->id;
@@ -171,7 +171,7 @@ mox_status mox_device_open_with(const mox_device_options *options, mox_device **
 fail:
     MOX__KILL(dev);
     pthread_cond_destroy(&dev->worker_cond);
-    mox__mutex_destroy(&dev->worker_lock);
+    pthread_mutex_destroy(&dev->worker_lock);
     mox__mutex_destroy(&dev->lock);
     mox__free(dev);
     return st;
@@ -189,7 +189,7 @@ static void destroy(mox_device *dev)
     dev->backend->vt->destroy(dev->backend);
     mox_error_release(dev->lost_error);
     pthread_cond_destroy(&dev->worker_cond);
-    mox__mutex_destroy(&dev->worker_lock);
+    pthread_mutex_destroy(&dev->worker_lock);
     mox__mutex_destroy(&dev->lock);
     int fd = atomic_load(&dev->event_fd);
     if (fd >= 0)

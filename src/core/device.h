@@ -84,7 +84,7 @@ struct mox_device {
      * polling thread). */
     pthread_t worker;
     bool worker_running;
-    mox__mutex worker_lock;
+    pthread_mutex_t worker_lock; /* with worker_cond: a pthread mutex */
     pthread_cond_t worker_cond;
     mox__devmod *queue_head, *queue_tail;
     bool worker_stop;

@@ -36,30 +36,6 @@ void mox__dispatch_layout_of(const mox_device *device, uint32_t arg_count, size_
     };
 }
 
-mox__dispatch *mox__dispatch_alloc_laid(const mox__dispatch_layout *l, mox__dispatch_parts *parts)
-{
-    /* A zeroed block (cheaper than an aligned allocation). */
-    unsigned char *p = mox__block_alloc(l->total);
-    if (!p)
-        return NULL;
-    memset(p, 0, l->total);
-    if (l->head) {
-        mox__block_share *share = (mox__block_share *)p;
-        atomic_init(&share->users, 2);
-        share->size = l->total;
-    }
-    mox__dispatch *d = (mox__dispatch *)(p + l->off_d);
-    d->args = (mox__karg *)(p + l->off_args);
-    d->arg_count = l->arg_count;
-    parts->params = (void **)(p + l->off_params);
-    parts->addr = parts->params + l->arg_count;
-    parts->values = p + l->off_values;
-    d->be = l->has_be ? (void *)(((uintptr_t)(p + l->off_be) + 63u) & ~(uintptr_t)63u) : NULL;
-    d->storage = p;
-    d->storage_size = l->total;
-    return d;
-}
-
 /* A dispatch of `arg_count` arguments and no head; *parts says where its
  * parameters, their address slots and its value copies lie. */
 static mox__dispatch *dispatch_alloc_raw(mox_device *device, uint32_t arg_count,
@@ -142,16 +118,9 @@ void mox__dispatch_free(mox__dispatch *d)
     mox__dispatch_free_released(d);
 }
 
-void mox__dispatch_free_released(mox__dispatch *d)
+void mox__dispatch_release_errors(mox__dispatch *d)
 {
-    mox_error *cause = atomic_load(&d->cause);
-    if (d->error || cause) { /* only a dispatch that did not run OK has them */
-        mox_error_release(d->error);
-        mox_error_release(cause);
-    }
-    if (d->storage != (void *)d)
-        mox__block_share_release(d->storage); /* a head precedes it */
-    else
-        mox__block_free(d->storage, d->storage_size);
+    mox_error_release(d->error);
+    mox_error_release(atomic_load(&d->cause));
 }
 

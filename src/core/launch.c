@@ -175,9 +175,9 @@ static inline void put_buffer(mox__dispatch *d, const mox__dispatch_parts *parts
 }
 
 /* The launch op of a dispatch whose arguments are in place. */
-static mox_op *finish_launch(mox__dispatch *d, mox_device *device, uint32_t kernel_index,
-                             const mox__kernel_check *k, const struct memo_kernel *slot,
-                             mox__devmod *dm, const arg_scan *scan)
+static inline __attribute__((always_inline)) mox_op *
+finish_launch(mox__dispatch *d, mox_device *device, uint32_t kernel_index, const mox__kernel_check *k,
+              const struct memo_kernel *slot, mox__devmod *dm, const arg_scan *scan)
 {
     d->kernel = kernel_index;
     d->kernel_name = k->name;
@@ -185,6 +185,11 @@ static mox_op *finish_launch(mox__dispatch *d, mox_device *device, uint32_t kern
     d->entry = scan->alias ? MOX__ENTRY_DEFAULT : MOX__ENTRY_NOALIAS;
     d->config = slot->config;
     d->devmod = dm;
+    /* A module already loaded goes into the dispatch now (READY is final):
+     * a batch whose dispatches all have theirs skips the check at its
+     * first poll (op.c, modules_check). */
+    if (atomic_load_explicit(&dm->state, memory_order_acquire) == MOX__MOD_READY)
+        d->module = dm->handle;
     mox_op *op = mox__launch_op(d, device, slot->empty);
     if (mox__trace_on())
         mox__trace_op_launch(op, d);

@@ -84,21 +84,6 @@ mox_op *mox__op_submit(mox_device *device, mox__sub *sub)
     return op;
 }
 
-mox__dispatch *mox__op_take_launch(mox_op *op, bool *empty)
-{
-    if (!op || op->immortal || op->kind != MOX__OP_LAUNCH)
-        return NULL;
-    mox__dispatch *d = op->u.launch.d;
-    *empty = op->u.launch.empty;
-    if (*empty) {
-        mox__dispatch_free(d);
-        d = NULL;
-    }
-    op->u.launch.d = NULL;
-    mox__op_free_shell(op);
-    return d;
-}
-
 static void resolve(mox_op *op, const mox_result *result)
 {
     op->result = result;
@@ -123,6 +108,8 @@ static mox_poll_state fail_unsubmitted(mox_op *op, const mox_result *result)
 static bool modules_check(mox_op *op, mox__sub *sub, const mox_result **failed)
 {
     mox_device *dev = op->device;
+    if (!sub->unloaded)
+        return true; /* every kernel's module was loaded at its launch */
     for (uint32_t i = 0; i < sub->count; i++) {
         mox__dispatch *d = sub->d[i];
         if (d->kind != MOX__CMD_KERNEL || d->module)
@@ -188,6 +175,10 @@ static mox_poll_state poll_submit(mox_op *op, mox_waker waker)
         if (err)
             return fail_unsubmitted(op, mox__result_error(err));
         op->stage = MOX__STAGE_SUBMITTED;
+        /* Submitting made the cell the batch's waiter: while the batch is
+         * not done there is nothing to take and nothing to register. */
+        if (!atomic_load_explicit(&sub->done, memory_order_acquire))
+            return MOX_PENDING;
     }
         /* fall through */
     case MOX__STAGE_CAPACITY:   /* queued: it resolves like a submitted batch */

@@ -141,10 +141,40 @@ mox_op *mox__op_failed(mox_error *error);
 /* A submission op over a recorded submission (taken over). Never NULL. */
 mox_op *mox__op_submit(mox_device *device, mox__sub *sub);
 
+void mox__op_free_shell(mox_op *op);
+/* mox__op_free_shell of a launch op at the head of its dispatch's block
+ * (inline: every launch pushed into a batch ends so). */
+static inline void mox__launch_shell_free(mox_op *op)
+{
+    if (mox__trace_on())
+        mox__trace_op_end(op);
+    mox__device_unref(op->device);
+    MOX__KILL(op);
+    /* Its dispatch lives on in the block: a use of the dead op is still
+     * reported. */
+    MOX__POISON(op, sizeof *op);
+    mox__dispatch_head_free(op);
+}
 /* Used by batch.c: takes the dispatch out of an undriven launch op and frees
  * the op. Returns NULL (op untouched) when op is not such a launch; sets
  * *empty for empty-grid launches (whose dispatch is freed). */
-mox__dispatch *mox__op_take_launch(mox_op *op, bool *empty);
+static inline mox__dispatch *mox__op_take_launch(mox_op *op, bool *empty)
+{
+    if (!op || op->immortal || op->kind != MOX__OP_LAUNCH)
+        return NULL;
+    mox__dispatch *d = op->u.launch.d;
+    *empty = op->u.launch.empty;
+    if (*empty) {
+        mox__dispatch_free(d);
+        d = NULL;
+    }
+    op->u.launch.d = NULL;
+    if (op->in_dispatch_block)
+        mox__launch_shell_free(op);
+    else
+        mox__op_free_shell(op);
+    return d;
+}
 
 /* Composition internals (compose.c). */
 mox_poll_state mox__then_poll(mox_op *op, mox_waker waker);
@@ -157,7 +187,5 @@ void mox__then_drop(mox_op *op);
 bool mox__clone_pending(mox_op *op, bool (*take)(mox_op *submit, void *out), void *out);
 void mox__map_drop(mox_op *op);
 void mox__clone_drop(mox_op *op);
-
-void mox__op_free_shell(mox_op *op);
 
 #endif

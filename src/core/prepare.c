@@ -10,10 +10,8 @@
 #include "submission.h"
 #include "tracker_ops.h"
 
-static bool grow_waits(mox__sub *s)
+static __attribute__((noinline)) bool grow_waits_slow(mox__sub *s)
 {
-    if (s->nwaits < s->cap_waits)
-        return true;
     uint32_t ncap = s->cap_waits * 2;
     mox__sub **n = mox__malloc(ncap * sizeof *n);
     if (!n)
@@ -23,7 +21,13 @@ static bool grow_waits(mox__sub *s)
         mox__free(s->waits);
     s->waits = n;
     s->cap_waits = ncap;
+    s->heap_arrays = true;
     return true;
+}
+
+static inline bool grow_waits(mox__sub *s)
+{
+    return s->nwaits < s->cap_waits || grow_waits_slow(s);
 }
 
 /* The waits being gathered, and choose_queue's pick among them so far:
@@ -71,6 +75,7 @@ static __attribute__((noinline)) bool gates_grow(mox__sub *s, gate_list *g)
     if (g->at != s->gates_inline)
         mox__free(g->at);
     s->gates = g->at = bigger;
+    s->heap_arrays = true;
     g->cap *= 2;
     return true;
 }
@@ -126,6 +131,7 @@ static bool build_gates_and_succs(mox__sub *s, bool gated, int32_t gate_to)
         s->succs = s->succs_inline;
         return false;
     }
+    s->heap_arrays |= s->npreds > 4;
     gate_list g = {s->gates_inline, 0, MOX__SUB_INLINE_GATES};
     if (gated)
         s->gates = g.at;
@@ -214,6 +220,7 @@ static bool build_points(mox__sub *s, const mox__semaphore *own)
                 mox__free(s->points);
             s->points = n;
             s->cap_points = cap;
+            s->heap_arrays = true;
         }
         s->points[s->npoints++] = w->signal;
     }

@@ -14,14 +14,14 @@ void mox__semaphore_init(mox__semaphore *sem, mox__backend *owner, uint32_t queu
     sem->owner = owner;
     sem->queue = queue;
     sem->be = NULL;
-    pthread_mutex_init(&sem->lock, NULL);
+    mox__mutex_init(&sem->lock);
     sem->waiters = NULL;
 }
 
 void mox__semaphore_fini(mox__semaphore *sem)
 {
     mox_error_release(atomic_load(&sem->failure));
-    pthread_mutex_destroy(&sem->lock);
+    mox__mutex_destroy(&sem->lock);
 }
 
 /* The host waiters form a ring in ascending order of value: `waiters`
@@ -92,7 +92,7 @@ bool mox__semaphore_wait_async(mox__semaphore *sem, mox__sem_waiter *w)
 {
     if (point_passed(sem, w->value))
         return false;
-    pthread_mutex_lock(&sem->lock);
+    mox__lock(&sem->lock);
     ring_insert(sem, w);
     /* Checked again once listed: a signal that stored its value before
      * the waiter was listed may not have seen it (it skips the lock when
@@ -100,7 +100,7 @@ bool mox__semaphore_wait_async(mox__semaphore *sem, mox__sem_waiter *w)
     bool wait = !point_passed(sem, w->value);
     if (!wait)
         ring_remove(sem, w);
-    pthread_mutex_unlock(&sem->lock);
+    mox__unlock(&sem->lock);
     return wait;
 }
 
@@ -109,7 +109,7 @@ bool mox__semaphore_wait_async(mox__semaphore *sem, mox__sem_waiter *w)
 static mox__sem_waiter *take_ready(mox__semaphore *sem, uint64_t value, bool all)
 {
     mox__sem_waiter *ready = NULL;
-    pthread_mutex_lock(&sem->lock);
+    mox__lock(&sem->lock);
     mox__sem_waiter *last = ring_last(sem);
     if (last && (all || last->value <= value)) {
         ready = last->next;
@@ -123,7 +123,7 @@ static mox__sem_waiter *take_ready(mox__semaphore *sem, uint64_t value, bool all
         last->next = end->next;
         end->next = NULL;
     }
-    pthread_mutex_unlock(&sem->lock);
+    mox__unlock(&sem->lock);
     return ready;
 }
 

@@ -50,6 +50,29 @@ mox__sub *mox__sub_create(mox_device *device)
     return s;
 }
 
+/* The arrays a batch grew out of their inline storage (heap_arrays). */
+static __attribute__((noinline)) void free_heap_arrays(mox__sub *sub)
+{
+    if (sub->d != sub->d_inline)
+        mox__block_free(sub->d, sub->cap * sizeof *sub->d);
+    if (sub->preds != sub->preds_inline)
+        mox__block_free(sub->preds, sub->cap_preds * sizeof *sub->preds);
+    if (sub->succs != sub->succs_inline)
+        mox__block_free(sub->succs, sub->npreds * sizeof *sub->succs);
+    if (sub->ubs != sub->ubs_inline)
+        mox__block_free(sub->ubs, sub->cap_ubs * sizeof *sub->ubs);
+    if (sub->readers != sub->readers_inline)
+        mox__block_free(sub->readers, sub->cap_readers * sizeof *sub->readers);
+    if (sub->waits != sub->waits_inline)
+        mox__free(sub->waits);
+    if (sub->points != sub->points_inline)
+        mox__free(sub->points);
+    if (sub->ub_index)
+        mox__free(sub->ub_index);
+    if (sub->gates != sub->gates_inline)
+        mox__free(sub->gates);
+}
+
 void mox__sub_free(mox__sub *sub)
 {
     /* By now completion released the buffers, waits and result (or the sub
@@ -74,24 +97,8 @@ void mox__sub_free(mox__sub *sub)
         mox_result_release(sub->result);
     if (sub->owned_host)
         mox__free(sub->owned_host);
-    if (sub->d != sub->d_inline)
-        mox__block_free(sub->d, sub->cap * sizeof *sub->d);
-    if (sub->preds != sub->preds_inline)
-        mox__block_free(sub->preds, sub->cap_preds * sizeof *sub->preds);
-    if (sub->succs != sub->succs_inline)
-        mox__block_free(sub->succs, sub->npreds * sizeof *sub->succs);
-    if (sub->ubs != sub->ubs_inline)
-        mox__block_free(sub->ubs, sub->cap_ubs * sizeof *sub->ubs);
-    if (sub->readers != sub->readers_inline)
-        mox__block_free(sub->readers, sub->cap_readers * sizeof *sub->readers);
-    if (sub->waits != sub->waits_inline)
-        mox__free(sub->waits);
-    if (sub->points != sub->points_inline)
-        mox__free(sub->points);
-    if (sub->ub_index)
-        mox__free(sub->ub_index);
-    if (sub->gates != sub->gates_inline)
-        mox__free(sub->gates);
+    if (__builtin_expect(sub->heap_arrays, 0))
+        free_heap_arrays(sub);
     mox__block_free(sub, sub->alloc_size);
 }
 
@@ -100,7 +107,8 @@ void mox__sub_free(mox__sub *sub)
  * blocks (mox__block_free with cap * elem bytes): a batch of a few dozen
  * dispatches doubles its arrays several times, and a cached block is
  * cheaper than malloc's realloc. */
-static bool grow_slow(void **arr, uint32_t *cap, const void *inline_arr, size_t elem, uint32_t need)
+static bool grow_slow(mox__sub *s, void **arr, uint32_t *cap, const void *inline_arr, size_t elem,
+                      uint32_t need)
 {
     uint32_t ncap = *cap * 2;
     while (ncap < need)
@@ -113,12 +121,14 @@ static bool grow_slow(void **arr, uint32_t *cap, const void *inline_arr, size_t 
         mox__block_free(*arr, (size_t)*cap * elem);
     *arr = n;
     *cap = ncap;
+    s->heap_arrays = true;
     return true;
 }
 
-static inline bool grow(void **arr, uint32_t *cap, const void *inline_arr, size_t elem, uint32_t need)
+static inline bool grow(mox__sub *s, void **arr, uint32_t *cap, const void *inline_arr, size_t elem,
+                        uint32_t need)
 {
-    return need <= *cap || grow_slow(arr, cap, inline_arr, elem, need);
+    return need <= *cap || grow_slow(s, arr, cap, inline_arr, elem, need);
 }
 
 static uint32_t hash_buffer(const mox_buffer *b, uint32_t mask)
@@ -142,6 +152,7 @@ static bool index_rebuild(mox__sub *s, uint32_t cap)
     }
     mox__free(s->ub_index);
     s->ub_index = idx;
+    s->heap_arrays = true;
     s->ub_index_cap = cap;
     return true;
 }
@@ -154,6 +165,7 @@ static inline void ub_init(mox__ub *ub, mox_buffer *b)
     ub->first_write = -1;
     ub->last_write = -1;
     ub->readers = -1;
+    ub->refs = 0;
 }
 
 /* Index of `b` in the ub table, adding it. UINT32_MAX on out of memory. */
@@ -174,7 +186,7 @@ static uint32_t find_ub(mox__sub *s, mox_buffer *b)
                 return e - 1;
         }
     }
-    if (!grow((void **)&s->ubs, &s->cap_ubs, s->ubs_inline, sizeof *s->ubs, s->nubs + 1))
+    if (!grow(s, (void **)&s->ubs, &s->cap_ubs, s->ubs_inline, sizeof *s->ubs, s->nubs + 1))
         return UINT32_MAX;
     uint32_t u = s->nubs;
     if (s->nubs + 1 > LINEAR && (s->nubs + 1) * 2 > s->ub_index_cap) {
@@ -204,7 +216,7 @@ static inline bool add_pred(mox__sub *s, mox__dispatch *d, uint32_t from)
     for (uint32_t k = d->pred_first; k < s->npreds; k++)
         if (s->preds[k] == from)
             return true;
-    if (!grow((void **)&s->preds, &s->cap_preds, s->preds_inline, sizeof *s->preds, s->npreds + 1))
+    if (!grow(s, (void **)&s->preds, &s->cap_preds, s->preds_inline, sizeof *s->preds, s->npreds + 1))
         return false;
     s->preds[s->npreds++] = from;
     s->d[from]->succ_count++; /* prepare.c lays the successors out from these counts */
@@ -258,7 +270,7 @@ static void drop_implied_preds(mox__sub *s, mox__dispatch *d)
 
 mox_status mox__sub_push(mox__sub *s, mox__dispatch *d)
 {
-    if (!grow((void **)&s->d, &s->cap, s->d_inline, sizeof *s->d, s->count + 1)) {
+    if (!grow(s, (void **)&s->d, &s->cap, s->d_inline, sizeof *s->d, s->count + 1)) {
         mox__dispatch_free(d);
         return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory recording a batch");
     }
@@ -267,6 +279,7 @@ mox_status mox__sub_push(mox__sub *s, mox__dispatch *d)
     s->pub.dispatches = s->d;
     s->pub.count = s->count;
     d->index = i;
+    s->unloaded += d->kind == MOX__CMD_KERNEL && !d->module;
     d->pred_first = s->npreds;
     d->pred_count = 0;
     /* Locals: the stores below (int32_t fields) could alias d->arg_count. */
@@ -281,6 +294,7 @@ mox_status mox__sub_push(mox__sub *s, mox__dispatch *d)
             goto oom;
         k->ub = u;
         mox__ub *ub = &s->ubs[u];
+        ub->refs++;
         bool writes = k->access != MOX_ACCESS_READ;
         if (ub->last_write >= 0 && (uint32_t)ub->last_write != i && !add_pred(s, d, (uint32_t)ub->last_write))
             goto oom;
@@ -293,7 +307,7 @@ mox_status mox__sub_push(mox__sub *s, mox__dispatch *d)
             if (ub->first_write < 0)
                 ub->first_write = (int32_t)i;
         } else if (ub->readers < 0 || s->readers[ub->readers].dispatch != i) {
-            if (!grow((void **)&s->readers, &s->cap_readers, s->readers_inline, sizeof *s->readers,
+            if (!grow(s, (void **)&s->readers, &s->cap_readers, s->readers_inline, sizeof *s->readers,
                       s->nreaders + 1))
                 goto oom;
             s->readers[s->nreaders] = (mox__reader_node){i, ub->readers};

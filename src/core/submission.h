@@ -5,6 +5,9 @@
 #ifndef MOX_CORE_SUBMISSION_H
 #define MOX_CORE_SUBMISSION_H
 
+#include <stdint.h>
+#include <string.h>
+
 #include <mox/module.h>
 
 #include "hal/hal.h"
@@ -56,7 +59,6 @@ typedef struct mox__dispatch_parts {
  * param_count. A head's block goes once both the dispatch
  * (mox__dispatch_free) and the head (mox__dispatch_head_free) are freed, in
  * either order, on any thread. NULL on out of memory. */
-mox__dispatch *mox__dispatch_alloc_laid(const mox__dispatch_layout *l, mox__dispatch_parts *parts);
 /* What precedes a dispatch whose block also holds a head (a launch op,
  * op.c): how many of the two still use the block, and its size. The
  * dispatch and the head end independently (a driven launch's op may
@@ -75,6 +77,31 @@ static inline void mox__block_share_release(mox__block_share *share)
     if (mox__block_last_user(&share->users))
         mox__block_free(share, share->size);
 }
+/* (Inline: every launch makes one.) */
+static inline mox__dispatch *mox__dispatch_alloc_laid(const mox__dispatch_layout *l,
+                                                      mox__dispatch_parts *parts)
+{
+    /* A zeroed block (cheaper than an aligned allocation). */
+    unsigned char *p = mox__block_alloc(l->total);
+    if (!p)
+        return NULL;
+    memset(p, 0, l->total);
+    if (l->head) {
+        mox__block_share *share = (mox__block_share *)p;
+        atomic_init(&share->users, 2);
+        share->size = l->total;
+    }
+    mox__dispatch *d = (mox__dispatch *)(p + l->off_d);
+    d->args = (struct mox__karg *)(p + l->off_args);
+    d->arg_count = l->arg_count;
+    parts->params = (void **)(p + l->off_params);
+    parts->addr = parts->params + l->arg_count;
+    parts->values = p + l->off_values;
+    d->be = l->has_be ? (void *)(((uintptr_t)(p + l->off_be) + 63u) & ~(uintptr_t)63u) : NULL;
+    d->storage = p;
+    d->storage_size = l->total;
+    return d;
+}
 static inline void *mox__dispatch_head(mox__dispatch *d)
 {
     return (unsigned char *)d->storage + MOX__SHARE_ROOM;
@@ -92,8 +119,20 @@ mox__dispatch *mox__copy_alloc(mox_device *device, mox_buffer *src, uint64_t src
                                mox_buffer *dst, uint64_t dst_offset, uint64_t bytes);
 /* Frees an unsubmitted dispatch, releasing its buffers. */
 void mox__dispatch_free(mox__dispatch *d);
-/* Frees a dispatch whose buffers were released already (completion). */
-void mox__dispatch_free_released(mox__dispatch *d);
+/* Releases the error and cause of a dispatch that did not run OK. */
+void mox__dispatch_release_errors(mox__dispatch *d);
+/* Frees a dispatch whose buffers were released already (completion).
+ * Inline: a batch's free runs it for each of its dispatches. */
+static inline void mox__dispatch_free_released(mox__dispatch *d)
+{
+    /* only a dispatch that did not run OK has them */
+    if (__builtin_expect(d->error || atomic_load(&d->cause), 0))
+        mox__dispatch_release_errors(d);
+    if (d->storage != (void *)d)
+        mox__block_share_release(d->storage); /* a head precedes it */
+    else
+        mox__block_free(d->storage, d->storage_size);
+}
 
 /* A buffer used by a submission, with its accesses summarised. */
 typedef struct mox__ub {
@@ -105,6 +144,8 @@ typedef struct mox__ub {
                                   preparation (prepare.c) when there is one */
     int32_t gate_to;           /* the last dispatch that takes ext_writer's gate, -1
                                   none (no such writer); set by preparation */
+    uint32_t refs;             /* arguments of the batch's dispatches that hold a
+                                  reference to it: completion drops them at once */
 } mox__ub;
 
 typedef struct mox__reader_node {
@@ -134,6 +175,9 @@ struct mox__sub {
 
     /* recording */
     uint32_t count, npreds, nubs;
+    uint32_t unloaded;         /* kernel dispatches pushed without their module handle */
+    bool heap_arrays;          /* an array below left its inline storage (or ub_index
+                                  was made): mox__sub_free looks at each */
     uint32_t *ub_index;        /* open addressing over ubs when nubs > 16; 0 = empty, else idx+1 */
     uint32_t ub_index_cap;
     uint32_t nreaders;

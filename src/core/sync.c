@@ -5,11 +5,60 @@
 #include <linux/futex.h>
 #include <sched.h>
 #include <sys/syscall.h>
+#include <errno.h>
+#include <limits.h>
 #include <time.h>
 #include <unistd.h>
 
-void mox__mutex_init(mox__mutex *mutex) { pthread_mutex_init(&mutex->m, NULL); }
-void mox__mutex_destroy(mox__mutex *mutex) { pthread_mutex_destroy(&mutex->m); }
+void mox__mutex_init(mox__mutex *mutex) { atomic_init(&mutex->state, 0); }
+void mox__mutex_destroy(mox__mutex *mutex) { (void)mutex; }
+
+static void futex_wait(_Atomic int *word, int value);
+static void futex_wake_one(_Atomic int *word);
+
+/* mox__lock's contended case: a short spin (the holder's sections are
+ * short), then the futex: the word is set to 2 before each sleep, so the
+ * unlock that ends the holder's section knows to wake a sleeper. */
+void mox__lock_contended(mox__mutex *mutex)
+{
+    enum { SPINS = 64 };
+    for (int i = 0; i < SPINS; i++) {
+        mox__cpu_relax();
+        int free = 0;
+        if (atomic_load_explicit(&mutex->state, memory_order_relaxed) == 0 &&
+            atomic_compare_exchange_strong_explicit(&mutex->state, &free, 1, memory_order_acquire,
+                                                    memory_order_relaxed))
+            return;
+    }
+    while (atomic_exchange_explicit(&mutex->state, 2, memory_order_acquire) != 0)
+        futex_wait(&mutex->state, 2);
+}
+
+void mox__unlock_wake(mox__mutex *mutex) { futex_wake_one(&mutex->state); }
+
+bool mox__cond_wait(mox__cond *cond, mox__mutex *mutex, uint64_t timeout_us)
+{
+    int seq = atomic_load_explicit(&cond->seq, memory_order_relaxed);
+    mox__unlock(mutex);
+    struct timespec rel = {(time_t)(timeout_us / 1000000u), (long)(timeout_us % 1000000u) * 1000L};
+    long rc = syscall(SYS_futex, (int *)&cond->seq, FUTEX_WAIT_PRIVATE, seq, timeout_us ? &rel : NULL,
+                      NULL, 0);
+    bool timed_out = rc != 0 && errno == ETIMEDOUT;
+    mox__lock(mutex);
+    return !timed_out;
+}
+
+void mox__cond_signal(mox__cond *cond)
+{
+    atomic_fetch_add_explicit(&cond->seq, 1, memory_order_relaxed);
+    futex_wake_one(&cond->seq);
+}
+
+void mox__cond_broadcast(mox__cond *cond)
+{
+    atomic_fetch_add_explicit(&cond->seq, 1, memory_order_relaxed);
+    syscall(SYS_futex, (int *)&cond->seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
 
 void mox__spin_contended(mox__spin *spin)
 {

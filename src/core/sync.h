@@ -21,14 +21,51 @@
 
 #include <mox/op.h>
 
+/* A mutex of one futex word (0 free, 1 held, 2 held and a thread may
+ * sleep on it): uncontended, a lock is one compare-and-swap and an unlock
+ * one exchange, where a pthread mutex cost about 55 instructions per pair
+ * (the device lock is taken on every submission). A contended locker spins
+ * a little, then sleeps on the word; an unlock that finds 2 wakes one.
+ * Zeroed memory is an unlocked mutex; nothing to destroy. Its condition
+ * is mox__cond (below), not pthread's: a lock a pthread condition waits on
+ * stays a pthread mutex (the worker's, device.h). */
 typedef struct mox__mutex {
-    pthread_mutex_t m;
+    _Atomic int state;
 } mox__mutex;
 
 void mox__mutex_init(mox__mutex *mutex);
 void mox__mutex_destroy(mox__mutex *mutex);
-static inline void mox__lock(mox__mutex *mutex) { pthread_mutex_lock(&mutex->m); }
-static inline void mox__unlock(mox__mutex *mutex) { pthread_mutex_unlock(&mutex->m); }
+void mox__lock_contended(mox__mutex *mutex);
+void mox__unlock_wake(mox__mutex *mutex);
+static inline void mox__lock(mox__mutex *mutex)
+{
+    int free = 0;
+    if (!atomic_compare_exchange_strong_explicit(&mutex->state, &free, 1, memory_order_acquire,
+                                                 memory_order_relaxed))
+        mox__lock_contended(mutex);
+}
+static inline void mox__unlock(mox__mutex *mutex)
+{
+    if (atomic_exchange_explicit(&mutex->state, 0, memory_order_release) == 2)
+        mox__unlock_wake(mutex);
+}
+
+/* A condition variable for a mox__mutex: a futex sequence word. A wait
+ * reads the word under the mutex, releases it, sleeps while the word is
+ * unchanged, and locks again; a signal (made under the mutex, so that no
+ * waiter between its read and its sleep misses it) advances the word and
+ * wakes one sleeper. Waits may end spuriously; callers look again. */
+typedef struct mox__cond {
+    _Atomic int seq;
+} mox__cond;
+
+static inline void mox__cond_init(mox__cond *cond) { atomic_init(&cond->seq, 0); }
+/* Waits on `cond` with `mutex` held, at most `timeout_us` microseconds (0:
+ * no limit). False when the time ran out, true otherwise (signalled, or
+ * spuriously). */
+bool mox__cond_wait(mox__cond *cond, mox__mutex *mutex, uint64_t timeout_us);
+void mox__cond_signal(mox__cond *cond);
+void mox__cond_broadcast(mox__cond *cond);
 
 /* A lock for critical sections of a few loads and stores that never call
  * out or take another lock: a waker cell's waker, a submission's result

@@ -55,7 +55,10 @@ bool mox__tracker_grow(mox__tracker *t)
      * writer: a finished one is kept for the gates of batches queued while
      * it ran (mox__tracker_deps). */
     prune_readers(t);
-    if (t->reader_count < cap)
+    /* Grown also when more than half are still unfinished: a buffer that
+     * many batches in flight read (a pipeline's input) would otherwise be
+     * pruned every few reads, each time scanning them all. */
+    if (t->reader_count <= cap / 2)
         return true;
     uint32_t ncap = cap * 2;
     mox__access *n = mox__malloc(ncap * sizeof *n);

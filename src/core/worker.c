@@ -37,7 +37,7 @@ mox__devmod *mox__devmod_get(mox_device *device, const mox__modinfo *info)
 void mox__devmod_request(mox_device *device, mox__devmod *dm)
 {
     atomic_store(&dm->state, MOX__MOD_QUEUED);
-    mox__lock(&device->worker_lock);
+    pthread_mutex_lock(&device->worker_lock);
     dm->queue_next = NULL;
     if (device->queue_tail)
         device->queue_tail->queue_next = dm;
@@ -45,7 +45,7 @@ void mox__devmod_request(mox_device *device, mox__devmod *dm)
         device->queue_head = dm;
     device->queue_tail = dm;
     pthread_cond_signal(&device->worker_cond);
-    mox__unlock(&device->worker_lock);
+    pthread_mutex_unlock(&device->worker_lock);
 }
 
 void mox__devmod_retry_locked(mox__devmod *dm)
@@ -209,7 +209,7 @@ static void delay_locked(mox_device *dev, uint32_t ms)
         until.tv_nsec -= 1000000000L;
     }
     while (!dev->worker_stop &&
-           pthread_cond_timedwait(&dev->worker_cond, &dev->worker_lock.m, &until) != ETIMEDOUT) {
+           pthread_cond_timedwait(&dev->worker_cond, &dev->worker_lock, &until) != ETIMEDOUT) {
     }
 }
 
@@ -223,10 +223,10 @@ static void *worker_main(void *p)
      * of its own, which joins this one. */
     mox__thread_mark_runtime("mox-worker");
     mox__trace_thread_name("mox preparation worker");
-    mox__lock(&dev->worker_lock);
+    pthread_mutex_lock(&dev->worker_lock);
     for (;;) {
         while (!dev->queue_head && !dev->worker_stop)
-            pthread_cond_wait(&dev->worker_cond, &dev->worker_lock.m);
+            pthread_cond_wait(&dev->worker_cond, &dev->worker_lock);
         if (dev->worker_stop)
             break;
         mox__devmod *dm = dev->queue_head;
@@ -242,7 +242,7 @@ static void *worker_main(void *p)
             break;
         if (dev->prepare_delay_ms)
             delay_locked(dev, dev->prepare_delay_ms);
-        mox__unlock(&dev->worker_lock);
+        pthread_mutex_unlock(&dev->worker_lock);
 
         void *handle = NULL;
         mox_error *err = NULL;
@@ -267,9 +267,9 @@ static void *worker_main(void *p)
             mox__admit_run(dev);
         mox__device_notify(dev);
 
-        mox__lock(&dev->worker_lock);
+        pthread_mutex_lock(&dev->worker_lock);
     }
-    mox__unlock(&dev->worker_lock);
+    pthread_mutex_unlock(&dev->worker_lock);
     return NULL;
 }
 
@@ -286,10 +286,10 @@ void mox__worker_stop(mox_device *device)
 {
     if (!device->worker_running)
         return;
-    mox__lock(&device->worker_lock);
+    pthread_mutex_lock(&device->worker_lock);
     device->worker_stop = true;
     pthread_cond_signal(&device->worker_cond);
-    mox__unlock(&device->worker_lock);
+    pthread_mutex_unlock(&device->worker_lock);
     pthread_join(device->worker, NULL);
     device->worker_running = false;
 }

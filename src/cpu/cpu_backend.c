@@ -18,7 +18,7 @@ static void cpu_execute(mox__backend *base, mox__submission *s)
     cpu_backend *be = (cpu_backend *)base;
     mox__cpu_exec_prepare(be, s);
     cpu_sub *cs = sub_state(s);
-    pthread_mutex_lock(&be->lock);
+    mox__lock(&be->lock);
     if (be->hold) {
         cs->next = NULL;
         if (be->held_tail)
@@ -26,22 +26,22 @@ static void cpu_execute(mox__backend *base, mox__submission *s)
         else
             be->held_head = cs;
         be->held_tail = cs;
-        pthread_mutex_unlock(&be->lock);
+        mox__unlock(&be->lock);
         return;
     }
-    pthread_mutex_unlock(&be->lock);
+    mox__unlock(&be->lock);
     mox__cpu_exec_admit(be, cs);
 }
 
 static void cpu_set_hold(mox__backend *base, bool hold)
 {
     cpu_backend *be = (cpu_backend *)base;
-    pthread_mutex_lock(&be->lock);
+    mox__lock(&be->lock);
     be->hold = hold;
     cpu_sub *held = hold ? NULL : be->held_head;
     if (!hold)
         be->held_head = be->held_tail = NULL;
-    pthread_mutex_unlock(&be->lock);
+    mox__unlock(&be->lock);
     /* In execute order; whatever may start goes through mox__cpu_exec_admit, which never
      * completes inline. */
     while (held) {
@@ -105,7 +105,7 @@ static void cpu_destroy(mox__backend *base)
 {
     cpu_backend *be = (cpu_backend *)base;
     mox__pool_destroy(be->pool);
-    pthread_mutex_destroy(&be->lock);
+    mox__mutex_destroy(&be->lock);
     mox__free(be);
 }
 
@@ -170,7 +170,7 @@ mox_error *mox__cpu_backend_open(const mox__backend_config *config, mox__backend
         return mox__error_new(MOX_ERR_BACKEND, "cannot start the CPU backend's worker threads: %s",
                               strerror(rc));
     }
-    pthread_mutex_init(&be->lock, NULL);
+    mox__mutex_init(&be->lock);
     be->base.vt = &cpu_vtable;
     memset(info, 0, sizeof *info);
     mox__cpu_device_name(ordinal, mox__pool_threads(be->pool), info->name, sizeof info->name);

@@ -46,7 +46,7 @@ typedef struct cpu_disp {
 struct cpu_backend {
     mox__backend base;
     mox__pool *pool;
-    pthread_mutex_t lock;      /* the held list */
+    mox__mutex lock;           /* the held list (core/sync.h) */
     cpu_sub *held_head, *held_tail;
     bool hold;
     uint32_t ordinal;          /* which virtual device (cpu_device.c) */

@@ -10,12 +10,13 @@
 #include <unistd.h>
 
 #include "core/alloc.h"
+#include "core/sync.h"
 #include "core/trace.h"
 #include "hal/hal.h"
 
 struct mox__pool {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
+    mox__mutex lock; /* core/sync.h: a futex word */
+    mox__cond cond;
     mox__pool_job *head, *tail;
     uint32_t idle;
     _Atomic uint32_t queued; /* jobs in the queue, for spinning workers */
@@ -31,8 +32,10 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* The pool whose worker the calling thread is, if any. */
-static _Thread_local mox__pool *current_pool;
+/* The pool whose worker the calling thread is, if any. Initial-exec, as
+ * alloc.h's block cache: every push reads it, and a shared library's
+ * default model costs a __tls_get_addr call per access. */
+static _Thread_local mox__pool *current_pool __attribute__((tls_model("initial-exec")));
 
 static void *worker_main(void *p)
 {
@@ -40,20 +43,20 @@ static void *worker_main(void *p)
     current_pool = pool;
     mox__thread_mark_runtime("mox-cpu");
     mox__trace_thread_name("mox cpu worker");
-    pthread_mutex_lock(&pool->lock);
+    mox__lock(&pool->lock);
     for (;;) {
         if (!pool->head && !pool->stop) {
             /* Dependent dispatches often follow within microseconds: spin
              * a little before sleeping (a sleeping worker costs a futex
              * round trip to wake). */
-            pthread_mutex_unlock(&pool->lock);
+            mox__unlock(&pool->lock);
             for (int i = 0; i < 1000 && !atomic_load_explicit(&pool->queued, memory_order_relaxed); i++)
                 cpu_relax();
-            pthread_mutex_lock(&pool->lock);
+            mox__lock(&pool->lock);
         }
         while (!pool->head && !pool->stop) {
             pool->idle++;
-            pthread_cond_wait(&pool->cond, &pool->lock);
+            mox__cond_wait(&pool->cond, &pool->lock, 0);
             pool->idle--;
         }
         if (!pool->head)
@@ -71,9 +74,9 @@ static void *worker_main(void *p)
         if (pool->head && pool->idle) {
             /* More work queued (chunks of this job or other jobs): let an
              * idle worker take it. */
-            pthread_cond_signal(&pool->cond);
+            mox__cond_signal(&pool->cond);
         }
-        pthread_mutex_unlock(&pool->lock);
+        mox__unlock(&pool->lock);
 
         /* Read what we need before running: once the last chunk is
          * counted, its worker may finish (and free) the job; a job claimed
@@ -92,9 +95,9 @@ static void *worker_main(void *p)
                 finish(job);
         }
 
-        pthread_mutex_lock(&pool->lock);
+        mox__lock(&pool->lock);
     }
-    pthread_mutex_unlock(&pool->lock);
+    mox__unlock(&pool->lock);
     return NULL;
 }
 
@@ -113,8 +116,8 @@ mox__pool *mox__pool_create(uint32_t threads, int *error)
         mox__free(pool);
         return NULL;
     }
-    pthread_mutex_init(&pool->lock, NULL);
-    pthread_cond_init(&pool->cond, NULL);
+    mox__mutex_init(&pool->lock);
+    mox__cond_init(&pool->cond);
     for (uint32_t i = 0; i < threads; i++) {
         if ((*error = pthread_create(&pool->threads[i], NULL, worker_main, pool)) != 0) {
             pool->nthreads = i;
@@ -128,14 +131,13 @@ mox__pool *mox__pool_create(uint32_t threads, int *error)
 
 void mox__pool_destroy(mox__pool *pool)
 {
-    pthread_mutex_lock(&pool->lock);
+    mox__lock(&pool->lock);
     pool->stop = true;
-    pthread_cond_broadcast(&pool->cond);
-    pthread_mutex_unlock(&pool->lock);
+    mox__cond_broadcast(&pool->cond);
+    mox__unlock(&pool->lock);
     for (uint32_t i = 0; i < pool->nthreads; i++)
         pthread_join(pool->threads[i], NULL);
-    pthread_cond_destroy(&pool->cond);
-    pthread_mutex_destroy(&pool->lock);
+    mox__mutex_destroy(&pool->lock);
     mox__free(pool->threads);
     mox__free(pool);
 }
@@ -160,7 +162,7 @@ void mox__pool_push(mox__pool *pool, mox__pool_job *job)
     job->next = 0;
     atomic_store_explicit(&job->done, 0, memory_order_relaxed);
     job->next_ready = NULL;
-    pthread_mutex_lock(&pool->lock);
+    mox__lock(&pool->lock);
     if (pool->tail)
         pool->tail->next_ready = job;
     else
@@ -172,6 +174,6 @@ void mox__pool_push(mox__pool *pool, mox__pool_job *job)
      * waking a sleeper here would only add a futex call to the critical
      * path. Other threads (submitters) wake one. */
     if (pool->idle && current_pool != pool)
-        pthread_cond_signal(&pool->cond);
-    pthread_mutex_unlock(&pool->lock);
+        mox__cond_signal(&pool->cond);
+    mox__unlock(&pool->lock);
 }

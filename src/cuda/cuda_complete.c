@@ -52,7 +52,7 @@ void mox__cuda_completion_push(mox__cuda_dev *dev, mox__cuda_group *g)
     dev->inflight++;
     atomic_fetch_add_explicit(&dev->pushes, 1, memory_order_relaxed);
     if (dev->waiting && !dev->quiet)
-        pthread_cond_signal(&dev->work_cv);
+        mox__cond_signal(&dev->work_cv);
 }
 
 void mox__cuda_inflight_unlink(mox__cuda_dev *dev, mox__cuda_group *g)
@@ -93,19 +93,14 @@ static bool watched_from_outside(mox__cuda_dev *dev)
  * `quiet`: new launches do not signal it. */
 static bool timed_wait(mox__cuda_dev *dev, uint32_t us, bool quiet)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)us * 1000u;
-    ts.tv_sec += (time_t)(ns / 1000000000u);
-    ts.tv_nsec = (long)(ns % 1000000000u);
     dev->waiting = true;
     dev->quiet = quiet;
     if (quiet)
         atomic_fetch_add_explicit(&dev->stats.quiet_waits, 1, memory_order_relaxed);
-    int rc = pthread_cond_timedwait(&dev->work_cv, &dev->lock, &ts);
+    bool signalled = mox__cond_wait(&dev->work_cv, &dev->lock, us ? us : 1);
     dev->waiting = false;
     dev->quiet = false;
-    return rc != ETIMEDOUT;
+    return signalled;
 }
 
 /* Whether something in flight is not watched by a waiting thread;
@@ -132,7 +127,7 @@ static void *completion_main(void *arg)
     uint32_t backoff_us = 20;
     uint64_t idle_spin_ns = 1000ull * (dev->spin_us < IDLE_SPIN_US ? dev->spin_us : IDLE_SPIN_US);
 
-    pthread_mutex_lock(&dev->lock);
+    mox__lock(&dev->lock);
     for (;;) {
         if (!dev->inflight_head) {
             /* Nothing in flight: launches record spin events again. */
@@ -150,11 +145,11 @@ static void *completion_main(void *arg)
                  * wait. The lock stays free meanwhile (new work shows as a
                  * change of `pushes`). */
                 uint32_t seen = atomic_load_explicit(&dev->pushes, memory_order_relaxed);
-                pthread_mutex_unlock(&dev->lock);
+                mox__unlock(&dev->lock);
                 while (atomic_load_explicit(&dev->pushes, memory_order_relaxed) == seen &&
                        (mox__cuda_now_ns() - spin_start < idle_spin_ns || watched_from_outside(dev)))
                     mox__cuda_cpu_relax();
-                pthread_mutex_lock(&dev->lock);
+                mox__lock(&dev->lock);
                 continue;
             }
             if (mox__cuda_now_ns() < dev->quiet_until_ns) {
@@ -164,7 +159,7 @@ static void *completion_main(void *arg)
                 continue;
             }
             dev->waiting = true;
-            pthread_cond_wait(&dev->work_cv, &dev->lock);
+            mox__cond_wait(&dev->work_cv, &dev->lock, 0);
             dev->waiting = false;
             spin_start = mox__cuda_now_ns();
             backoff_us = 20;
@@ -192,7 +187,7 @@ static void *completion_main(void *arg)
             if (g->stream != dev->inflight_head->stream)
                 one_stream = false;
         }
-        pthread_mutex_unlock(&dev->lock);
+        mox__unlock(&dev->lock);
 
         uint32_t finished = 0;
         for (uint32_t i = 0; i < n; i++) {
@@ -208,20 +203,20 @@ static void *completion_main(void *arg)
                 continue;
             uint32_t npred = npreds[i];
             if (npred && finished) {
-                pthread_mutex_lock(&dev->lock);
+                mox__lock(&dev->lock);
                 npred = snap[i]->npred + !mox__cuda_foreign_ready(snap[i]);
-                pthread_mutex_unlock(&dev->lock);
+                mox__unlock(&dev->lock);
             }
             if (npred)
                 continue;
             res[i] = snap[i]->launched ? api->cuEventQuery(snap[i]->event) : CUDA_SUCCESS;
             if (res[i] == CUDA_ERROR_NOT_READY)
                 continue;
-            pthread_mutex_lock(&dev->lock);
+            mox__lock(&dev->lock);
             bool ours = snap[i]->linked && !snap[i]->claimed;
             if (ours)
                 mox__cuda_inflight_unlink(dev, snap[i]);
-            pthread_mutex_unlock(&dev->lock);
+            mox__unlock(&dev->lock);
             if (!ours)
                 continue; /* a waiting thread is completing it, or did */
             mox__cuda_group_finish(dev, snap[i], res[i], NULL);
@@ -253,7 +248,7 @@ static void *completion_main(void *arg)
             }
         }
 
-        pthread_mutex_lock(&dev->lock);
+        mox__lock(&dev->lock);
         for (uint32_t i = 0; i < n; i++)
             if (snap[i] && !watched[i])
                 snap[i]->snapped = false; /* a waiter that finishes it may free it now */
@@ -274,7 +269,7 @@ static void *completion_main(void *arg)
                 backoff_us *= 2;
         }
     }
-    pthread_mutex_unlock(&dev->lock);
+    mox__unlock(&dev->lock);
     return NULL;
 }
 
@@ -294,13 +289,13 @@ void mox__cuda_completion_stop(mox__cuda_dev *dev)
         return;
     /* The thread drains what is in flight before it exits, so no waiter is
      * left without an answer. */
-    pthread_mutex_lock(&dev->lock);
+    mox__lock(&dev->lock);
     dev->stopping = true;
-    pthread_cond_signal(&dev->work_cv);
-    pthread_mutex_unlock(&dev->lock);
+    mox__cond_signal(&dev->work_cv);
+    mox__unlock(&dev->lock);
     pthread_join(dev->thread, NULL);
     dev->thread_started = false;
-    pthread_mutex_lock(&dev->lock);
+    mox__lock(&dev->lock);
     mox__cuda_groups_reap(dev);
-    pthread_mutex_unlock(&dev->lock);
+    mox__unlock(&dev->lock);
 }

@@ -55,9 +55,9 @@ mox_status mox__cuda_dev_open(int ordinal, mox__cuda_dev **out)
     mox_status st = MOX_OK;
     dev->api = api;
     atomic_init(&dev->lost, false);
-    pthread_mutex_init(&dev->lock, NULL);
+    mox__mutex_init(&dev->lock);
     pthread_mutex_init(&dev->pool_lock, NULL);
-    pthread_cond_init(&dev->work_cv, NULL);
+    mox__cond_init(&dev->work_cv);
     if ((st = mox__cuda_read_settings(dev)) != MOX_OK)
         goto fail;
 
@@ -233,9 +233,8 @@ void mox__cuda_dev_close(mox__cuda_dev *dev)
         if (atomic_load(&dev->lost))
             api->cuCtxSetCurrent(NULL);
     }
-    pthread_cond_destroy(&dev->work_cv);
     pthread_mutex_destroy(&dev->pool_lock);
-    pthread_mutex_destroy(&dev->lock);
+    mox__mutex_destroy(&dev->lock);
     mox__free(dev);
 }
 

@@ -24,9 +24,9 @@ void mox__cuda_event_keep(mox__cuda_dev *dev, bool spin, CUevent event)
 
 mox_status mox__cuda_event_get(mox__cuda_dev *dev, bool spin, CUevent *out)
 {
-    pthread_mutex_lock(&dev->lock);
+    mox__lock(&dev->lock);
     bool pooled = mox__cuda_event_take(dev, spin, out);
-    pthread_mutex_unlock(&dev->lock);
+    mox__unlock(&dev->lock);
     if (pooled)
         return MOX_OK;
     unsigned flags = CU_EVENT_DISABLE_TIMING | (spin ? 0u : (unsigned)CU_EVENT_BLOCKING_SYNC);
@@ -35,7 +35,7 @@ mox_status mox__cuda_event_get(mox__cuda_dev *dev, bool spin, CUevent *out)
         *out = NULL;
         return mox__cuda_fail(dev->api, r, "cuEventCreate", NULL);
     }
-    pthread_mutex_lock(&dev->lock);
+    mox__lock(&dev->lock);
     bool room = dev->events_made[spin] < dev->free_event_cap[spin];
     if (!room) {
         uint32_t cap = dev->free_event_cap[spin] ? 2u * dev->free_event_cap[spin] : 64u;
@@ -47,7 +47,7 @@ mox_status mox__cuda_event_get(mox__cuda_dev *dev, bool spin, CUevent *out)
         }
     }
     dev->events_made[spin] += room;
-    pthread_mutex_unlock(&dev->lock);
+    mox__unlock(&dev->lock);
     if (room)
         return MOX_OK;
     dev->api->cuEventDestroy(*out);
@@ -57,9 +57,9 @@ mox_status mox__cuda_event_get(mox__cuda_dev *dev, bool spin, CUevent *out)
 
 void mox__cuda_event_put(mox__cuda_dev *dev, bool spin, CUevent event)
 {
-    pthread_mutex_lock(&dev->lock);
+    mox__lock(&dev->lock);
     mox__cuda_event_keep(dev, spin, event);
-    pthread_mutex_unlock(&dev->lock);
+    mox__unlock(&dev->lock);
 }
 
 bool mox__cuda_event_spin(const mox__cuda_dev *dev)
@@ -75,11 +75,11 @@ bool mox__cuda_event_sleep(mox__cuda_dev *dev, mox__cuda_group *g, CUresult *r)
         return true;
     }
     CUevent wake = NULL;
-    pthread_mutex_lock(&dev->lock);
+    mox__lock(&dev->lock);
     bool newest = dev->stream_state[g->stream].last == g;
     if (newest)
         mox__cuda_event_take(dev, false, &wake);
-    pthread_mutex_unlock(&dev->lock);
+    mox__unlock(&dev->lock);
     /* A waiting thread may have another context current: one is made in
      * the device's (records and synchronizations need none). */
     if (!newest ||

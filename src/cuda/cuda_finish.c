@@ -16,9 +16,9 @@ static mox_status finish_failure(mox__cuda_dev *dev, CUresult r, const char *cal
 {
     mox_status status = mox__cuda_fail(dev->api, r, call, what);
     if (status == MOX_ERR_DEVICE_LOST) {
-        pthread_mutex_lock(&dev->lock);
+        mox__lock(&dev->lock);
         mox__cuda_dev_lost(dev, mox__cuda_last_message());
-        pthread_mutex_unlock(&dev->lock);
+        mox__unlock(&dev->lock);
         *error = mox__error_new(MOX_ERR_DEVICE_LOST, "%s", dev->lost_message);
     } else {
         *error = mox__cuda_last_error(status);
@@ -202,9 +202,9 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r,
     if (g->trace_start) /* the states are final, the launch has finished */
         mox__cuda_trace_finish(dev, g);
 
-    pthread_mutex_lock(&dev->lock);
+    mox__lock(&dev->lock);
     bool reap = release_locked(dev, g, failed_any || status != MOX_OK, by_waiter);
-    pthread_mutex_unlock(&dev->lock);
+    mox__unlock(&dev->lock);
     if (g->pin_count)
         mox__cuda_foreign_release(g); /* other devices' instances it read */
     for (uint32_t i = 0; i < g->stage_count; i++)
@@ -220,10 +220,10 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r,
         mox__cuda_group_free(g);
         return;
     }
-    pthread_mutex_lock(&dev->lock);
+    mox__lock(&dev->lock);
     g->next = dev->reap;
     dev->reap = g;
-    pthread_mutex_unlock(&dev->lock);
+    mox__unlock(&dev->lock);
 }
 
 void mox__cuda_groups_reap(mox__cuda_dev *dev)

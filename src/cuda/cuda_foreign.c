@@ -57,7 +57,7 @@ void mox__cuda_foreign_flush(mox__cuda_dev *dev, const mox__submission *pub)
         mox__cuda_dev *owner = mox__cuda_sem_owner(st);
         CUcontext prev = NULL;
         owner->api->cuCtxGetCurrent(&prev);
-        pthread_mutex_lock(&owner->lock);
+        mox__lock(&owner->lock);
         /* A request of the owner's launcher: run here when it is idle, else
          * by the thread launching there (then this point may still have no
          * launch when it is looked at, and the host waits instead). */
@@ -65,7 +65,7 @@ void mox__cuda_foreign_flush(mox__cuda_dev *dev, const mox__submission *pub)
             owner->flush_mask |= 1u << pt->sem->queue;
             mox__cuda_launcher_enter(owner);
         }
-        pthread_mutex_unlock(&owner->lock);
+        mox__unlock(&owner->lock);
         owner->api->cuCtxSetCurrent(prev);
     }
 }
@@ -82,7 +82,7 @@ static void point_reached(void *ctx)
     const mox__cuda_api *api = dev->api;
     CUcontext prev = NULL;
     api->cuCtxGetCurrent(&prev);
-    pthread_mutex_lock(&dev->lock);
+    mox__lock(&dev->lock);
     if (--me->fwaits_left == 0) {
         if (me->fwaiters != me->fwaiters_inline)
             free(me->fwaiters);
@@ -94,7 +94,7 @@ static void point_reached(void *ctx)
          * what their points wait for on the other device. */
         mox__cuda_release_held(dev);
     }
-    pthread_mutex_unlock(&dev->lock); /* `me`, and `dev`, may be gone from here */
+    mox__unlock(&dev->lock); /* `me`, and `dev`, may be gone from here */
     api->cuCtxSetCurrent(prev);
 }
 
@@ -151,11 +151,11 @@ static void fired(void *ctx)
 {
     mox__cuda_fwait *fw = ctx;
     mox__cuda_dev *dev = fw->dev;
-    pthread_mutex_lock(&dev->lock);
+    mox__lock(&dev->lock);
     fw->fired = true; /* the group may complete and go once the lock is released */
     if (dev->waiting)
-        pthread_cond_signal(&dev->work_cv);
-    pthread_mutex_unlock(&dev->lock);
+        mox__cond_signal(&dev->work_cv);
+    mox__unlock(&dev->lock);
 }
 
 void mox__cuda_foreign_collect(mox__cuda_dev *dev, mox__cuda_group *g)
@@ -321,10 +321,10 @@ void mox__cuda_foreign_release(mox__cuda_group *g)
     for (uint32_t i = 0; i < g->pin_count; i++) {
         mox__cuda_dev *owner = g->pins[i].owner;
         mox__cuda_inst *inst = g->pins[i].inst;
-        pthread_mutex_lock(&owner->lock);
+        mox__lock(&owner->lock);
         if (atomic_fetch_sub(&inst->foreign_readers, 1) == 1)
             mox__cuda_inst_release(owner, inst);
-        pthread_mutex_unlock(&owner->lock);
+        mox__unlock(&owner->lock);
     }
     g->pin_count = 0;
 }

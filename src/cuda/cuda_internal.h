@@ -29,6 +29,7 @@
 #include <mox/status.h>
 
 #include "core/alloc.h"
+#include "core/sync.h"
 #include "hal/hal.h"
 #include "cuda/cuda_api.h"
 
@@ -681,7 +682,7 @@ struct mox__cuda_dev {
     CUstream streams[MOX__CUDA_STREAMS];
     CUstream copy_stream;            /* allocation zeroing, synchronous uploads */
 
-    pthread_mutex_t lock;            /* everything below */
+    mox__mutex lock;                 /* everything below (core/sync.h: a futex word) */
     uint32_t next_stream;
     mox__cuda_stream_state stream_state[MOX__CUDA_STREAMS];
     bool hold;                       /* set_hold: launch nothing */
@@ -735,7 +736,7 @@ struct mox__cuda_dev {
     mox__cuda_group *inflight_head, *inflight_tail;
     mox__cuda_group *reap;           /* completed by waiting threads; freed by the completion thread */
     uint32_t inflight;
-    pthread_cond_t work_cv;
+    mox__cond work_cv;               /* with `lock` (core/sync.h) */
     bool waiting;                    /* completion thread is in work_cv */
     /* While waiting threads complete their launches (until quiet_until_ns
      * after the last one did), the completion thread looks for new launches

@@ -399,13 +399,13 @@ void mox__cuda_launch_group(mox__cuda_dev *dev, mox__submission *const *subs, ui
         mox__cuda_event_take(dev, g->event_spin, &g->event);
     }
     /* Phase B, no lock: the driver. */
-    pthread_mutex_unlock(&dev->lock);
+    mox__unlock(&dev->lock);
     if (st == MOX_OK)
         st = launch_unlocked(dev, g, &b, plan, dev->streams[stream]);
     if (b.foreign.n)
         mox__cuda_foreign_unpin_events(&b.foreign); /* waited for (or not, on failure) */
     mox__free(b.waits);
     /* Phase C, dev->lock again: publish it to the completion thread. */
-    pthread_mutex_lock(&dev->lock);
+    mox__lock(&dev->lock);
     group_publish(dev, g, st);
 }

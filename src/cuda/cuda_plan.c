@@ -144,7 +144,7 @@ static bool plan_evictable(const mox__cuda_plan *p)
 static void plan_evict_one(mox__cuda_dev *dev)
 {
     mox__cuda_plan **victim = NULL;
-    pthread_mutex_lock(&dev->lock);
+    mox__lock(&dev->lock);
     for (uint32_t b = 0; b < dev->plan_cap; b++)
         for (mox__cuda_plan **pp = &dev->plans[b]; *pp; pp = &(*pp)->next)
             if (plan_evictable(*pp) && (!victim || (*pp)->last_used < (*victim)->last_used))
@@ -155,7 +155,7 @@ static void plan_evict_one(mox__cuda_dev *dev)
     for (uint32_t q = 0; p && q < MOX__CUDA_STREAMS; q++)
         if (dev->stream_plan[q] == p)
             dev->stream_plan[q] = NULL;
-    pthread_mutex_unlock(&dev->lock);
+    mox__unlock(&dev->lock);
     if (!p)
         return;
     plan_destroy(dev, p);

@@ -309,7 +309,7 @@ void mox__cuda_submit(mox__cuda_dev *dev, mox__submission *pub)
      * first, so that they have events (their launchers, not this one). */
     if (pub->wait_count)
         mox__cuda_foreign_flush(dev, pub);
-    pthread_mutex_lock(&dev->lock); /* a flush of it may read `me` concurrently */
+    mox__lock(&dev->lock); /* a flush of it may read `me` concurrently */
     memset(me, 0, offsetof(mox__cuda_sub, pending)); /* `pending` is atomic: */
     atomic_store_explicit(&me->pending, false, memory_order_relaxed);
     me->pub = pub;
@@ -320,7 +320,7 @@ void mox__cuda_submit(mox__cuda_dev *dev, mox__submission *pub)
         dev->exec_head = me;
     dev->exec_tail = me;
     mox__cuda_launcher_enter(dev);
-    pthread_mutex_unlock(&dev->lock);
+    mox__unlock(&dev->lock);
 }
 
 /* The core set pub->awaited before this call. Nothing held back: no lock
@@ -334,18 +334,18 @@ void mox__cuda_flush(mox__cuda_dev *dev, mox__submission *pub)
     atomic_thread_fence(memory_order_seq_cst);
     if (!atomic_load_explicit(&me->pending, memory_order_relaxed))
         return;
-    pthread_mutex_lock(&dev->lock);
+    mox__lock(&dev->lock);
     if (atomic_load_explicit(&me->pending, memory_order_relaxed))
         dev->flush_mask |= 1u << me->stream;
     mox__cuda_launcher_enter(dev);
-    pthread_mutex_unlock(&dev->lock);
+    mox__unlock(&dev->lock);
 }
 
 void mox__cuda_set_hold(mox__cuda_dev *dev, bool hold)
 {
-    pthread_mutex_lock(&dev->lock);
+    mox__lock(&dev->lock);
     dev->hold_asked = true;
     dev->hold_wanted = hold;
     mox__cuda_launcher_enter(dev);
-    pthread_mutex_unlock(&dev->lock);
+    mox__unlock(&dev->lock);
 }

@@ -35,11 +35,11 @@
 /* Gives a group a waiting thread watched back to the completion thread. */
 static void unclaim(mox__cuda_dev *dev, mox__cuda_group *g)
 {
-    pthread_mutex_lock(&dev->lock);
+    mox__lock(&dev->lock);
     g->claimed = false;
     if (dev->waiting) /* quiet or not: this launch is the thread's now */
-        pthread_cond_signal(&dev->work_cv);
-    pthread_mutex_unlock(&dev->lock);
+        mox__cond_signal(&dev->work_cv);
+    mox__unlock(&dev->lock);
 }
 
 /* Query pace of a watching user thread: tight at first (a raw spin wait
@@ -138,7 +138,7 @@ static bool block_on(mox__cuda_dev *dev, mox__cuda_group *g, const mox__inline_w
  * taken here. On success *wake is when to end a nap (0: none). */
 static mox__cuda_group *claim(mox__cuda_dev *dev, mox__submission *pub, uint64_t *wake)
 {
-    pthread_mutex_lock(&dev->lock);
+    mox__lock(&dev->lock);
     mox__cuda_group *g = mox__cuda_sub_of(pub)->group;
     /* Only a launch of this execution alone: completing it calls no other
      * op's waker on the waiting thread. */
@@ -153,7 +153,7 @@ static mox__cuda_group *claim(mox__cuda_dev *dev, mox__submission *pub, uint64_t
         g->claimed = true; /* the completion thread leaves it alone now */
         *wake = mox__cuda_nap_end(dev, timed_inst(g), g->launch_ns);
     }
-    pthread_mutex_unlock(&dev->lock);
+    mox__unlock(&dev->lock);
     if (declined) {
         atomic_fetch_add_explicit(declined, 1, memory_order_relaxed);
         return NULL;

@@ -132,6 +132,8 @@
 #include <mox/kernel_abi.h>
 #include <mox/launch.h>
 #include <mox/status.h>
+
+#include "core/sync.h"
 #include <mox/types.h>
 
 #include "artifact/abi.h"      /* mox_abi */
@@ -171,7 +173,7 @@ struct mox__semaphore {
     mox__backend *owner;              /* the device whose queue signals it */
     uint32_t queue;
     void *be;                         /* the owner's state (semaphore_init) */
-    pthread_mutex_t lock;             /* guards `waiters`; a leaf lock */
+    mox__mutex lock;                  /* guards `waiters`; a leaf lock (core/sync.h) */
     mox__sem_waiter *waiters;
 };
 

@@ -231,9 +231,9 @@ static void ungated_entries_where_no_failure_reaches(void **state)
 
 static void set_coalesce(bool on)
 {
-    pthread_mutex_lock(&F.dev->lock);
+    mox__lock(&F.dev->lock);
     F.dev->coalesce = on;
-    pthread_mutex_unlock(&F.dev->lock);
+    mox__unlock(&F.dev->lock);
 }
 
 static void later_batch_is_gated_by_a_running_failure(void **state)
@@ -277,12 +277,12 @@ static void reader_deferred_behind_a_running_failure_is_gated(void **state)
     (void)state;
     /* Defer behind one running launch, so the reader waits in the pending
      * list and goes out once the writer's outcome is known. */
-    pthread_mutex_lock(&F.dev->lock);
+    mox__lock(&F.dev->lock);
     uint32_t depth = F.dev->defer_depth;
     bool coalesce = F.dev->coalesce;
     F.dev->defer_depth = 1;
     F.dev->coalesce = true;
-    pthread_mutex_unlock(&F.dev->lock);
+    mox__unlock(&F.dev->lock);
     unsigned long long live0 = stat(&F.dev->stats.live_gates);
     put(a, 0.0f);
     put(b, -1.0f);
@@ -299,10 +299,10 @@ static void reader_deferred_behind_a_running_failure_is_gated(void **state)
     assert_true(get(b) == -1.0f);
     /* It was not launched while the writer ran: no live gate. */
     assert_int_equal(stat(&F.dev->stats.live_gates), live0);
-    pthread_mutex_lock(&F.dev->lock);
+    mox__lock(&F.dev->lock);
     F.dev->defer_depth = depth;
     F.dev->coalesce = coalesce;
-    pthread_mutex_unlock(&F.dev->lock);
+    mox__unlock(&F.dev->lock);
 }
 
 static void gate_inside_a_coalesced_launch(void **state)
