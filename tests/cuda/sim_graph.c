@@ -3,6 +3,7 @@
  * destroying an exec that may still be in flight. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,10 +189,10 @@ CUresult cuGraphLaunch(CUgraphExec e, CUstream s)
      * promises never to do it: an instance's status words would be shared
      * by two runs. MOX_SIM_STRICT_EXEC=1 (the backend's tests) checks it;
      * the benchmark's raw side does it on purpose. */
-    static int strict = -1;
-    if (strict < 0) {
+    static _Atomic int strict = -1; /* first launches of several threads may race to set it */
+    if (atomic_load_explicit(&strict, memory_order_relaxed) < 0) {
         const char *v = getenv("MOX_SIM_STRICT_EXEC");
-        strict = v && v[0] == '1';
+        atomic_store_explicit(&strict, v && v[0] == '1', memory_order_relaxed);
     }
     pthread_mutex_lock(&g_lock);
     int busy = strict && e->inflight;
