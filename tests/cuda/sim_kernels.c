@@ -415,6 +415,8 @@ struct CUfunc_st sim_funcs[] = {
     {"mox_entry_iota", 3, {GATE_SIZE, 8, 4}, c_iota, false},
     {"mox_entry_fixed64", 3, {GATE_SIZE, 8, 4}, c_fixed64, false},
     {"mox_entry_tenfold", 4, {GATE_SIZE, 8, 8, 4}, c_tenfold, false},
+    /* tests/conformance/kernels/mdefer.c (deferred, MOX_KFEAT_GATE_DEFERRED) */
+    {"mox_entry_defer_inc", 4, {GATE_SIZE, 8, 8, 4}, sim_defer_finish, false},
     /* tests/conformance/kernels/mdk.c */
     {"mox_entry_wild_write", 3, {GATE_SIZE, 8, 4}, c_wild_write, false},
     /* examples/pipeline/kernels/stages.c */

@@ -1,7 +1,9 @@
 /* tests/cuda/sim_kernels_defer.c - the simulated driver's kernels with the
  * deferred gate check (mox/kernel_cuda_gate.h, moxc's MOXC_GATE_DEFER=1),
- * those of tests/cuda/kernels.cu: bt_finish (out[i] = in[i] + 1 for
- * i < n) with its store guarded, as moxc's deferred copy has it, run by
+ * those of tests/cuda/kernels.cu and the conformance module "mdefer"
+ * (mox_entry_defer_inc, run as bt_defer_finish): bt_finish (out[i] =
+ * in[i] + 1 for i < n) with its store guarded, as moxc's deferred copy has
+ * it, run by
  *   - mox_entry_bt_defer_finish: an entry of a kernel with
  *     MOX_KFEAT_GATE_DEFERRED, which asks nothing at its end: a launch
  *     whose threads reach no store (n = 0) leaves its status word OK even
