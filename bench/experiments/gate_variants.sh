@@ -4,11 +4,14 @@
 # by gate_variants_harness.c (docs/kernel-language.md, "The deferred gate
 # check"):
 #   ungated  mox_entry_K__ungated         entry    the check at entry (default)
-#   deferred MOXC_GATE_DEFER=1, as shipped
-#   askall   deferred, every thread that reached no guard asks at the end
-#   noend    deferred without the end's question (NOT correct: a dispatch
-#            whose threads reach no guard stays OK behind a failed dependency;
-#            the harness's n = 0 check shows it)
+#   deferred MOXC_GATE_DEFER=1, as shipped: the kernels carry
+#            MOX_KFEAT_GATE_DEFERRED and their entries ask nothing at the
+#            end, so with n = 0 behind a failed dependency the harness's
+#            entry alone leaves its word OK ("WRONG" below is expected: the
+#            runtime derives GATED, docs/cuda-backend.md "Deferred dispatches")
+#   askend   deferred as an entry without the bit: thread 0 of each block
+#            that reached no guard asks at the end (what shipped before)
+#   askall   askend, with every thread that reached no guard asking
 #   build here:  bench/experiments/gate_variants.sh build BUILD OUTDIR   (moxc from BUILD, nvcc)
 #   run there:   bench/experiments/gate_variants.sh run OUTDIR           (on the GPU machine)
 set -eu
@@ -19,27 +22,27 @@ if [ "${1:-}" = build ]; then
     nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
     mkdir -p "$out/cubin"
     flags="-cubin -x cu -std=c++17 -O3 -fmad=false -prec-div=true -prec-sqrt=true -ftz=false -gencode arch=compute_90,code=sm_90"
-    for v in askall noend; do
-        rm -rf "$out/inc_$v" && cp -r "$root/include" "$out/inc_$v"
-    done
+    rm -rf "$out/inc_askall" && cp -r "$root/include" "$out/inc_askall"
     python3 - "$out" <<'P'
 import sys
 end = '    if (v->answer == MOX__GATE_UNASKED && mox__linear() == 0u) (void)mox__gate_bad(v);'
-for v, new in (('askall', '    if (v->answer == MOX__GATE_UNASKED) (void)mox__gate_bad(v);'), ('noend', '    (void)v;')):
-    p = '%s/inc_%s/mox/kernel_cuda_gate.h' % (sys.argv[1], v)
-    s = open(p).read()
-    assert end in s, 'mox__gate_leave_deferred changed: update gate_variants.sh'
-    open(p, 'w').write(s.replace(end, new))
+p = '%s/inc_askall/mox/kernel_cuda_gate.h' % sys.argv[1]
+s = open(p).read()
+assert end in s, 'mox__gate_leave_deferred changed: update gate_variants.sh'
+open(p, 'w').write(s.replace(end, '    if (v->answer == MOX__GATE_UNASKED) (void)mox__gate_bad(v);'))
 P
+    ask='s/mox__gate_leave_deferred(&mox__gv, MOX_KFEAT_GATE_DEFERRED);/mox__gate_leave_deferred(\&mox__gv, 0u);/'
     for k in vec-add/kernels/vec_add.c reduction/kernels/reduce.c cooperation/kernels/scan.c; do
         b=$(basename "$k" .c)
         "$build/bin/moxc" inspect --emit cuda "$root/examples/$k" >"$out/${b}_entry.cu"
         MOXC_GATE_DEFER=1 "$build/bin/moxc" inspect --emit cuda "$root/examples/$k" >"$out/${b}_deferred.cu"
+        sed "$ask" "$out/${b}_deferred.cu" >"$out/${b}_askend.cu"
+        grep -q 'mox__gate_leave_deferred(&mox__gv, 0u);' "$out/${b}_askend.cu" ||
+            { echo "no deferred entry's end in ${b}_deferred.cu: update gate_variants.sh" >&2; exit 1; }
         "$nvcc" $flags -I"$root/include" -o "$out/cubin/${b}_entry.cubin" "$out/${b}_entry.cu"
         "$nvcc" $flags -I"$root/include" -o "$out/cubin/${b}_deferred.cubin" "$out/${b}_deferred.cu"
-        for v in askall noend; do
-            "$nvcc" $flags -I"$out/inc_$v" -o "$out/cubin/${b}_$v.cubin" "$out/${b}_deferred.cu"
-        done
+        "$nvcc" $flags -I"$root/include" -o "$out/cubin/${b}_askend.cubin" "$out/${b}_askend.cu"
+        "$nvcc" $flags -I"$out/inc_askall" -o "$out/cubin/${b}_askall.cubin" "$out/${b}_askend.cu"
     done
     cc -O2 -std=c11 -I"$(dirname "$nvcc")/../include" "$here/gate_variants_harness.c" -o "$out/harness" \
         -L"$(dirname "$nvcc")/../lib64/stubs" -lcuda
@@ -52,7 +55,7 @@ set_for() { # file entry kind
     local f=$1 e=$2 kd=$3 L=""
     L="$L ${e}_ungated=$C/${f}_entry.cubin:mox_entry_${e}__ungated:$kd:0"
     L="$L ${e}_entry=$C/${f}_entry.cubin:mox_entry_${e}:$kd:1"
-    for v in deferred askall noend; do L="$L ${e}_$v=$C/${f}_$v.cubin:mox_entry_${e}:$kd:1"; done
+    for v in deferred askend askall; do L="$L ${e}_$v=$C/${f}_$v.cubin:mox_entry_${e}:$kd:1"; done
     echo "$L"
 }
 for rep in 1 2; do

@@ -39,7 +39,15 @@ enum {
     MOX_KFEAT_FAIL = 1u << 3,    /* "fail": may call mox_fail */
     MOX_KFEAT_SHARED = 1u << 4,  /* "shared": declares MOX_SHARED memory */
     MOX_KFEAT_F16 = 1u << 5,     /* "f16": uses mox_f16 */
-    MOX_KFEAT_DYNAMIC_SHARED = 1u << 6 /* "dynamic_shared": declares MOX_SHARED_DYNAMIC memory (ABI version 2) */
+    MOX_KFEAT_DYNAMIC_SHARED = 1u << 6, /* "dynamic_shared": declares MOX_SHARED_DYNAMIC memory (ABI version 2) */
+    /* "gate_deferred": its gated CUDA entries check the gate only before
+     * each store (moxc, MOXC_GATE_DEFER=1) and do not ask at their end, so
+     * a dispatch whose threads stored nothing may leave its status word OK
+     * behind a failed dependency: the runtime gives its readers its own
+     * dependencies and derives its GATED state (docs/cuda-backend.md,
+     * "Deferred dispatches"). A runtime that does not know the bit refuses
+     * the module (unknown feature). */
+    MOX_KFEAT_GATE_DEFERRED = 1u << 7
 };
 
 typedef struct mox_kdim3 {

@@ -21,7 +21,7 @@
  *         MOX__GATE_PUBLISH(&gate);      // kernels with MOX_KFEAT_FAIL only
  *         mox__gate_view gv = mox__gate_view_of(&gate);
  *         K__mox_deferred(&gv, ...);     // no store, atomic or mox_fail when mox__gate_bad(&gv)
- *         mox__gate_leave_deferred(&gv); // thread 0 of a block that asked nothing: GATED when bad
+ *         mox__gate_leave_deferred(&gv, MOX_KFEAT_GATE_DEFERRED); // asks nothing: the runtime derives
  *         mox__gate_leave(&gate);
  * The gate is a kernel parameter; its address is per-thread local memory,
  * so mox_fail (possibly deep in a helper) finds the fields through a
@@ -135,12 +135,13 @@ MOX__FN(int) mox__gate_enter(const mox_gate *g) {
 
 /* The deferred gate check (moxc's gate_defer.c): whether the dispatch must
  * have no effect (a dependency failed or was gated), asked at each guard of
- * the kernel's deferred copy, after the body's loads have issued, and by
- * thread 0 of each block at the entry's end (then it marks the dispatch
- * GATED). The words are settled before the grid starts, so every thread
- * gets the same answer, and each thread reads them once: the view keeps
- * the answer (a register once the copy is inlined), so a guard in a loop
- * and the end's question cost no further load. Nothing of it may run at
+ * the kernel's deferred copy, after the body's loads have issued (then it
+ * marks the dispatch GATED), and in entries without MOX_KFEAT_GATE_DEFERRED
+ * by thread 0 of each block at the entry's end. The words are settled
+ * before the grid starts, so every thread gets the same answer, and each
+ * thread reads them once: the view keeps the answer (a register once the
+ * copy is inlined), so a guard in a loop and the end's question cost no
+ * further load. Nothing of it may run at
  * entry: on an H200 a 2^26-element vec-add ran at 1.000 of the ungated
  * kernel with all of it at the guard, 0.977 with the one load at entry,
  * 0.956 with only the rare forms' code at entry (not taken), 0.954 with
@@ -190,13 +191,22 @@ MOX__FN(bool) mox__gate_bad(mox__gate_view *v) {
     return v->answer == MOX__GATE_BAD;
 }
 
-/* The deferred entry's end: a dispatch whose threads reached no guard
+/* The deferred entry's end. A dispatch whose threads reached no guard
  * (nothing to store for this launch) must still end GATED when its gate
- * is bad, so linear thread 0 of each block asks if it has not. A thread
- * that asked leaves at once: code after the body that waits on the
- * answer, or on the thread's index, cost a 2^26-element vec-add 15 % on
- * an H200 (thread 0 asking again after its store). */
-MOX__FN(void) mox__gate_leave_deferred(mox__gate_view *v) {
+ * is bad. `kernel_features` are the kernel's MOX_KFEAT_* bits as its
+ * module's ABI lists them (a constant: the branch folds away):
+ * - with MOX_KFEAT_GATE_DEFERRED (moxc's entries since the runtime carries
+ *   a deferred dispatch's dependencies on to its readers and derives its
+ *   state, docs/cuda-backend.md) nothing is asked: the question's code,
+ *   though only threads past `n` run it, cost vec-add and add-offsets
+ *   13 - 15 % on an H200 (docs/performance.md);
+ * - without it (an entry written by hand, or for a runtime that does not
+ *   derive) linear thread 0 of each block asks if it has not. A thread
+ *   that asked leaves at once: code after the body that waits on the
+ *   answer, or on the thread's index, cost a 2^26-element vec-add 15 % on
+ *   an H200 (thread 0 asking again after its store). */
+MOX__FN(void) mox__gate_leave_deferred(mox__gate_view *v, uint32_t kernel_features) {
+    if (kernel_features & MOX_KFEAT_GATE_DEFERRED) return;
     if (v->answer == MOX__GATE_UNASKED && mox__linear() == 0u) (void)mox__gate_bad(v);
 }
 

@@ -55,7 +55,7 @@ uint64_t mox__field_align(const mox_abi_field *field);
 bool mox__layout_needs_v2(const mox_abi_layout *layout);
 
 /* Feature names in bit order; NULL past the end. */
-#define MOX__KFEATURE_COUNT 7
+#define MOX__KFEATURE_COUNT 8
 #define MOX__FEATURE_COUNT 2
 extern const char *const mox__kfeature_names[MOX__KFEATURE_COUNT];
 extern const char *const mox__feature_names[MOX__FEATURE_COUNT];

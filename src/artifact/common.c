@@ -10,7 +10,7 @@
 #include "core/alloc.h"
 
 const char *const mox__kfeature_names[MOX__KFEATURE_COUNT] = {
-    "barrier", "warp", "atomics", "fail", "shared", "f16", "dynamic_shared",
+    "barrier", "warp", "atomics", "fail", "shared", "f16", "dynamic_shared", "gate_deferred",
 };
 const char *const mox__feature_names[MOX__FEATURE_COUNT] = {"atomics", "warp_ops"};
 

@@ -65,6 +65,23 @@ static bool states_ok(const mox__cuda_group *g)
     return false;
 }
 
+/* Whether a dependency of dispatch d of `pub` did not end OK: a
+ * predecessor in its execution, or a gate on an earlier one. Both come
+ * before it in the launch or completed before it did (launches complete
+ * in order), so their states are final here. */
+static bool dependency_not_ok(const mox__submission *pub, const mox__dispatch *d)
+{
+    for (uint32_t k = 0; k < d->pred_count; k++)
+        if (pub->dispatches[pub->preds[d->pred_first + k]]->state != MOX_DISPATCH_OK)
+            return true;
+    for (uint32_t k = 0; k < d->gate_count; k++) {
+        const mox__gate *gate = &pub->gates[d->gate_first + k];
+        if (gate->sub->dispatches[gate->dispatch]->state != MOX_DISPATCH_OK)
+            return true;
+    }
+    return false;
+}
+
 /* The dispatches' states from the launch's status words (2 per node);
  * whether one did not end OK. */
 static bool states_from(const mox__cuda_group *g, const uint32_t *words)
@@ -79,6 +96,14 @@ static bool states_from(const mox__cuda_group *g, const uint32_t *words)
             d->fail_code = words[2u * at + 1u];
             if (d->kind == MOX__CMD_COPY && d->state != MOX_DISPATCH_OK) {
                 /* a copy cannot fail itself: its slot held a mirrored failure */
+                d->state = MOX_DISPATCH_GATED;
+                d->fail_code = 0;
+            }
+            /* A deferred kernel whose threads stored nothing left its word
+             * OK behind a failed dependency (cuda_gates.c): it was gated,
+             * as the check at entry would have said. */
+            if (d->state == MOX_DISPATCH_OK && (d->kernel_features & MOX_KFEAT_GATE_DEFERRED) &&
+                d->kind == MOX__CMD_KERNEL && dependency_not_ok(pub, d)) {
                 d->state = MOX_DISPATCH_GATED;
                 d->fail_code = 0;
             }
@@ -100,7 +125,10 @@ static mox_status read_states(mox__cuda_dev *dev, mox__cuda_group *g, mox_error 
     mox__cuda_inst *inst = g->inst;
     bool flagged = *(volatile uint32_t *)inst->host_flag != 0;
     bool read = flagged || g->check_status;
-    /* Earlier launches completed before this one: their states are final. */
+    /* Earlier launches completed before this one: their states are final.
+     * A deferred dispatch a gate names is there with its derived state,
+     * which is not OK whenever a slot it carried into this launch's gates
+     * is not (cuda_gates.c): those need no test of their own. */
     for (uint32_t i = 0; !read && i < g->live_count; i++)
         read = g->live_gates[i].sub->dispatches[g->live_gates[i].dispatch]->state != MOX_DISPATCH_OK;
     uint32_t stack_words[64];

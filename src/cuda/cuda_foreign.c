@@ -107,14 +107,62 @@ static bool waitable_on_device(const mox__sem_point *pt)
     return mox__cuda_sem_point(st, pt->value, NULL) != MOX__CUDA_PT_UNKNOWN;
 }
 
+/* Registers a host waiter of `me` on `pt` (the k-th of its points). */
+static void hold_for(mox__cuda_sub *me, uint32_t k, const mox__sem_point *pt)
+{
+    mox__sem_waiter *w = &me->fwaiters[k];
+    w->fn = point_reached;
+    w->ctx = me;
+    w->value = pt->value;
+    if (!mox__semaphore_wait_async(pt->sem, w))
+        me->fwaits_left--;
+}
+
+/* The points of other devices `pub` must see reached on the host before it
+ * launches, at most `max`; registered for `me` unless it is NULL (counted
+ * only). Its waits that no device can wait for yet, and the executions of
+ * other devices' deferred dispatches its gates name (MOX_KFEAT_GATE_DEFERRED):
+ * such a dispatch may leave its status word OK behind a failed dependency,
+ * so mirroring that one word would let the gated copy run; once its
+ * execution completed its derived state is final (cuda_gates.c carries a
+ * deferred dispatch's slots to readers on its own device only). Rare: a
+ * copy across devices of what a deferred kernel wrote. */
+static uint32_t host_points(const mox__cuda_dev *dev, const mox__submission *pub, mox__cuda_sub *me,
+                            uint32_t max)
+{
+    uint32_t n = 0;
+    bool other_device = false;
+    for (uint32_t i = 0; i < pub->wait_count && n < max; i++) {
+        const mox__sem_point *pt = &pub->waits[i];
+        other_device |= foreign(dev, pt);
+        if (!foreign(dev, pt) || settled_on_host(pt) || waitable_on_device(pt))
+            continue;
+        if (me)
+            hold_for(me, n, pt);
+        n++;
+    }
+    /* A gate on another device's dispatch comes with a wait on its point:
+     * without one there is no such gate to look for. */
+    for (uint32_t i = 0; other_device && i < pub->count && n < max; i++) {
+        const mox__dispatch *d = pub->dispatches[i];
+        for (uint32_t k = 0; k < d->gate_count && n < max; k++) {
+            const mox__gate *gate = &pub->gates[d->gate_first + k];
+            const mox__sem_point *pt = &gate->sub->signal;
+            if (!foreign(dev, pt) || settled_on_host(pt) ||
+                !(gate->sub->dispatches[gate->dispatch]->kernel_features & MOX_KFEAT_GATE_DEFERRED))
+                continue;
+            if (me)
+                hold_for(me, n, pt);
+            n++;
+        }
+    }
+    return n;
+}
+
 bool mox__cuda_foreign_block(mox__cuda_dev *dev, mox__cuda_sub *me)
 {
     const mox__submission *pub = me->pub;
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < pub->wait_count; i++)
-        if (foreign(dev, &pub->waits[i]) && !settled_on_host(&pub->waits[i]) &&
-            !waitable_on_device(&pub->waits[i]))
-            n++;
+    uint32_t n = host_points(dev, pub, NULL, UINT32_MAX);
     if (n == 0)
         return false;
     me->dev = dev;
@@ -122,19 +170,8 @@ bool mox__cuda_foreign_block(mox__cuda_dev *dev, mox__cuda_sub *me)
     me->fwaits_left = n + 1; /* + 1 while registering (dev->lock is held meanwhile) */
     me->blocked = true;
     dev->blocked++;
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < pub->wait_count && k < n; i++) {
-        const mox__sem_point *pt = &pub->waits[i];
-        if (!foreign(dev, pt) || settled_on_host(pt) || waitable_on_device(pt))
-            continue;
-        mox__sem_waiter *w = &me->fwaiters[k++];
-        w->fn = point_reached;
-        w->ctx = me;
-        w->value = pt->value;
-        if (!mox__semaphore_wait_async(pt->sem, w))
-            me->fwaits_left--;
-    }
-    me->fwaits_left -= n - k; /* points that became waitable meanwhile */
+    uint32_t k = host_points(dev, pub, me, n);
+    me->fwaits_left -= n - k; /* points reached, or made waitable, meanwhile */
     if (--me->fwaits_left > 0)
         return true;
     if (me->fwaiters != me->fwaiters_inline)
@@ -304,6 +341,9 @@ mox_status mox__cuda_foreign_gate(mox__cuda_dev *dev, mox__cuda_group *g, const 
             *skip = true; /* it cannot end anything but OK */
             return MOX_OK;
         }
+        if (d->kernel_features & MOX_KFEAT_GATE_DEFERRED) /* held until settled: mox__cuda_foreign_block */
+            return mox__cuda_error(MOX_ERR_BACKEND, "a gate on another CUDA device's deferred dispatch "
+                                                    "was still running when the gated copy launched");
         *intra = true;
         *slot = node;
         g->check_status = true;

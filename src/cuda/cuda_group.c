@@ -39,12 +39,13 @@ void mox__cuda_group_free(mox__cuda_group *g)
     if (g->subs != g->subs_inline)
         mox__free(g->subs);
     /* A lone launch often has none of these: one test, not five calls. */
-    if (g->succs || g->read_insts || g->live_gates || g->copybacks || g->stages) {
+    if (g->succs || g->read_insts || g->live_gates || g->copybacks || g->stages || g->carried) {
         mox__free(g->succs);
         mox__free(g->read_insts);
         mox__free(g->live_gates);
         mox__free(g->copybacks);
         mox__free(g->stages);
+        mox__free(g->carried);
     }
     if (g->foreign || g->pins || g->mirrors) /* several devices */
         mox__cuda_foreign_free(g);

@@ -164,14 +164,30 @@ static inline mox__cuda_sub *mox__cuda_sub_of(const mox__submission *pub)
 
 /* ---- per-dispatch state: lives in d->be ---- */
 
-/* Whether a dispatch can end anything but OK: its kernel can call mox_fail,
- * or it is gated on one that can. Only such dispatches are gate
- * dependencies of others, so a batch of kernels that never fail runs with
- * no gate reads at all (each read costs every warp of the grid a dependent
- * load before it starts: ~9% of a 2^28-element streaming kernel). */
+/* may_fail: whether a dispatch can end anything but OK: its kernel can
+ * call mox_fail, or it is gated on one that can. Only such dispatches are
+ * gate dependencies of others, so a batch of kernels that never fail runs
+ * with no gate reads at all (each read costs every warp of the grid a
+ * dependent load before it starts: ~9% of a 2^28-element streaming
+ * kernel).
+ * carry_first, carry_count: for a kernel with MOX_KFEAT_GATE_DEFERRED, the
+ * status slots its gate reads, kept in its launch's group (carried[]) for
+ * the gates of its readers (cuda_gates.c); written when its node is
+ * described, read while it has not finished. */
 typedef struct mox__cuda_dstate {
     uint32_t may_fail;
+    uint32_t carry_first, carry_count;
 } mox__cuda_dstate;
+
+/* A status slot a deferred dispatch's gate reads (cuda_gates.c): `intra`,
+ * an index in its own launch; else an absolute slot of `inst`, an earlier
+ * launch's instance its launch holds a reader count on, or (`inst` NULL)
+ * the FAILED sentinel. */
+typedef struct mox__cuda_carried {
+    mox__cuda_inst *inst;
+    uint32_t slot;
+    bool intra;
+} mox__cuda_carried;
 
 static inline bool mox__cuda_may_fail(const mox__dispatch *d)
 {
@@ -220,6 +236,8 @@ struct mox__cuda_group {
     uint32_t live_count;            /* (a GATED state from them raises no flag) */
     mox__cuda_inst **read_insts;    /* instances it holds reader counts on */
     uint32_t read_count;
+    mox__cuda_carried *carried;     /* slots its deferred dispatches' gates read (cuda_gates.c) */
+    uint32_t carried_count, carried_cap;
     mox__cuda_copyback *copybacks;
     uint32_t copyback_count;
     void **stages;                  /* pinned staging to give back */
@@ -287,6 +305,27 @@ static inline bool mox__cuda_u32_push(u32vec *a, uint32_t x)
     a->v[a->n++] = x;
     return true;
 }
+
+/* ---- gates of a launch's nodes (cuda_gates.c): the launcher, dev->lock
+ * held, describing launch g; gdeps and ext are the launch's gate slots
+ * being built (in the launch, absolute), node ln's from ln->gdep_off and
+ * ln->ext_off. False or not OK: out of memory (or another device's error). */
+
+/* For each of dispatch d's gates (execution pub) on a dispatch that may
+ * still fail, the slot it reads, and what a deferred one carries; *may_fail
+ * when it has one. `at` is the node's index in the launch. */
+mox_status mox__cuda_describe_gates(mox__cuda_dev *dev, mox__cuda_group *g, const mox__cuda_lnode *ln,
+                                    u32vec *gdeps, u32vec *ext, const mox__submission *pub,
+                                    const mox__dispatch *d, uint32_t at, bool *may_fail);
+/* Node ln's gate also reads the slots that deferred dispatch gd
+ * (MOX_KFEAT_GATE_DEFERRED) carries: gd is a node of `carrier`, which is g
+ * or a launched earlier launch not yet finished. */
+bool mox__cuda_carry_in(mox__cuda_group *g, const mox__cuda_lnode *ln, u32vec *gdeps, u32vec *ext,
+                        const mox__cuda_group *carrier, const mox__dispatch *gd);
+/* Node ln, a deferred dispatch whose gate is described (its counts set),
+ * keeps the slots it reads for its readers. */
+bool mox__cuda_carry_keep(mox__cuda_group *g, const mox__cuda_lnode *ln, const u32vec *gdeps,
+                          const u32vec *ext);
 
 void mox__cuda_submit(mox__cuda_dev *dev, mox__submission *pub);
 /* Runs the launcher's requests unless someone already does (cuda_submit.c).

@@ -6,7 +6,7 @@
  * whose points it waits on), its description (nodes, edges, gate
  * dependencies: gates on dispatches of earlier launches become their status
  * slots, with a reader count that keeps that launch's instance from being
- * reset until this one completes). B, with no lock: every driver call
+ * reset until this one completes; cuda_gates.c). B, with no lock: every driver call
  * (event waits on other streams, plan and instance creation, parameter
  * updates, the launch, the event). C, under the lock again: the launch is
  * published to the completion thread. Only the launcher (cuda_submit.c)
@@ -19,41 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Slot that gate (sub, j) reads, for a dispatch of launch `g`. */
-static bool gate_slot(mox__cuda_dev *dev, mox__cuda_group *g, const mox__gate *gate, bool *intra,
-                      uint32_t *slot)
-{
-    mox__cuda_sub *x = mox__cuda_sub_of(gate->sub);
-    *intra = false;
-    if (x->group == g) {
-        *intra = true;
-        *slot = x->offset + gate->dispatch;
-        return true;
-    }
-    if (x->done) {
-        bool bad = gate->sub->dispatches[gate->dispatch]->state != MOX_DISPATCH_OK;
-        *slot = bad ? MOX__CUDA_SENTINEL_SLOT : MOX__CUDA_OK_SLOT;
-        g->check_status |= bad;
-        return true;
-    }
-    if (!x->group || !x->group->launched) {
-        /* Its launch failed: it will complete with an error, never OK. */
-        *slot = MOX__CUDA_SENTINEL_SLOT;
-        g->check_status = true;
-        return true;
-    }
-    *slot = x->group->inst->slot_base + x->offset + gate->dispatch;
-    /* A dispatch gated through it raises no flag; at completion (after the
-     * earlier launch completed) its state tells whether to read the words. */
-    mox__gate *n = mox__realloc(g->live_gates, (g->live_count + 1) * sizeof *n);
-    if (!n)
-        return false;
-    g->live_gates = n;
-    g->live_gates[g->live_count++] = *gate;
-    atomic_fetch_add(&dev->stats.live_gates, 1);
-    return mox__cuda_add_reader(g, x->group->inst);
-}
 
 typedef struct build {
     mox__cuda_ldesc desc;
@@ -94,46 +59,6 @@ static mox_status shared_too_large(const mox__cuda_dev *dev, const mox__cuda_ker
                            k->static_shared);
 }
 
-/* The gates of node `at` (dispatch d of pub): on dispatches that may still
- * fail, the slot each reads, inside the launch (gdeps) or absolute (ext).
- * *may_fail when it has one. */
-static mox_status describe_gates(mox__cuda_dev *dev, mox__cuda_group *g, build *b,
-                                 const mox__submission *pub, const mox__dispatch *d, uint32_t at,
-                                 bool *may_fail)
-{
-    for (uint32_t k = 0; k < d->gate_count; k++) {
-        const mox__gate *gate = &pub->gates[d->gate_first + k];
-        bool intra;
-        uint32_t slot;
-        if (gate->sub->signal.sem->owner != &dev->base) {
-            /* A copy's gate on another device's dispatch. */
-            bool skip;
-            mox_status st = mox__cuda_foreign_gate(dev, g, gate, at, &skip, &intra, &slot);
-            if (st != MOX_OK)
-                return st;
-            if (skip)
-                continue;
-        } else {
-            const mox__cuda_sub *gs = mox__cuda_sub_of(gate->sub);
-            const mox__dispatch *gd = gate->sub->dispatches[gate->dispatch];
-            /* A gate on a dispatch that cannot fail, still in flight or
-             * finished OK, can never close. */
-            bool settled_ok = gs->done && gd->state == MOX_DISPATCH_OK;
-            bool live = !gs->done && gs->group && (gs->group->launched || gs->group == g);
-            if (settled_ok || (live && !mox__cuda_may_fail(gd)))
-                continue;
-            if (!gate_slot(dev, g, gate, &intra, &slot))
-                goto oom;
-        }
-        if (!mox__cuda_u32_push(intra ? b->gdeps : b->ext, slot))
-            goto oom;
-        *may_fail = true;
-    }
-    return MOX_OK;
-oom:
-    return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory building a launch");
-}
-
 /* Node `at` of the launch: dispatch i of its s-th execution, its edges
  * (the core's, and a queue's FIFO order after the execution before it),
  * its gate dependencies and the entry it runs. */
@@ -158,9 +83,12 @@ static mox_status describe_node(mox__cuda_dev *dev, mox__cuda_group *g, build *b
         uint32_t from = offset + pub->preds[d->pred_first + k];
         if (!mox__cuda_u32_push(b->edges, from))
             goto oom;
-        if (!kernel || !mox__cuda_may_fail(b->desc.nodes[from].d))
+        const mox__dispatch *pd = b->desc.nodes[from].d;
+        if (!kernel || !mox__cuda_may_fail(pd))
             continue;
         if (!mox__cuda_u32_push(b->gdeps, from))
+            goto oom;
+        if ((pd->kernel_features & MOX_KFEAT_GATE_DEFERRED) && !mox__cuda_carry_in(g, ln, b->gdeps, b->ext, g, pd))
             goto oom;
         may_fail = true;
     }
@@ -175,7 +103,7 @@ static mox_status describe_node(mox__cuda_dev *dev, mox__cuda_group *g, build *b
                 goto oom;
     }
     if (kernel || d->kind == MOX__CMD_COPY) {
-        mox_status st = describe_gates(dev, g, b, pub, d, at, &may_fail);
+        mox_status st = mox__cuda_describe_gates(dev, g, ln, b->gdeps, b->ext, pub, d, at, &may_fail);
         if (st != MOX_OK)
             return st;
     }
@@ -184,6 +112,11 @@ static mox_status describe_node(mox__cuda_dev *dev, mox__cuda_group *g, build *b
     ln->edge_cnt = b->edges->n - edge_off;
     ln->gdep_cnt = b->gdeps->n - gdep_off;
     ln->ext_cnt = b->ext->n - ext_off;
+    /* A deferred kernel may leave its word OK behind a failed dependency:
+     * its readers read what its gate reads (cuda_gates.c). */
+    if (kernel && (d->kernel_features & MOX_KFEAT_GATE_DEFERRED) && d->be &&
+        !mox__cuda_carry_keep(g, ln, b->gdeps, b->ext))
+        goto oom;
     ln->fn = kernel ? mox__cuda_node_fn(ln) : NULL;
     b->desc.deps_array |= ln->gdep_cnt + ln->ext_cnt > MOX_GATE_INLINE_DEPS;
     return MOX_OK;

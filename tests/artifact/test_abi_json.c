@@ -52,6 +52,30 @@ static void golden_text(void **state)
     mox_abi_free(abi);
 }
 
+/* The kernel feature moxc sets for kernels whose gated CUDA entries defer
+ * the gate check (MOX_KFEAT_GATE_DEFERRED): read, written back in bit order
+ * after the others; the golden text without it reads without the bit. */
+static void gate_deferred_feature(void **state)
+{
+    (void)state;
+    char *text = fx_replace(golden, "\"features\":[],", "\"features\":[\"fail\",\"gate_deferred\"],");
+    mox_abi *abi = NULL;
+    mox_artifact_error err = {0};
+    if (!mox_abi_from_json(text, strlen(text), &abi, &err))
+        fail_msg("ABI with gate_deferred rejected: %s", err.message);
+    assert_int_equal(abi->kernels[1].features, MOX_KFEAT_FAIL | MOX_KFEAT_GATE_DEFERRED);
+    assert_int_equal(MOX_KFEAT_GATE_DEFERRED, 1u << 7); /* the earlier bits keep their values */
+    char *back = mox_abi_to_json(abi);
+    assert_string_equal(back, text);
+    free(back);
+    mox_abi_free(abi);
+    free(text);
+    assert_true(mox_abi_from_json(golden, strlen(golden), &abi, &err));
+    for (size_t k = 0; k < abi->kernel_count; k++)
+        assert_false(abi->kernels[k].features & MOX_KFEAT_GATE_DEFERRED);
+    mox_abi_free(abi);
+}
+
 static void params_equal(const mox_abi_param *a, const mox_abi_param *b)
 {
     assert_string_equal(a->name, b->name);
@@ -375,7 +399,8 @@ static void validate_model(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(golden_text),        cmocka_unit_test(round_trip),
+        cmocka_unit_test(golden_text),        cmocka_unit_test(gate_deferred_feature),
+        cmocka_unit_test(round_trip),
         cmocka_unit_test(mutations),          cmocka_unit_test(structural_rejects),
         cmocka_unit_test(deep_nesting),       cmocka_unit_test(truncation),
         cmocka_unit_test(validate_model),

@@ -49,6 +49,8 @@ static mox_abi_kernel test_kernels[FX_KERNELS] = {
     {(char *)"bt_maybe_fail", p_fail, 3, false, {0, 0, 0}, MOX_KFEAT_FAIL},
     {(char *)"bt_fault", p_fault, 2, false, {0, 0, 0}, 0},
     {(char *)"bt_spin", p_spin, 3, false, {0, 0, 0}, 0},
+    {(char *)"bt_defer_finish", p_finish, 3, false, {0, 0, 0}, MOX_KFEAT_GATE_DEFERRED},
+    {(char *)"bt_defer_asks", p_finish, 3, false, {0, 0, 0}, 0},
 };
 static mox_abi test_abi = {1, 0, test_kernels, FX_KERNELS};
 

@@ -15,7 +15,9 @@
 #define FX_SKIP 77
 #define FX_MAX_D 24
 
-enum { FX_SCALE = 0, FX_FINISH, FX_MAYBE_FAIL, FX_FAULT, FX_SPIN, FX_KERNELS };
+/* FX_DEFER_FINISH and FX_DEFER_ASKS: FX_FINISH with the deferred gate
+ * check, with MOX_KFEAT_GATE_DEFERRED and without it (kernels.cu). */
+enum { FX_SCALE = 0, FX_FINISH, FX_MAYBE_FAIL, FX_FAULT, FX_SPIN, FX_DEFER_FINISH, FX_DEFER_ASKS, FX_KERNELS };
 
 typedef struct fx {
     mox__backend *backend;

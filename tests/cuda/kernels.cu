@@ -96,3 +96,34 @@ extern "C" __global__ void mox_entry_bt_spin(mox_gate g, float *out, uint32_t sl
         out[slot] = 1.0f;
     mox__gate_leave(&g);
 }
+
+/* bt_finish as moxc's deferred copy of it (MOXC_GATE_DEFER=1): the store
+ * is guarded, the value computed (its load issued) before the gate is
+ * asked. */
+static __device__ void bt_defer_finish__mox_deferred(mox__gate_view *mox__g, const float *in, float *out,
+                                                     uint32_t n)
+{
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float v = __fadd_rn(in[i], 1.0f);
+        if (!mox__gate_bad(mox__g))
+            out[i] = v;
+    }
+}
+
+/* Its gated entries as moxc writes them: for a kernel with
+ * MOX_KFEAT_GATE_DEFERRED (bt_defer_finish: nothing asked at the end, the
+ * runtime derives the state of a launch that stored nothing), and as an
+ * entry of a module without the bit (bt_defer_asks: thread 0 of each block
+ * that asked nothing asks at the end). */
+#define BT_DEFERRED_ENTRY(name, features)                                                       \
+    extern "C" __global__ void mox_entry_##name(mox_gate g, const float *in, float *out, uint32_t n) \
+    {                                                                                           \
+        mox__grid_dependency_wait();                                                            \
+        mox__gate_view gv = mox__gate_view_of(&g);                                              \
+        bt_defer_finish__mox_deferred(&gv, in, out, n);                                         \
+        mox__gate_leave_deferred(&gv, features);                                                \
+        mox__gate_leave(&g);                                                                    \
+    }
+BT_DEFERRED_ENTRY(bt_defer_finish, MOX_KFEAT_GATE_DEFERRED)
+BT_DEFERRED_ENTRY(bt_defer_asks, 0u)

@@ -34,6 +34,12 @@ extern struct CUfunc_st sim_funcs[];
 extern struct CUfunc_st sim_ungated_funcs[];
 extern const size_t sim_func_count;
 
+/* The kernels of tests/cuda/kernels.cu with the deferred gate check
+ * (sim_kernels_defer.c): with MOX_KFEAT_GATE_DEFERRED (no question at the
+ * entry's end), and without it (thread 0 of each block asks). */
+void sim_defer_finish(const sim_launch *l);
+void sim_defer_asks(const sim_launch *l);
+
 /* Makes every later driver call of the running kernel's context fail with
  * `r` (a sticky fault). */
 void sim_set_sticky(CUresult r);

@@ -1,9 +1,11 @@
 /* tests/cuda/sim_kernels.c - the kernels the simulated driver runs: those
- * of tests/cuda/kernels.cu, the conformance suite's modules "conf",
- * "conf2" and "mdk", the HAL suite's "halk", the benchmarks' "cudabench"
- * and "mgpu", the pipeline examples' "stages" and the backend's own gated copy (src/cuda/cuda_copy_kernel.cu), written
- * again in C over a 1-D grid (thread i is block * dim + t), with the same
- * gate logic as mox/kernel_cuda.h. */
+ * of tests/cuda/kernels.cu (its deferred ones are in sim_kernels_defer.c),
+ * the conformance suite's modules "conf", "conf2" and "mdk", the HAL
+ * suite's "halk", the benchmarks' "cudabench" and "mgpu", the pipeline
+ * examples' "stages" and the backend's own gated copy
+ * (src/cuda/cuda_copy_kernel.cu), written again in C over a 1-D grid
+ * (thread i is block * dim + t), with the same gate logic as
+ * mox/kernel_cuda.h. */
 #define _GNU_SOURCE
 #include <stdbool.h>
 #include <string.h>
@@ -400,6 +402,8 @@ struct CUfunc_st sim_funcs[] = {
     {"mox_entry_bt_maybe_fail", 4, {GATE_SIZE, 8, 4, 4}, k_maybe_fail, false},
     {"mox_entry_bt_fault", 3, {GATE_SIZE, 8, 4}, k_fault, false},
     {"mox_entry_bt_spin", 4, {GATE_SIZE, 8, 4, 4}, k_spin, false},
+    {"mox_entry_bt_defer_finish", 4, {GATE_SIZE, 8, 8, 4}, sim_defer_finish, false},
+    {"mox_entry_bt_defer_asks", 4, {GATE_SIZE, 8, 8, 4}, sim_defer_asks, false},
     /* tests/conformance/kernels/conf.c */
     {"mox_entry_scale", 5, {GATE_SIZE, 8, 8, 4, 4}, c_scale, false},
     {"mox_entry_add", 5, {GATE_SIZE, 8, 8, 8, 4}, c_add, false},
@@ -411,6 +415,8 @@ struct CUfunc_st sim_funcs[] = {
     {"mox_entry_iota", 3, {GATE_SIZE, 8, 4}, c_iota, false},
     {"mox_entry_fixed64", 3, {GATE_SIZE, 8, 4}, c_fixed64, false},
     {"mox_entry_tenfold", 4, {GATE_SIZE, 8, 8, 4}, c_tenfold, false},
+    /* tests/conformance/kernels/mdefer.c (deferred, MOX_KFEAT_GATE_DEFERRED) */
+    {"mox_entry_defer_inc", 4, {GATE_SIZE, 8, 8, 4}, sim_defer_finish, false},
     /* tests/conformance/kernels/mdk.c */
     {"mox_entry_wild_write", 3, {GATE_SIZE, 8, 4}, c_wild_write, false},
     /* examples/pipeline/kernels/stages.c */

@@ -94,6 +94,42 @@ static void test_eligible_kernels(void **state)
     moxc_module_free(m);
 }
 
+static uint32_t features_of(const moxc_module *m, const char *kernel)
+{
+    for (size_t k = 0; k < m->abi->kernel_count; ++k)
+        if (strcmp(m->abi->kernels[k].name, kernel) == 0)
+            return m->abi->kernels[k].features;
+    fail_msg("no kernel '%s'", kernel);
+    return 0;
+}
+
+/* With MOXC_GATE_DEFER=1 the ABI marks the kernels whose gated entries are
+ * deferred (MOX_KFEAT_GATE_DEFERRED: the runtime then derives the state of
+ * a dispatch that stored nothing), and only those; without it none. */
+static void test_abi_marks_deferred_kernels(void **state)
+{
+    (void)state;
+    moxc_module *m = parse("kernels/gate/golden.c", NULL);
+    assert_true(features_of(m, "vec_add") & MOX_KFEAT_GATE_DEFERRED);
+    assert_true(features_of(m, "add_offsets") & MOX_KFEAT_GATE_DEFERRED);
+    assert_false(features_of(m, "histogram") & MOX_KFEAT_GATE_DEFERRED);
+    for (size_t k = 0; k < m->abi->kernel_count; ++k)
+        assert_int_equal(moxc_gate_defer_on(m, k), m->kernels[k].gate.eligible);
+    char *json = mox_abi_to_json(m->abi);
+    assert_int_equal(count_occurrences(json, "\"gate_deferred\""), 2);
+    free(json);
+    moxc_module_free(m);
+    unsetenv("MOXC_GATE_DEFER");
+    m = parse("kernels/gate/golden.c", NULL);
+    setenv("MOXC_GATE_DEFER", "1", 1);
+    assert_true(gate_of(m, "vec_add")->eligible); /* eligible either way: inspect says so */
+    for (size_t k = 0; k < m->abi->kernel_count; ++k) {
+        assert_false(m->abi->kernels[k].features & MOX_KFEAT_GATE_DEFERRED);
+        assert_false(moxc_gate_defer_on(m, k));
+    }
+    moxc_module_free(m);
+}
+
 static void test_ineligible_reasons(void **state)
 {
     (void)state;
@@ -161,14 +197,19 @@ static void test_golden(void **state)
     assert_false(gate_of(m, "histogram")->eligible);
     char *cu = gen_cuda(m, text);
     check_golden("gate/kernels_cuda.cu", cu);
+    /* The deferred entries leave without asking: their kernel carries
+     * MOX_KFEAT_GATE_DEFERRED. */
+    assert_int_equal(count_occurrences(cu, "mox__gate_leave_deferred(&mox__gv, MOX_KFEAT_GATE_DEFERRED);"), 4);
     free(cu);
-    /* Without MOXC_GATE_DEFER=1 an eligible kernel's gated entries check
-     * the gate at entry, and no copy is generated. */
+    moxc_module_free(m);
+    /* Parsed without MOXC_GATE_DEFER=1 an eligible kernel's gated entries
+     * check the gate at entry, and no copy is generated. */
     unsetenv("MOXC_GATE_DEFER");
+    m = parse("kernels/gate/golden.c", NULL);
+    setenv("MOXC_GATE_DEFER", "1", 1);
     cu = gen_cuda(m, text);
     assert_null(strstr(cu, "__mox_deferred"));
     assert_non_null(strstr(cu, "if (mox__gate_enter(&mox__gate))"));
-    setenv("MOXC_GATE_DEFER", "1", 1);
     free(cu);
     free(text);
     moxc_module_free(m);
@@ -295,7 +336,8 @@ int main(void)
 {
     setenv("MOXC_GATE_DEFER", "1", 1); /* the generator's experiment, off by default */
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_eligible_kernels),  cmocka_unit_test(test_ineligible_reasons),
+        cmocka_unit_test(test_eligible_kernels),  cmocka_unit_test(test_abi_marks_deferred_kernels),
+        cmocka_unit_test(test_ineligible_reasons),
         cmocka_unit_test(test_inspect_prints_the_gate), cmocka_unit_test(test_golden),
         cmocka_unit_test(test_first_copy_unchanged), cmocka_unit_test(test_nvcc_eligible),
         cmocka_unit_test(test_nvcc_ineligible),

@@ -327,16 +327,30 @@ static void analyse_kernel(moxc__tu *t, gd_helper *helpers, CXCursor kernel, mox
     free(g.local_depths);
 }
 
+/* The generator's experiment, off by default: MOXC_GATE_DEFER=1 (part of
+ * the build's fingerprint, build_plan.c). */
+static bool defer_wanted(void) {
+    const char *v = getenv("MOXC_GATE_DEFER");
+    return v && strcmp(v, "1") == 0;
+}
+
 void moxc__gate_defer(moxc__tu *t) {
     gd_helper *helpers = t->fn_count ? calloc(t->fn_count, sizeof *helpers) : NULL;
     if (t->fn_count && !helpers) {
         moxc__error_plain(t->front, t->source, "out of memory");
         return;
     }
+    bool wanted = defer_wanted();
     for (size_t k = 0; k < t->kernel_cursor_count; k++) {
         moxc_gate_defer *out = &t->front->infos[t->first_kernel + k].gate;
         moxc__gate_defer_free(out);
         analyse_kernel(t, helpers, t->kernel_cursors[k], out);
+        /* The ABI says which kernels' gated entries are deferred: the
+         * runtime then carries their dependencies on to their readers, so
+         * the entries need not ask the gate at their end (mox/kernel_abi.h);
+         * every generator reads the bit (moxc_gate_defer_on). */
+        if (out->eligible && wanted)
+            t->front->kernels[t->first_kernel + k].features |= MOX_KFEAT_GATE_DEFERRED;
     }
     for (size_t i = 0; i < t->fn_count; i++)
         free(helpers[i].why_not);

@@ -28,11 +28,12 @@ void moxc_buf_put(moxc_buf *b, const char *text);
 void moxc_buf_printf(moxc_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Returns the NUL-terminated text (caller frees), or NULL after a failure. */
 char *moxc_buf_finish(moxc_buf *b);
-/* Whether the gated CUDA entries of an eligible kernel run its deferred
- * copy: only with MOXC_GATE_DEFER=1 (an experiment: on an H200 the
- * deferred entries of the quality suite's kernels ran slower than the
- * check at entry, docs/performance.md). gen_cuda.c. */
-bool moxc_gate_defer_on(const moxc_kernel_info *info);
+/* Whether the gated CUDA entries of kernel `kernel` run its deferred
+ * copy: an eligible kernel whose ABI lists MOX_KFEAT_GATE_DEFERRED, which
+ * the front end sets only with MOXC_GATE_DEFER=1 (an experiment: on an
+ * H200 the deferred entries of the quality suite's kernels ran slower than
+ * the check at entry, docs/performance.md). gen_cuda.c. */
+bool moxc_gate_defer_on(const moxc_module *module, size_t kernel);
 /* Appends `text` as the body of a C string literal (escapes ", \, ? and
  * every byte outside printable ASCII as a 3-digit octal escape). */
 void moxc_buf_put_c_string(moxc_buf *b, const char *text);

@@ -30,7 +30,7 @@ static void put_features(moxc_buf *b, uint32_t features)
     static const struct { uint32_t bit; const char *name; } names[] = {
         {MOX_KFEAT_BARRIER, "barrier"}, {MOX_KFEAT_WARP, "warp"}, {MOX_KFEAT_ATOMICS, "atomics"},
         {MOX_KFEAT_FAIL, "fail"}, {MOX_KFEAT_SHARED, "shared"}, {MOX_KFEAT_F16, "f16"},
-        {MOX_KFEAT_DYNAMIC_SHARED, "dynamic_shared"},
+        {MOX_KFEAT_DYNAMIC_SHARED, "dynamic_shared"}, {MOX_KFEAT_GATE_DEFERRED, "gate_deferred"},
     };
     bool first = true;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)

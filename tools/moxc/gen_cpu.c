@@ -32,7 +32,7 @@ static void put_features(moxc_buf *b, uint32_t features)
         {MOX_KFEAT_BARRIER, "MOX_KFEAT_BARRIER"}, {MOX_KFEAT_WARP, "MOX_KFEAT_WARP"},
         {MOX_KFEAT_ATOMICS, "MOX_KFEAT_ATOMICS"}, {MOX_KFEAT_FAIL, "MOX_KFEAT_FAIL"},
         {MOX_KFEAT_SHARED, "MOX_KFEAT_SHARED"},   {MOX_KFEAT_F16, "MOX_KFEAT_F16"},
-        {MOX_KFEAT_DYNAMIC_SHARED, "MOX_KFEAT_DYNAMIC_SHARED"},
+        {MOX_KFEAT_DYNAMIC_SHARED, "MOX_KFEAT_DYNAMIC_SHARED"}, {MOX_KFEAT_GATE_DEFERRED, "MOX_KFEAT_GATE_DEFERRED"},
     };
     bool first = true;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)

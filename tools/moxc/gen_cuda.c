@@ -78,14 +78,14 @@ static bool has_noalias_entry(const mox_abi_kernel *k)
     return false;
 }
 
-/* The comment above each entry but the first of an ineligible kernel:
- * when the runtime runs it, and how the gate is checked. */
-bool moxc_gate_defer_on(const moxc_kernel_info *info)
+bool moxc_gate_defer_on(const moxc_module *module, size_t kernel)
 {
-    const char *v = getenv("MOXC_GATE_DEFER");
-    return info && info->gate.eligible && v && strcmp(v, "1") == 0;
+    const moxc_kernel_info *info = module->kernels ? &module->kernels[kernel] : NULL;
+    return info && info->gate.eligible && (module->abi->kernels[kernel].features & MOX_KFEAT_GATE_DEFERRED);
 }
 
+/* The comment above each entry but the first of an ineligible kernel:
+ * when the runtime runs it, and how the gate is checked. */
 static void put_entry_comment(moxc_buf *b, bool noalias, bool gated, bool deferred)
 {
     if (gated && deferred && !noalias)
@@ -105,7 +105,7 @@ static void put_entry(moxc_buf *b, const moxc_module *module, size_t index, bool
     const moxc_kernel_info *info = module->kernels ? &module->kernels[index] : NULL;
     if (!noalias && gated)
         put_table_types(b, module, k, info);
-    bool deferred = gated && moxc_gate_defer_on(info);
+    bool deferred = gated && moxc_gate_defer_on(module, index);
     put_entry_comment(b, noalias, gated, deferred);
     moxc_buf_put(b, "\nextern \"C\" __global__ void ");
     if (k->has_required_block) {
@@ -154,8 +154,10 @@ static void put_entry(moxc_buf *b, const moxc_module *module, size_t index, bool
         moxc_buf_printf(b, "%smox__p%zu%s", i || deferred ? ", " : "", i,
                         k->params[i].kind == MOX_PARAM_TABLE ? ".v" : "");
     moxc_buf_put(b, ");\n");
+    /* With the kernel's MOX_KFEAT_GATE_DEFERRED it asks nothing: the
+     * runtime derives the state of a dispatch that stored nothing. */
     if (deferred)
-        moxc_buf_put(b, "    mox__gate_leave_deferred(&mox__gv);\n");
+        moxc_buf_put(b, "    mox__gate_leave_deferred(&mox__gv, MOX_KFEAT_GATE_DEFERRED);\n");
     moxc_buf_put(b, "    mox__gate_leave(&mox__gate);\n}\n");
 }
 

@@ -106,7 +106,7 @@ bool moxc_gen_cuda_put_source(moxc_buf *b, const moxc_module *module, const moxc
     size_t pos = 0;
     for (size_t k = 0; module->kernels && k < module->abi->kernel_count; ++k) {
         const moxc_kernel_info *info = &module->kernels[k];
-        if (!moxc_gate_defer_on(info) || !info->file || strcmp(info->file, edit->path) != 0)
+        if (!moxc_gate_defer_on(module, k) || !info->file || strcmp(info->file, edit->path) != 0)
             continue;
         if (!copy_fits(&info->gate, text, pos))
             return false;

@@ -72,7 +72,7 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_vec_add(mox_gate mox
     mox__grid_dependency_wait();
     mox__gate_view mox__gv = mox__gate_view_of(&mox__gate);
     vec_add__mox_deferred(&mox__gv, mox__p0, mox__p1, mox__p2, mox__p3);
-    mox__gate_leave_deferred(&mox__gv);
+    mox__gate_leave_deferred(&mox__gv, MOX_KFEAT_GATE_DEFERRED);
     mox__gate_leave(&mox__gate);
 }
 
@@ -89,7 +89,7 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_vec_add__noalias(mox
     mox__grid_dependency_wait();
     mox__gate_view mox__gv = mox__gate_view_of(&mox__gate);
     vec_add__mox_deferred(&mox__gv, mox__p0, mox__p1, mox__p2, mox__p3);
-    mox__gate_leave_deferred(&mox__gv);
+    mox__gate_leave_deferred(&mox__gv, MOX_KFEAT_GATE_DEFERRED);
     mox__gate_leave(&mox__gate);
 }
 
@@ -132,7 +132,7 @@ extern "C" __global__ void mox_entry_add_offsets(mox_gate mox__gate, uint32_t *m
     mox__grid_dependency_wait();
     mox__gate_view mox__gv = mox__gate_view_of(&mox__gate);
     add_offsets__mox_deferred(&mox__gv, mox__p0, mox__p1, mox__p2);
-    mox__gate_leave_deferred(&mox__gv);
+    mox__gate_leave_deferred(&mox__gv, MOX_KFEAT_GATE_DEFERRED);
     mox__gate_leave(&mox__gate);
 }
 
@@ -143,7 +143,7 @@ extern "C" __global__ void mox_entry_add_offsets__noalias(mox_gate mox__gate, ui
     mox__grid_dependency_wait();
     mox__gate_view mox__gv = mox__gate_view_of(&mox__gate);
     add_offsets__mox_deferred(&mox__gv, mox__p0, mox__p1, mox__p2);
-    mox__gate_leave_deferred(&mox__gv);
+    mox__gate_leave_deferred(&mox__gv, MOX_KFEAT_GATE_DEFERRED);
     mox__gate_leave(&mox__gate);
 }
 
