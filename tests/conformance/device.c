@@ -233,7 +233,34 @@ static void event_fd_becomes_readable(void **state)
     mox_device_release(d);
 }
 
-/* How many threads of this process have a name starting with `prefix`. */
+/* Whether thread `tid` of this process has entered the kernel's exit
+ * (PF_EXITING, 0x4, in the flags field of its stat): it runs no more user
+ * code. pthread_join returns once an ending thread's kernel exit has
+ * cleared its thread id, which happens before the thread leaves
+ * /proc/self/task; on a loaded machine the test saw such a joined thread
+ * still listed there (once, in the TSan stage beside other builds). The flag is
+ * set before that id is cleared, so a thread joined by
+ * mox_device_release always has it: no wait is needed to tell it from
+ * one still running. */
+static bool thread_exiting(const char *tid)
+{
+    char path[300], line[1024];
+    snprintf(path, sizeof path, "/proc/self/task/%s/stat", tid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return true; /* gone meanwhile */
+    bool got = fgets(line, sizeof line, f) != NULL;
+    fclose(f);
+    const char *p = got ? strrchr(line, ')') : NULL; /* the name may hold spaces and ')' */
+    unsigned long flags = 0;
+    /* After the name: state ppid pgrp session tty_nr tpgid flags. */
+    if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+        return false;
+    return (flags & 0x4ul) != 0;
+}
+
+/* How many threads of this process have a name starting with `prefix`,
+ * leaving out those that are exiting. */
 static int threads_named(const char *prefix)
 {
     DIR *dir = opendir("/proc/self/task");
@@ -247,9 +274,10 @@ static int threads_named(const char *prefix)
         FILE *f = fopen(path, "r");
         if (!f)
             continue; /* the thread ended meanwhile */
-        if (fgets(name, sizeof name, f) && strncmp(name, prefix, strlen(prefix)) == 0)
-            n++;
+        bool named = fgets(name, sizeof name, f) && strncmp(name, prefix, strlen(prefix)) == 0;
         fclose(f);
+        if (named && !thread_exiting(e->d_name))
+            n++;
     }
     closedir(dir);
     return n;
