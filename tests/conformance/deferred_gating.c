@@ -33,22 +33,6 @@ static int teardown(void **state)
     return 0;
 }
 
-static mox_buffer *poisoned(mox_device *dev, uint32_t n, float bad)
-{
-    mox_buffer *b = conf_ramp(dev, n, 0.0f, 1.0f);
-    assert_int_equal(mox_buffer_write(b, n / 2, 1, &bad), MOX_OK);
-    return b;
-}
-
-static void expect_gated_by(mox_op *op, const mox_error *cause, const char *text)
-{
-    assert_int_equal(mox_op_wait(op), MOX_ERR_GATED);
-    const mox_error *e = mox_result_error(mox_op_result(op));
-    assert_ptr_equal(mox_error_cause(e), cause);
-    if (!strstr(mox_error_message(e), text))
-        fail_msg("message '%s' lacks '%s'", mox_error_message(e), text);
-}
-
 /* Device 0 held: the failing writer is certainly unfinished when the empty
  * deferred dispatch reading its output and that dispatch's reader are
  * submitted (released together, they may share one launch). */
@@ -56,7 +40,7 @@ static void empty_deferred_dispatch_behind_a_failure(void **state)
 {
     (void)state;
     const uint32_t n = 512;
-    mox_buffer *in = poisoned(d0, n, -7.0f), *x0 = conf_zeros(d0, n), *x1 = conf_ramp(d0, n, 5.0f, 0.0f);
+    mox_buffer *in = md_poisoned(d0, n, -7.0f), *x0 = conf_zeros(d0, n), *x1 = conf_ramp(d0, n, 5.0f, 0.0f);
     mox_buffer *z = conf_ramp(d0, n, 6.0f, 0.0f);
     assert_int_equal(mox__testing_hold(d0, true), MOX_OK);
     mox_op *writer = md_submit(conf_fail_if_negative(d0, conf_cfg(n), in, x0, n));
@@ -65,8 +49,8 @@ static void empty_deferred_dispatch_behind_a_failure(void **state)
     assert_int_equal(mox__testing_hold(d0, false), MOX_OK);
     assert_int_equal(mox_op_wait(writer), MOX_ERR_KERNEL_FAILED);
     const mox_error *orig = mox_result_error(mox_op_result(writer));
-    expect_gated_by(empty, orig, "kernel 'defer_inc' did not run because work it depends on failed");
-    expect_gated_by(reader, orig, "kernel 'scale' did not run");
+    md_expect_gated_by(empty, MOX_ERR_GATED, orig, "kernel 'defer_inc' did not run because work it depends on failed");
+    md_expect_gated_by(reader, MOX_ERR_GATED, orig, "kernel 'scale' did not run");
     md_expect_ramp(x1, 0, n, 5.0f, 0.0f);
     md_expect_ramp(z, 0, n, 6.0f, 0.0f);
     mox_op_drop(writer);
@@ -87,7 +71,7 @@ static void copy_of_an_empty_deferred_dispatch_to_another_device(void **state)
 {
     (void)state;
     const uint32_t n = 256;
-    mox_buffer *in = poisoned(d0, n, -11.0f), *tmp = conf_zeros(d0, n), *x0 = conf_zeros(d0, n);
+    mox_buffer *in = md_poisoned(d0, n, -11.0f), *tmp = conf_zeros(d0, n), *x0 = conf_zeros(d0, n);
     mox_buffer *x1 = conf_ramp(d0, n, 1.0f, 0.0f);
     mox_buffer *y1 = conf_ramp(d1, n, 9.0f, 0.0f), *z1 = conf_zeros(d1, n);
     mox_batch *b = NULL;
@@ -107,9 +91,9 @@ static void copy_of_an_empty_deferred_dispatch_to_another_device(void **state)
            unfinished ? "unfinished" : "finished");
     if (unfinished) {
         const mox_error *orig = mox_result_error(mox_op_result(writer));
-        expect_gated_by(empty, orig, "kernel 'defer_inc' did not run");
-        expect_gated_by(copy, orig, "the copy did not run because work it depends on failed");
-        expect_gated_by(reader, orig, "kernel 'scale' did not run");
+        md_expect_gated_by(empty, MOX_ERR_GATED, orig, "kernel 'defer_inc' did not run");
+        md_expect_gated_by(copy, MOX_ERR_GATED, orig, "the copy did not run because work it depends on failed");
+        md_expect_gated_by(reader, MOX_ERR_GATED, orig, "kernel 'scale' did not run");
         md_expect_ramp(y1, 0, n, 9.0f, 0.0f); /* the gated copy copied nothing */
         md_expect_ramp(z1, 0, n, 0.0f, 0.0f);
     } else {

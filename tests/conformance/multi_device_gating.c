@@ -35,29 +35,13 @@ static int teardown(void **state)
     return 0;
 }
 
-static mox_buffer *poisoned(mox_device *dev, uint32_t n, float bad)
-{
-    mox_buffer *b = conf_ramp(dev, n, 0.0f, 1.0f);
-    assert_int_equal(mox_buffer_write(b, n / 2, 1, &bad), MOX_OK);
-    return b;
-}
-
-static void expect_gated_by(mox_op *op, mox_status code, const mox_error *cause, const char *text)
-{
-    assert_int_equal(mox_op_wait(op), code);
-    const mox_error *e = mox_result_error(mox_op_result(op));
-    assert_ptr_equal(mox_error_cause(e), cause);
-    if (!strstr(mox_error_message(e), text))
-        fail_msg("message '%s' lacks '%s'", mox_error_message(e), text);
-}
-
 /* Device 0 held: its failing writer is certainly unfinished when the copy
  * and device 1's reader are submitted. */
 static void copy_of_an_unfinished_failed_writer_is_gated(void **state)
 {
     (void)state;
     const uint32_t n = 2000;
-    mox_buffer *in = poisoned(d0, n, -7.0f), *x0 = conf_zeros(d0, n);
+    mox_buffer *in = md_poisoned(d0, n, -7.0f), *x0 = conf_zeros(d0, n);
     mox_buffer *y1 = conf_ramp(d1, n, 4.0f, 0.0f), *z1 = conf_zeros(d1, n);
     mox_buffer *free1 = conf_zeros(d1, n);
     assert_int_equal(mox__testing_hold(d0, true), MOX_OK);
@@ -72,13 +56,13 @@ static void copy_of_an_unfinished_failed_writer_is_gated(void **state)
 
     assert_int_equal(mox_op_wait(writer), MOX_ERR_KERNEL_FAILED);
     const mox_error *orig = mox_result_error(mox_op_result(writer));
-    expect_gated_by(copy, MOX_ERR_GATED, orig,
+    md_expect_gated_by(copy, MOX_ERR_GATED, orig,
                     "the copy did not run because work it depends on failed: kernel "
                     "'fail_if_negative' failed: mox_fail(7)");
     const mox_error *ce = mox_result_error(mox_op_result(copy));
     assert_null(mox_error_kernel(ce));
     assert_int_equal(mox_error_fail_code(ce), 7);
-    expect_gated_by(reader, MOX_ERR_GATED, orig, "kernel 'scale' did not run");
+    md_expect_gated_by(reader, MOX_ERR_GATED, orig, "kernel 'scale' did not run");
     md_expect_ramp(y1, 0, n, 4.0f, 0.0f); /* the gated copy copied nothing */
     md_expect_ramp(z1, 0, n, 0.0f, 0.0f);
     md_expect_ramp(free1, 0, n, 3.0f, 0.0f);
@@ -101,7 +85,7 @@ static void copy_of_a_running_failed_writer(void **state)
 {
     (void)state;
     const uint32_t n = 256;
-    mox_buffer *in = poisoned(d0, n, -11.0f), *tmp = conf_zeros(d0, n), *x0 = conf_zeros(d0, n);
+    mox_buffer *in = md_poisoned(d0, n, -11.0f), *tmp = conf_zeros(d0, n), *x0 = conf_zeros(d0, n);
     mox_buffer *y1 = conf_ramp(d1, n, 9.0f, 0.0f), *z1 = conf_zeros(d1, n);
     mox_batch *b = NULL;
     assert_int_equal(mox_batch_begin(d0, &b), MOX_OK);
@@ -146,7 +130,7 @@ static void finished_failure_does_not_gate(void **state)
 {
     (void)state;
     const uint32_t n = 1000;
-    mox_buffer *in = poisoned(d0, n, -2.0f), *x0 = conf_zeros(d0, n), *y1 = conf_zeros(d1, n);
+    mox_buffer *in = md_poisoned(d0, n, -2.0f), *x0 = conf_zeros(d0, n), *y1 = conf_zeros(d1, n);
     assert_int_equal(conf_run(conf_fail_if_negative(d0, conf_cfg(n), in, x0, n)),
                      MOX_ERR_KERNEL_FAILED);
     assert_int_equal(conf_run(mox_buffer_copy(x0, 0, y1, 0, n)), MOX_OK);
@@ -166,7 +150,7 @@ static void copy_queued_for_capacity_is_gated(void **state)
     (void)state;
     const uint32_t n = 256;
     mox_device *q1 = md_open(1, 1);
-    mox_buffer *in = poisoned(d0, n, -5.0f), *x0 = conf_zeros(d0, n);
+    mox_buffer *in = md_poisoned(d0, n, -5.0f), *x0 = conf_zeros(d0, n);
     mox_buffer *y1 = conf_zeros(q1, n), *busy = conf_zeros(q1, n);
     assert_int_equal(mox__testing_hold(d0, true), MOX_OK);
     assert_int_equal(mox__testing_hold(q1, true), MOX_OK);
@@ -179,7 +163,7 @@ static void copy_queued_for_capacity_is_gated(void **state)
     assert_int_equal(mox_op_wait(writer), MOX_ERR_KERNEL_FAILED);
     assert_int_equal(mox__testing_hold(q1, false), MOX_OK);
     assert_int_equal(conf_run(blocker), MOX_OK);
-    expect_gated_by(copy, MOX_ERR_GATED, mox_result_error(mox_op_result(writer)),
+    md_expect_gated_by(copy, MOX_ERR_GATED, mox_result_error(mox_op_result(writer)),
                     "the copy did not run because work it depends on failed");
     mox_op_drop(copy);
     mox_op_drop(writer);

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void md_require_two_devices(void)
 {
@@ -41,4 +42,20 @@ void md_expect_ramp(mox_buffer *b, size_t first, size_t count, float base, float
             fail_msg("element %zu is %g, want %g", first + i, (double)v[first + i], (double)want);
     }
     free(v);
+}
+
+mox_buffer *md_poisoned(mox_device *dev, uint32_t n, float bad)
+{
+    mox_buffer *b = conf_ramp(dev, n, 0.0f, 1.0f);
+    assert_int_equal(mox_buffer_write(b, n / 2, 1, &bad), MOX_OK);
+    return b;
+}
+
+void md_expect_gated_by(mox_op *op, mox_status code, const mox_error *cause, const char *text)
+{
+    assert_int_equal(mox_op_wait(op), code);
+    const mox_error *e = mox_result_error(mox_op_result(op));
+    assert_ptr_equal(mox_error_cause(e), cause);
+    if (!strstr(mox_error_message(e), text))
+        fail_msg("message '%s' lacks '%s'", mox_error_message(e), text);
 }

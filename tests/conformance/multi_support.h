@@ -1,5 +1,6 @@
 /* multi_support.h - helpers of the several-devices conformance tests
- * (multi_device.c, multi_device_gating.c, multi_backend.c). */
+ * (multi_device.c, multi_device_gating.c, multi_backend.c,
+ * deferred_gating.c). */
 #ifndef MOX_CONF_MULTI_SUPPORT_H
 #define MOX_CONF_MULTI_SUPPORT_H
 
@@ -19,5 +20,11 @@ mox_device *md_open(uint32_t ordinal, uint32_t capacity);
 mox_op *md_submit(mox_op *op);
 /* Elements [first, first+count) must be (i - first) * step + base. */
 void md_expect_ramp(mox_buffer *b, size_t first, size_t count, float base, float step);
+/* A ramp 0, 1, 2... of n elements on `dev` with `bad` (negative: conf's
+ * checked kernels fail on it) at n / 2. */
+mox_buffer *md_poisoned(mox_device *dev, uint32_t n, float bad);
+/* The op ends with `code`, its error caused by `cause`, its message
+ * holding `text`. */
+void md_expect_gated_by(mox_op *op, mox_status code, const mox_error *cause, const char *text);
 
 #endif
