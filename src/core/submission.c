@@ -13,12 +13,10 @@
 #include "error.h"
 #include "trace.h"
 
-static size_t align_up(size_t v, size_t a) { return (v + a - 1) & ~(a - 1); }
-
 mox__sub *mox__sub_create(mox_device *device)
 {
     size_t be = device->info.submission_state_size;
-    size_t head = align_up(sizeof(mox__sub), 16);
+    size_t head = MOX__SUB_OP_OFFSET + MOX__SUB_OP_ROOM;
     size_t size = head + (be ? be + 63 : 0);
     unsigned char *p = mox__block_alloc(size);
     if (!p)
@@ -99,7 +97,7 @@ void mox__sub_free(mox__sub *sub)
         mox__free(sub->owned_host);
     if (__builtin_expect(sub->heap_arrays, 0))
         free_heap_arrays(sub);
-    mox__block_free(sub, sub->alloc_size);
+    mox__sub_block_release(sub); /* its op may still use the block */
 }
 
 /* Grows an array that starts in inline storage. */
