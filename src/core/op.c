@@ -23,7 +23,7 @@ mox_op *mox__op_alloc(mox__op_kind kind, mox_device *device)
     mox_op *op = mox__block_alloc(sizeof *op);
     if (!op)
         return NULL;
-    memset(op, 0, sizeof *op); /* its cell is initialised (mox__cell_init's state) */
+    mox__zero_fixed(op, sizeof *op); /* its cell is initialised (mox__cell_init's state) */
     op->magic = MOX__MAGIC_OP;
     op->kind = kind;
     op->stage = MOX__STAGE_RECORDED;
@@ -86,7 +86,7 @@ mox_op *mox__op_submit(mox_device *device, mox__sub *sub)
     /* In the room of the batch's block: a batch has one op, made here once
      * (a single launch's batch keeps its launch op, and leaves the room). */
     mox_op *op = mox__sub_op_room(sub);
-    memset(op, 0, sizeof *op); /* its cell is initialised (mox__cell_init's state) */
+    mox__zero_fixed(op, sizeof *op); /* its cell is initialised (mox__cell_init's state) */
     op->magic = MOX__MAGIC_OP;
     op->kind = MOX__OP_SUBMIT;
     op->stage = MOX__STAGE_RECORDED;

@@ -17,16 +17,18 @@ mox__sub *mox__sub_create(mox_device *device)
 {
     size_t be = device->info.submission_state_size;
     size_t head = MOX__SUB_OP_OFFSET + MOX__SUB_OP_ROOM;
-    size_t size = head + (be ? be + 63 : 0);
+    /* The backend's scratch, 64-aligned, in whole 16-byte chunks (zeroed
+     * by mox__zero_small). */
+    size_t size = head + (be ? ((be + 15) & ~(size_t)15) + 63 : 0);
     unsigned char *p = mox__block_alloc(size);
     if (!p)
         return NULL;
-    memset(p, 0, offsetof(mox__sub, alloc_size));
-    if (be)
-        memset(p + head, 0, be + 63);
+    mox__zero_fixed(p, offsetof(mox__sub, alloc_size));
     mox__sub *s = (mox__sub *)p;
     s->alloc_size = (uint32_t)size;
     s->pub.be = be ? (void *)(((uintptr_t)(p + head) + 63u) & ~(uintptr_t)63u) : NULL;
+    if (be)
+        mox__zero_small(s->pub.be, be);
     atomic_init(&s->refs, 1);
     atomic_init(&s->done, false);
     atomic_init(&s->pub.awaited, false);

@@ -310,7 +310,7 @@ void mox__cuda_submit(mox__cuda_dev *dev, mox__submission *pub)
     if (pub->wait_count)
         mox__cuda_foreign_flush(dev, pub);
     mox__lock(&dev->lock); /* a flush of it may read `me` concurrently */
-    memset(me, 0, offsetof(mox__cuda_sub, pending)); /* `pending` is atomic: */
+    mox__zero_fixed(me, offsetof(mox__cuda_sub, pending)); /* `pending` is atomic: */
     atomic_store_explicit(&me->pending, false, memory_order_relaxed);
     me->pub = pub;
     me->stream = pub->queue;
