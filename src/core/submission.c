@@ -280,6 +280,7 @@ mox_status mox__sub_push(mox__sub *s, mox__dispatch *d)
     s->pub.count = s->count;
     d->index = i;
     s->unloaded += d->kind == MOX__CMD_KERNEL && !d->module;
+    s->pub.transfer_count += d->kind != MOX__CMD_KERNEL;
     d->pred_first = s->npreds;
     d->pred_count = 0;
     /* Locals: the stores below (int32_t fields) could alias d->arg_count. */
