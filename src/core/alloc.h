@@ -147,7 +147,15 @@ static inline void mox__zero_small(void *p, size_t size)
  * lost. The block of `slot` is `size` bytes, zeroed when first made, freed
  * when the thread ends; NULL when it cannot be made (no memory, or the
  * thread is ending): the caller then does without its memo. */
-void *mox__thread_block(unsigned slot, size_t size);
+void *mox__thread_block_slow(unsigned slot, size_t size);
+/* (Inline: every launch looks its memo up.) */
+static inline void *mox__thread_block(unsigned slot, size_t size)
+{
+    mox__block_cache *c = mox__block_tls;
+    if (__builtin_expect(c && c->slots[slot] != NULL, 1))
+        return c->slots[slot];
+    return mox__thread_block_slow(slot, size);
+}
 
 /* jansson's parser misbehaves when one of its own allocations fails
  * (docs/errors.md, "What mox cannot guard against"), so while it runs the
