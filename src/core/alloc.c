@@ -363,7 +363,7 @@ void mox__block_free_slow(void *block, size_t size)
         block_free_slow(block, block_class(size));
 }
 
-static __attribute__((noinline)) void *thread_block_slow(unsigned slot, size_t size)
+void *mox__thread_block_slow(unsigned slot, size_t size)
 {
     block_cache *c = mox__block_tls ? mox__block_tls : cache_open();
     if (!c || c->closed)
@@ -371,12 +371,4 @@ static __attribute__((noinline)) void *thread_block_slow(unsigned slot, size_t s
     if (!c->slots[slot])
         c->slots[slot] = calloc(1, size);
     return c->slots[slot];
-}
-
-void *mox__thread_block(unsigned slot, size_t size)
-{
-    block_cache *c = mox__block_tls;
-    if (__builtin_expect(c && c->slots[slot] != NULL, 1))
-        return c->slots[slot];
-    return thread_block_slow(slot, size);
 }

@@ -23,7 +23,7 @@ mox_op *mox__op_alloc(mox__op_kind kind, mox_device *device)
     mox_op *op = mox__block_alloc(sizeof *op);
     if (!op)
         return NULL;
-    memset(op, 0, sizeof *op); /* its cell is initialised (mox__cell_init's state) */
+    mox__zero_fixed(op, sizeof *op); /* its cell is initialised (mox__cell_init's state) */
     op->magic = MOX__MAGIC_OP;
     op->kind = kind;
     op->stage = MOX__STAGE_RECORDED;
@@ -47,6 +47,12 @@ void mox__op_free_shell(mox_op *op)
     mox__cell_destroy(&op->cell);
     mox__device_unref(op->device);
     MOX__KILL(op);
+    if (op->in_sub_block) {
+        /* Its batch may live on in the block (trackers, the backend). */
+        MOX__POISON(op, sizeof *op);
+        mox__sub_block_release(mox__sub_of_op_room(op));
+        return;
+    }
     if (!op->in_dispatch_block) {
         mox__block_free(op, sizeof *op);
         return;
@@ -73,13 +79,23 @@ mox_op *mox__op_ready(const mox_result *result)
 
 mox_op *mox__op_failed(mox_error *error) { return mox__op_ready(mox__result_error(error)); }
 
+_Static_assert(sizeof(mox_op) <= MOX__SUB_OP_ROOM, "mox_op outgrew its room in a batch's block");
+
 mox_op *mox__op_submit(mox_device *device, mox__sub *sub)
 {
-    mox_op *op = mox__op_alloc(MOX__OP_SUBMIT, device);
-    if (!op) {
-        mox__sub_unref(sub);
-        return &oom_op;
-    }
+    /* In the room of the batch's block: a batch has one op, made here once
+     * (a single launch's batch keeps its launch op, and leaves the room). */
+    mox_op *op = mox__sub_op_room(sub);
+    mox__zero_fixed(op, sizeof *op); /* its cell is initialised (mox__cell_init's state) */
+    op->magic = MOX__MAGIC_OP;
+    op->kind = MOX__OP_SUBMIT;
+    op->stage = MOX__STAGE_RECORDED;
+    op->in_sub_block = true;
+    op->device = device ? mox__device_ref(device) : NULL;
+    sub->op_in_block = true;
+    atomic_store_explicit(&sub->block_users, 2, memory_order_relaxed); /* not shared yet */
+    if (mox__trace_on())
+        mox__trace_op_new(op);
     op->u.submit.sub = sub;
     return op;
 }

@@ -61,6 +61,7 @@ struct mox_op {
     mox__op_stage stage;
     bool immortal;
     bool in_dispatch_block;    /* a launch's: the head of its dispatch's block */
+    bool in_sub_block;         /* a batch's: in its batch's block (mox__op_submit) */
     const mox_result *result;  /* once resolved */
     mox_device *device;        /* retained (launch, submit) */
     mox__waker_cell cell;

@@ -13,22 +13,22 @@
 #include "error.h"
 #include "trace.h"
 
-static size_t align_up(size_t v, size_t a) { return (v + a - 1) & ~(a - 1); }
-
 mox__sub *mox__sub_create(mox_device *device)
 {
     size_t be = device->info.submission_state_size;
-    size_t head = align_up(sizeof(mox__sub), 16);
-    size_t size = head + (be ? be + 63 : 0);
+    size_t head = MOX__SUB_OP_OFFSET + MOX__SUB_OP_ROOM;
+    /* The backend's scratch, 64-aligned, in whole 16-byte chunks (zeroed
+     * by mox__zero_small). */
+    size_t size = head + (be ? ((be + 15) & ~(size_t)15) + 63 : 0);
     unsigned char *p = mox__block_alloc(size);
     if (!p)
         return NULL;
-    memset(p, 0, offsetof(mox__sub, alloc_size));
-    if (be)
-        memset(p + head, 0, be + 63);
+    mox__zero_fixed(p, offsetof(mox__sub, alloc_size));
     mox__sub *s = (mox__sub *)p;
     s->alloc_size = (uint32_t)size;
     s->pub.be = be ? (void *)(((uintptr_t)(p + head) + 63u) & ~(uintptr_t)63u) : NULL;
+    if (be)
+        mox__zero_small(s->pub.be, be);
     atomic_init(&s->refs, 1);
     atomic_init(&s->done, false);
     atomic_init(&s->pub.awaited, false);
@@ -99,7 +99,7 @@ void mox__sub_free(mox__sub *sub)
         mox__free(sub->owned_host);
     if (__builtin_expect(sub->heap_arrays, 0))
         free_heap_arrays(sub);
-    mox__block_free(sub, sub->alloc_size);
+    mox__sub_block_release(sub); /* its op may still use the block */
 }
 
 /* Grows an array that starts in inline storage. */
@@ -280,6 +280,7 @@ mox_status mox__sub_push(mox__sub *s, mox__dispatch *d)
     s->pub.count = s->count;
     d->index = i;
     s->unloaded += d->kind == MOX__CMD_KERNEL && !d->module;
+    s->pub.transfer_count += d->kind != MOX__CMD_KERNEL;
     d->pred_first = s->npreds;
     d->pred_count = 0;
     /* Locals: the stores below (int32_t fields) could alias d->arg_count. */

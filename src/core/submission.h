@@ -160,6 +160,11 @@ typedef struct mox_result mox_result;
 struct mox__sub {
     mox__submission pub;       /* what the backend sees; must be first */
     _Atomic unsigned refs;
+    /* The batch's op lies in the batch's block when op_in_block
+     * (mox__op_submit): the two end independently, the last one frees the
+     * block; block_users counts them (mox__block_last_user). */
+    bool op_in_block;
+    _Atomic uint32_t block_users;
     mox_device *device;        /* retained while in flight */
 
     /* completion, under `lock` (a spin lock: a few fields, no call out) */
@@ -242,6 +247,24 @@ struct mox__sub {
 };
 
 static inline mox__sub *mox__sub_of(mox__submission *pub) { return (mox__sub *)pub; }
+
+/* Every batch's block has room for its op right after the batch (one
+ * allocation per batch instead of two): where it lies, and its size
+ * (op.c asserts that a mox_op fits). */
+enum { MOX__SUB_OP_ROOM = 128 };
+#define MOX__SUB_OP_OFFSET ((sizeof(mox__sub) + 15u) & ~(size_t)15u)
+static inline void *mox__sub_op_room(mox__sub *sub) { return (unsigned char *)sub + MOX__SUB_OP_OFFSET; }
+static inline mox__sub *mox__sub_of_op_room(void *op)
+{
+    return (mox__sub *)((unsigned char *)op - MOX__SUB_OP_OFFSET);
+}
+/* Ends the batch's or its op's use of the batch's block: frees it when
+ * the other one is gone too (or the op never lay there). */
+static inline void mox__sub_block_release(mox__sub *sub)
+{
+    if (!sub->op_in_block || mox__block_last_user(&sub->block_users))
+        mox__block_free(sub, sub->alloc_size);
+}
 
 mox__sub *mox__sub_create(mox_device *device);
 /* Inline: trackers, waits and ops take and drop references to a batch

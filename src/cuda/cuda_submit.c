@@ -26,14 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool has_transfer(const mox__submission *pub)
-{
-    for (uint32_t i = 0; i < pub->count; i++)
-        if (pub->dispatches[i]->kind != MOX__CMD_KERNEL)
-            return true;
-    return false;
-}
-
 static void fail_waiter(mox__cuda_dev *dev, mox__submission *pub, uint32_t stream, mox_error *why);
 
 /* A semaphore `pub` waits on failed (borrowed), or NULL. */
@@ -220,7 +212,7 @@ static void process_execute(mox__cuda_dev *dev, mox__submission *pub)
     if (blocked && !dev->hold)
         flush_all_ordered(dev);
     mox__cuda_stream_state *ss = &dev->stream_state[stream];
-    bool transfer = has_transfer(pub);
+    bool transfer = pub->transfer_count != 0;
     /* Someone already blocks on it (the core's flush came first): it is not
      * held back. */
     bool awaited = atomic_load_explicit(&pub->awaited, memory_order_acquire);
@@ -310,7 +302,7 @@ void mox__cuda_submit(mox__cuda_dev *dev, mox__submission *pub)
     if (pub->wait_count)
         mox__cuda_foreign_flush(dev, pub);
     mox__lock(&dev->lock); /* a flush of it may read `me` concurrently */
-    memset(me, 0, offsetof(mox__cuda_sub, pending)); /* `pending` is atomic: */
+    mox__zero_fixed(me, offsetof(mox__cuda_sub, pending)); /* `pending` is atomic: */
     atomic_store_explicit(&me->pending, false, memory_order_relaxed);
     me->pub = pub;
     me->stream = pub->queue;

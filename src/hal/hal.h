@@ -268,6 +268,7 @@ struct mox__dispatch {
 struct mox__submission {
     /* ---- set by the core, read by the backend ---- */
     uint32_t count;
+    uint32_t transfer_count;       /* dispatches that are not MOX__CMD_KERNEL */
     mox__dispatch *const *dispatches;
     const uint32_t *preds;
     const uint32_t *succs;

@@ -232,6 +232,7 @@ uint32_t fx_transfer(fx_sub *s, mox__cmd_kind kind, CUdeviceptr buf, uint64_t of
                      uint64_t bytes, void *host)
 {
     uint32_t i = s->pub.count++;
+    s->pub.transfer_count++; /* as the core counts them (mox__sub_push) */
     mox__dispatch *d = &s->disp[i];
     s->dptr[i] = d;
     d->kind = kind;

@@ -204,6 +204,7 @@ static mox__dispatch *append(cts_cb *cb, mox__cmd_kind kind)
     uint32_t i = cb->pub.count++;
     if (i >= CTS_MAX_CMDS)
         abort();
+    cb->pub.transfer_count += kind != MOX__CMD_KERNEL; /* as the core counts them (mox__sub_push) */
     mox__dispatch *d = &cb->d[i];
     cb->dptr[i] = d;
     d->kind = kind;
