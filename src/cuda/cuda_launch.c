@@ -102,7 +102,8 @@ static mox_status describe_node(mox__cuda_dev *dev, mox__cuda_group *g, build *b
             if (wd[j]->succ_count == 0 && !mox__cuda_u32_push(b->edges, wp_offset + j))
                 goto oom;
     }
-    if (kernel || d->kind == MOX__CMD_COPY) {
+    /* Most dispatches have no gate: no call into cuda_gates.c for them. */
+    if ((kernel || d->kind == MOX__CMD_COPY) && d->gate_count) {
         mox_status st = mox__cuda_describe_gates(dev, g, ln, b->gdeps, b->ext, pub, d, at, &may_fail);
         if (st != MOX_OK)
             return st;
