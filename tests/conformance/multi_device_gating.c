@@ -22,16 +22,14 @@ static const mox_waker no_waker = {NULL, NULL};
 static int setup(void **state)
 {
     (void)state;
-    d0 = md_open(0, 0);
-    d1 = md_open(1, 0);
+    md_open_pair(&d0, &d1);
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    mox_device_release(d0);
-    mox_device_release(d1);
+    md_release_pair(d0, d1);
     return 0;
 }
 

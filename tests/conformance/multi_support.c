@@ -59,3 +59,15 @@ void md_expect_gated_by(mox_op *op, mox_status code, const mox_error *cause, con
     if (!strstr(mox_error_message(e), text))
         fail_msg("message '%s' lacks '%s'", mox_error_message(e), text);
 }
+
+void md_open_pair(mox_device **d0, mox_device **d1)
+{
+    *d0 = md_open(0, 0);
+    *d1 = md_open(1, 0);
+}
+
+void md_release_pair(mox_device *d0, mox_device *d1)
+{
+    mox_device_release(d0);
+    mox_device_release(d1);
+}

@@ -16,6 +16,10 @@ void md_require_two_devices(void);
 /* Opens device `ordinal` of the run's backend (capacity 0 = default), with
  * the conformance module prepared. */
 mox_device *md_open(uint32_t ordinal, uint32_t capacity);
+/* Devices 0 and 1 of the run's backend (md_open, default capacity): the
+ * group set-up of the two-device tests; md_release_pair ends it. */
+void md_open_pair(mox_device **d0, mox_device **d1);
+void md_release_pair(mox_device *d0, mox_device *d1);
 /* Polls once: the op is submitted (its modules are prepared). Returns it. */
 mox_op *md_submit(mox_op *op);
 /* Elements [first, first+count) must be (i - first) * step + base. */
