@@ -56,8 +56,9 @@ static unsigned line_of(const char *text, const char *needle)
     return line;
 }
 
-static const char *const eligible[] = {"vec_add",        "reduce_shared", "warp_scan", "add_offsets",
-                                       "particle_update", "count_positive", "clamp_rows", "ramp_positive"};
+static const char *const eligible[] = {"vec_add",        "reduce_shared",  "warp_scan",  "add_offsets",
+                                       "particle_update", "count_positive", "clamp_rows", "ramp_positive",
+                                       "copy_then_sum"};
 
 /* Each ineligible kernel and the start of its reason. */
 static const struct {
@@ -257,6 +258,37 @@ static char *sources_part(const char *cu)
     return strndup(start, (size_t)(end - start));
 }
 
+/* The kernels whose first guard comes after a barrier or warp operation
+ * load the gate's word at entry (mox__gate_view_early), the others read
+ * it at their first guard (mox__gate_view_of), whichever comes later in
+ * the source: copy_then_sum stores before its barrier. */
+static void test_first_guard_after_collective_loads_early(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    moxc_module *m = parse("kernels/gate/eligible.c", &text);
+    static const char *const early[] = {"reduce_shared", "warp_scan"};
+    for (size_t i = 0; i < sizeof eligible / sizeof eligible[0]; ++i) {
+        bool want = strcmp(eligible[i], early[0]) == 0 || strcmp(eligible[i], early[1]) == 0;
+        if (gate_of(m, eligible[i])->load_early != want)
+            fail_msg("%s: load_early %d, want %d", eligible[i], !want, want);
+    }
+    char *cu = gen_cuda(m, text);
+    /* each kernel's two gated entries (general and no-alias) */
+    assert_int_equal(count_occurrences(cu, "mox__gate_view_early(&mox__gate);"), 4);
+    assert_int_equal(count_occurrences(cu, "mox__gate_view_of(&mox__gate);"),
+                     2 * (sizeof eligible / sizeof eligible[0] - 2));
+    char *scan = section(cu, "void __launch_bounds__(256) mox_entry_warp_scan(");
+    assert_non_null(strstr(scan, "mox__gate_view_early(&mox__gate)"));
+    free(scan);
+    char *copy = section(cu, "void __launch_bounds__(256) mox_entry_copy_then_sum(");
+    assert_non_null(strstr(copy, "mox__gate_view_of(&mox__gate)"));
+    free(copy);
+    free(cu);
+    free(text);
+    moxc_module_free(m);
+}
+
 /* The sources before the entries, without the copies, and every ungated
  * entry are what they are without the analysis: the copies only add. */
 static void test_first_copy_unchanged(void **state)
@@ -341,6 +373,7 @@ int main(void)
         cmocka_unit_test(test_inspect_prints_the_gate), cmocka_unit_test(test_golden),
         cmocka_unit_test(test_first_copy_unchanged), cmocka_unit_test(test_nvcc_eligible),
         cmocka_unit_test(test_nvcc_ineligible),
+        cmocka_unit_test(test_first_guard_after_collective_loads_early),
     };
     return cmocka_run_group_tests_name("moxc_gate_defer", tests, NULL, NULL);
 }

@@ -273,6 +273,12 @@ void moxc__gate_defer_free(moxc_gate_defer *gate) {
     memset(gate, 0, sizeof *gate);
 }
 
+void moxc__gd_note_guard(gd *g) {
+    if (!g->guard_seen)
+        g->load_early = g->collective_seen;
+    g->guard_seen = true;
+}
+
 static void walk_body(gd *g) {
     g->tainted_ctrl = 0;
     moxc__children ch;
@@ -315,6 +321,7 @@ static void analyse_kernel(moxc__tu *t, gd_helper *helpers, CXCursor kernel, mox
     }
     out->eligible = g.problem == NULL;
     out->why_not = g.problem;
+    out->load_early = out->eligible && g.load_early;
     if (out->eligible) {
         qsort(g.edits, g.edit_count, sizeof *g.edits, compare_edits);
         out->edits = g.edits;

@@ -41,6 +41,9 @@ typedef struct gd {
     size_t edit_count, edit_cap;
     const char *text;    /* the kernel source's bytes (libclang's copy) */
     size_t text_size;
+    bool collective_seen; /* last pass: a barrier or warp operation so far */
+    bool guard_seen;      /* last pass: a guard so far */
+    bool load_early;      /* last pass: the first guard came after a collective */
 } gd;
 
 static inline bool moxc__gd_is_array_type(CXType t) {
@@ -63,6 +66,10 @@ unsigned moxc__gd_declared_depth(gd *g, CXCursor decl);
 void moxc__gd_push_ctrl(gd *g, bool tainted, CXSourceLocation loc);
 void moxc__gd_pop_ctrl(gd *g, bool tainted);
 void moxc__gd_stmt(gd *g, CXCursor s);
+
+/* Records that the copy guards something here (the last pass): the first
+ * guard after a barrier or warp operation makes the kernel load early. */
+void moxc__gd_note_guard(gd *g);
 
 /* ---- expressions (gate_defer_expr.c) ---- */
 /* Whether the value of `e` is tainted; checks what it uses as addresses,

@@ -254,6 +254,8 @@ static bool eval_call(gd *g, CXCursor call) {
         result = false;
         break;
     case GD_CALL_COLLECTIVE:
+        if (g->report)
+            g->collective_seen = true;
         if (g->tainted_ctrl) {
             char *name = moxc__cxstr(clang_getCursorSpelling(call));
             char *cond = moxc__where(g->ctrl_loc);

@@ -108,6 +108,7 @@ static bool compound_operator(const char *between, size_t len, char op[3]) {
 void moxc__gd_guard_store(gd *g, CXCursor e, CXCursor lhs, CXCursor rhs) {
     if (!g->report || g->problem)
         return;
+    moxc__gd_note_guard(g);
     size_t es, ee, ls, le, rs, re;
     if (!moxc__gd_range(g, e, &es, &ee) || !moxc__gd_range(g, lhs, &ls, &le) || !moxc__gd_range(g, rhs, &rs, &re) ||
         ls < es || re > ee || le > rs) {
@@ -137,6 +138,7 @@ void moxc__gd_guard_store(gd *g, CXCursor e, CXCursor lhs, CXCursor rhs) {
 void moxc__gd_guard_stmt(gd *g, CXCursor e) {
     if (!g->report || g->problem)
         return;
+    moxc__gd_note_guard(g);
     size_t es, ee;
     if (!moxc__gd_range(g, e, &es, &ee)) {
         macro_problem(g, e);
@@ -148,6 +150,7 @@ void moxc__gd_guard_stmt(gd *g, CXCursor e) {
 void moxc__gd_guard_value(gd *g, CXCursor call) {
     if (!g->report || g->problem)
         return;
+    moxc__gd_note_guard(g);
     size_t cs, ce;
     if (!moxc__gd_range(g, call, &cs, &ce)) {
         macro_problem(g, call);

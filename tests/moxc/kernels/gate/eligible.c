@@ -144,3 +144,25 @@ void ramp_positive(const float *in, float *out, uint32_t n)
         out[i] = acc;
     }
 }
+
+/* A store before the block's barrier: the first guard comes before any
+ * cooperative call, so the gate's word is read there (mox__gate_view_of),
+ * unlike reduce_shared's and warp_scan's, loaded at entry. */
+MOX_KERNEL MOX_BLOCK(256, 1, 1)
+void copy_then_sum(const float *input, float *copy, float *sums, uint32_t n)
+{
+    MOX_SHARED(float, tile, 256);
+    uint32_t t = mox_thread_idx().x;
+    uint32_t i = mox_block_idx().x * GATE_BLOCK + t;
+    float v = i < n ? input[i] : 0.0f;
+    if (i < n)
+        copy[i] = v;
+    tile[t] = v;
+    mox_barrier();
+    if (t == 0) {
+        float s = 0.0f;
+        for (uint32_t k = 0; k < GATE_BLOCK; k++)
+            s += tile[k];
+        sums[mox_block_idx().x] = s;
+    }
+}
