@@ -62,9 +62,15 @@ bool gpu_kernel_find(gpu_ctx *g, const char *name, gpu_kernel *out)
         snprintf(g->err, sizeof g->err, "no reference kernel %s in the reference fatbins", sym);
         return false;
     }
-    snprintf(sym, sizeof sym, "mox_entry_%s", name);
-    if (!gpu_check(g, g->cu->cuModuleGetFunction(&out->fn[2], g->gen, sym), sym))
-        return false;
+    /* gen-gated: the entry the runtime launches for a gate of one
+     * dependency (the one gpu_launch arms), the general one in modules
+     * built before that entry existed */
+    snprintf(sym, sizeof sym, "mox_entry_%s" MOX_ENTRY_ONE_DEP_SUFFIX, name);
+    if (g->cu->cuModuleGetFunction(&out->fn[2], g->gen, sym) != CUDA_SUCCESS) {
+        snprintf(sym, sizeof sym, "mox_entry_%s", name);
+        if (!gpu_check(g, g->cu->cuModuleGetFunction(&out->fn[2], g->gen, sym), sym))
+            return false;
+    }
     snprintf(sym, sizeof sym, "mox_entry_%s" MOX_ENTRY_UNGATED_SUFFIX, name);
     if (g->cu->cuModuleGetFunction(&out->fn[1], g->gen, sym) != CUDA_SUCCESS)
         out->fn[1] = out->fn[2];

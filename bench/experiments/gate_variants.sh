@@ -3,7 +3,9 @@
 # (examples/) as moxc generates them, against header variants, timed alone
 # by gate_variants_harness.c (docs/kernel-language.md, "The deferred gate
 # check"):
-#   ungated  mox_entry_K__ungated         entry    the check at entry (default)
+#   ungated  mox_entry_K__ungated         entry    the check at entry (general entry)
+#   gate1    mox_entry_K__gate1: the check at entry of one dependency (what the
+#            runtime launches for such gates)
 #   deferred MOXC_GATE_DEFER=1, as shipped: the kernels carry
 #            MOX_KFEAT_GATE_DEFERRED and their entries ask nothing at the
 #            end, so with n = 0 behind a failed dependency the harness's
@@ -65,6 +67,7 @@ set_for() { # file entry kind
     local f=$1 e=$2 kd=$3 L=""
     L="$L ${e}_ungated=$C/${f}_entry.cubin:mox_entry_${e}__ungated:$kd:0"
     L="$L ${e}_entry=$C/${f}_entry.cubin:mox_entry_${e}:$kd:1"
+    L="$L ${e}_gate1=$C/${f}_entry.cubin:mox_entry_${e}__gate1:$kd:1"
     for v in deferred askend askall early guard; do L="$L ${e}_$v=$C/${f}_$v.cubin:mox_entry_${e}:$kd:1"; done
     echo "$L"
 }

@@ -153,6 +153,15 @@ typedef struct mox_cpu_module_entry {
  * publishes the gate for mox_fail. */
 #define MOX_ENTRY_UNGATED_SUFFIX "__ungated"
 
+/* Every kernel whose gate check is not deferred (docs/kernel-language.md)
+ * also has mox_entry_<kernel> + this suffix (and + this suffix +
+ * MOX_ENTRY_NOALIAS_SUFFIX where a no-alias entry exists): the same entry
+ * checking exactly one inline dependency (gate.status set, dep_count 1,
+ * deps NULL), without the code of the gate's other forms. The runtime
+ * launches it for such gates, the common case; modules built before it
+ * existed lack it and run the general entry. */
+#define MOX_ENTRY_ONE_DEP_SUFFIX "__gate1"
+
 /* What a module's marker mox__grid_wait_entries says (mox/kernel_cuda.h):
  * no entry waits for programmatic grid dependencies (code for GPUs before
  * sm_90), only the gated entries do (sm_90+ modules built before the

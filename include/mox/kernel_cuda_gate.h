@@ -133,6 +133,18 @@ MOX__FN(int) mox__gate_enter(const mox_gate *g) {
                                 g->inline_deps[2], g->inline_deps[3]);
 }
 
+/* mox__gate_enter for a gate of exactly one inline dependency (the
+ * runtime launches the __gate1 entries only with such gates): one load and
+ * no code for the other forms, whose out-of-line call alone cost the
+ * general entry about 5 % on bandwidth kernels (H200,
+ * bench/experiments/gate_variants.sh). */
+MOX__FN(int) mox__gate_enter_one(const mox_gate *g) {
+    mox__grid_dependency_wait(); /* first: see "programmatic dependent launch" */
+    if (__ldg(&g->status[2u * g->inline_deps[0]]) == MOX_DISPATCH_OK) return 0;
+    mox__gate_mark_gated(g);
+    return 1;
+}
+
 /* The deferred gate check (moxc's gate_defer.c): whether the dispatch must
  * have no effect (a dependency failed or was gated), asked at each guard of
  * the kernel's deferred copy, after the body's loads have issued (then it

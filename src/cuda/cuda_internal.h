@@ -98,6 +98,10 @@ typedef struct mox__cuda_kernel {
      * NULL: older artifact, or MOX_CUDA_PDL on and a module whose entries
      * without the check lack the grid wait (its marker reads 1). */
     CUfunction fn_ungated, fn_ungated_noalias;
+    /* The two checking one inline dependency only (MOX_ENTRY_ONE_DEP_SUFFIX),
+     * or NULL: older artifact, deferred gate check, or MOX_CUDA_PDL on and
+     * a module whose marker does not say every entry waits. */
+    CUfunction fn_gate1, fn_gate1_noalias;
     char name[96];
     uint32_t max_threads;   /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK */
     uint32_t static_shared; /* bytes */
@@ -122,14 +126,17 @@ mox_status mox__cuda_module_load(mox__cuda_dev *dev, const void *image, size_t s
 void mox__cuda_module_unload(mox__cuda_module *module);
 
 /* The entry a dispatch of kernel k runs: the no-alias one where
- * mox__dispatch.entry asks for it and it exists, and where the launch's gate
- * has no dependency (`gated` false: no failure can reach it) the one of
- * those without the gate check, where that exists. */
-static inline CUfunction mox__cuda_entry_fn(const mox__cuda_kernel *k, const mox__dispatch *d, bool gated)
+ * mox__dispatch.entry asks for it and it exists; where the launch's gate
+ * has no dependency (no failure can reach it) the one of those without the
+ * gate check, and where it has exactly one (inline: make_gate) the one
+ * checking one dependency, where those exist. */
+static inline CUfunction mox__cuda_entry_fn(const mox__cuda_kernel *k, const mox__dispatch *d, uint32_t deps)
 {
     bool noalias = d->entry == MOX__ENTRY_NOALIAS && k->fn_noalias;
-    CUfunction ungated = gated ? NULL : noalias ? k->fn_ungated_noalias : k->fn_ungated;
-    return ungated ? ungated : noalias ? k->fn_noalias : k->fn;
+    CUfunction special = deps == 0   ? (noalias ? k->fn_ungated_noalias : k->fn_ungated)
+                         : deps == 1 ? (noalias ? k->fn_gate1_noalias : k->fn_gate1)
+                                     : NULL;
+    return special ? special : noalias ? k->fn_noalias : k->fn;
 }
 
 /* ---- per-submission state: lives in sub->be ---- */
@@ -269,7 +276,7 @@ typedef struct mox__cuda_lnode {
  * when it has gate dependencies inside the launch or on earlier ones. */
 static inline CUfunction mox__cuda_node_fn(const mox__cuda_lnode *ln)
 {
-    return mox__cuda_entry_fn(ln->k, ln->d, ln->gdep_cnt + ln->ext_cnt > 0);
+    return mox__cuda_entry_fn(ln->k, ln->d, ln->gdep_cnt + ln->ext_cnt);
 }
 
 /* A launch's description. Each array holds its nodes' entries in node

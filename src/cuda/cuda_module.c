@@ -37,8 +37,9 @@ static mox_status allow_dynamic_shared(mox__cuda_dev *dev, const mox_abi_kernel 
     k->max_dynamic_shared = limit > k->static_shared ? limit - k->static_shared : 0;
     if (!(ak->features & MOX_KFEAT_DYNAMIC_SHARED) || k->max_dynamic_shared <= dev->limits.shared_per_block)
         return MOX_OK;
-    CUfunction fns[4] = {k->fn, k->fn_noalias, k->fn_ungated, k->fn_ungated_noalias};
-    for (int i = 0; i < 4; i++) {
+    CUfunction fns[6] = {k->fn,         k->fn_noalias,         k->fn_ungated,
+                         k->fn_ungated_noalias, k->fn_gate1, k->fn_gate1_noalias};
+    for (int i = 0; i < 6; i++) {
         if (!fns[i])
             continue;
         CUresult r = dev->api->cuFuncSetAttribute(fns[i], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -81,8 +82,9 @@ static mox_status load_variant(mox__cuda_dev *dev, CUmodule module, const mox_ab
 }
 
 /* The no-alias entry of a kernel with read buffers, and the entries
- * without the gate check; with MOX_CUDA_PDL on only where they wait for
- * programmatic dependencies too (`grid_wait` is MOX__GRID_WAIT_ALL). */
+ * without the gate check and with the check of one dependency; with
+ * MOX_CUDA_PDL on only where they wait for programmatic dependencies too
+ * (`grid_wait` is MOX__GRID_WAIT_ALL). */
 static mox_status load_variants(mox__cuda_dev *dev, CUmodule module, const mox_abi_kernel *ak, uint64_t need,
                                 unsigned grid_wait, mox__cuda_kernel *k)
 {
@@ -98,6 +100,11 @@ static mox_status load_variants(mox__cuda_dev *dev, CUmodule module, const mox_a
     if (st == MOX_OK && k->fn_noalias)
         st = load_variant(dev, module, ak, need, k, MOX_ENTRY_UNGATED_SUFFIX MOX_ENTRY_NOALIAS_SUFFIX,
                           &k->fn_ungated_noalias);
+    if (st == MOX_OK)
+        st = load_variant(dev, module, ak, need, k, MOX_ENTRY_ONE_DEP_SUFFIX, &k->fn_gate1);
+    if (st == MOX_OK && k->fn_noalias)
+        st = load_variant(dev, module, ak, need, k, MOX_ENTRY_ONE_DEP_SUFFIX MOX_ENTRY_NOALIAS_SUFFIX,
+                          &k->fn_gate1_noalias);
     return st;
 }
 

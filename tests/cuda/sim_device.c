@@ -377,9 +377,12 @@ EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
 CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
 {
     (void)m;
-    size_t len = strlen(name), tail = strlen(MOX_ENTRY_UNGATED_SUFFIX);
+    /* The entries checking one dependency (MOX_ENTRY_ONE_DEP_SUFFIX) run the
+     * gated functions, which handle every form of the gate. */
+    size_t len = strlen(name), tail = strlen(MOX_ENTRY_UNGATED_SUFFIX), tail1 = strlen(MOX_ENTRY_ONE_DEP_SUFFIX);
     bool ungated = len > tail && strcmp(name + len - tail, MOX_ENTRY_UNGATED_SUFFIX) == 0;
-    size_t base = ungated ? len - tail : len;
+    bool one_dep = len > tail1 && strcmp(name + len - tail1, MOX_ENTRY_ONE_DEP_SUFFIX) == 0;
+    size_t base = ungated ? len - tail : one_dep ? len - tail1 : len;
     for (size_t i = 0; i < sim_func_count; i++) {
         if (strlen(sim_funcs[i].name) == base && strncmp(sim_funcs[i].name, name, base) == 0) {
             *f = ungated ? &sim_ungated_funcs[i] : &sim_funcs[i];

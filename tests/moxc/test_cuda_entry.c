@@ -309,6 +309,52 @@ static void test_deferred_gate(void **state)
     cu.mem_free(status);
 }
 
+/* scale's entry checking one dependency (MOX_ENTRY_ONE_DEP_SUFFIX), which
+ * the runtime launches for gates of exactly one inline dependency: behind
+ * a failed or gated dependency it stores nothing and marks GATED, behind an
+ * OK one it runs. A kernel whose check is deferred has no such entry (its
+ * gated entries serve every gated launch). */
+static void test_one_dependency_entry(void **state)
+{
+    (void)state;
+    void *fn = NULL;
+    int found = cu.module_get_function(&fn, cu.module, "mox_entry_scale" MOX_ENTRY_ONE_DEP_SUFFIX) == 0;
+#if CUDA_ENTRY_DEFERRED
+    assert_false(found);
+#else
+    assert_true(found);
+    float input[512], output[512], result[512];
+    for (int i = 0; i < 512; ++i)
+        input[i] = (float)i - 100.0f;
+    for (int i = 0; i < 512; ++i)
+        output[i] = -3.0f;
+    cu_ptr in = upload(input, sizeof input), out = upload(output, sizeof output);
+    uint32_t n = 450;
+    /* slots: 0 OK, 1 FAILED, 2 GATED, 3.. the launches */
+    uint32_t words[12] = {MOX_DISPATCH_OK, 0, MOX_DISPATCH_FAILED, 7, MOX_DISPATCH_GATED, 0};
+    cu_ptr status = upload(words, sizeof words);
+    for (uint32_t dep = 0; dep < 3; ++dep) {
+        CU(cu.htod(out, output, sizeof output));
+        mox_gate g = gate(status, 0, 0, 3 + dep, 1);
+        g.inline_deps[0] = dep;
+        void *params[] = {&g, &in, &out, &n};
+        CU(cu.launch(fn, 2, 1, 1, 256, 1, 1, 0, NULL, params, NULL));
+        CU(cu.synchronize());
+        CU(cu.dtoh(result, out, sizeof result));
+        for (int i = 0; i < 512; ++i) {
+            float expected = dep == 0 && i < 450 ? input[i] * 2.0f + 1.0f : -3.0f;
+            assert_memory_equal(&result[i], &expected, sizeof expected);
+        }
+        CU(cu.dtoh(words, status, sizeof words));
+        assert_int_equal(words[2 * (3 + dep)], dep == 0 ? MOX_DISPATCH_OK : MOX_DISPATCH_GATED);
+    }
+    assert_int_equal(words[2], MOX_DISPATCH_FAILED);
+    cu.mem_free(in);
+    cu.mem_free(out);
+    cu.mem_free(status);
+#endif
+}
+
 static void test_fail_records(void **state)
 {
     (void)state;
@@ -371,6 +417,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scale_and_gating),
         cmocka_unit_test(test_deferred_gate),
+        cmocka_unit_test(test_one_dependency_entry),
         cmocka_unit_test(test_fail_records),
         cmocka_unit_test(test_shared_and_barrier),
     };

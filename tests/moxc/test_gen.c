@@ -114,8 +114,12 @@ static void test_bindings_content(void **state)
      * still publishes its gate for mox_fail. */
     assert_non_null(strstr(o.cuda, "__launch_bounds__(256) mox_entry_scale__ungated("));
     assert_non_null(strstr(o.cuda, "__launch_bounds__(256) mox_entry_scale__ungated__noalias("));
-    assert_int_equal(count_occurrences(o.cuda, "mox__gate_enter("), count_occurrences(o.cuda, "__global__") / 2);
-    assert_int_equal(count_occurrences(o.cuda, "MOX__GATE_PUBLISH"), 2); /* integrate's two entries */
+    /* Entries checking one dependency: mox__gate_enter_one, nothing else. */
+    assert_non_null(strstr(o.cuda, "__launch_bounds__(256) mox_entry_scale__gate1("));
+    assert_non_null(strstr(o.cuda, "__launch_bounds__(256) mox_entry_scale__gate1__noalias("));
+    assert_int_equal(count_occurrences(o.cuda, "mox__gate_enter("), count_occurrences(o.cuda, "__global__") / 3);
+    assert_int_equal(count_occurrences(o.cuda, "mox__gate_enter_one("), count_occurrences(o.cuda, "__global__") / 3);
+    assert_int_equal(count_occurrences(o.cuda, "MOX__GATE_PUBLISH"), 3); /* integrate's three entries */
     /* The constant and the helper; the kernels' MOX_KERNEL is __device__. */
     assert_int_equal(count_occurrences(o.cuda, "\n__device__ "), 2);
     outputs_free(&o);

@@ -5,10 +5,12 @@
  * __global__ entry per kernel, named mox_entry_<kernel>, that the CUDA
  * backend launches, and for kernels with read buffers a second one,
  * mox_entry_<kernel>__noalias, whose pointers are all __restrict__; and
- * both again without the gate check, mox_entry_<kernel>__ungated[__noalias],
- * for launches that no failure can reach (the runtime picks one of them per
- * launch). The gated entries of a kernel whose gate check can be deferred
- * (moxc_gate_defer) load the dependencies' status first but check it only
+ * both again with the check of one dependency only,
+ * mox_entry_<kernel>__gate1[__noalias], for launches whose gate has exactly
+ * one (the common case), and without the gate check,
+ * mox_entry_<kernel>__ungated[__noalias], for launches that no failure can
+ * reach (the runtime picks one of them per launch). The gated entries of a
+ * kernel whose gate check can be deferred (moxc_gate_defer) load the dependencies' status first but check it only
  * in the kernel's deferred copy, before each store (gen_cuda_source.c
  * pastes the copy). */
 #include <stdint.h>
@@ -84,29 +86,35 @@ bool moxc_gate_defer_on(const moxc_module *module, size_t kernel)
     return info && info->gate.eligible && (module->abi->kernels[kernel].features & MOX_KFEAT_GATE_DEFERRED);
 }
 
-/* The comment above each entry but the first of an ineligible kernel:
- * when the runtime runs it, and how the gate is checked. */
-static void put_entry_comment(moxc_buf *b, bool noalias, bool gated, bool deferred)
+/* Which gate check an entry makes (its name's suffix). */
+typedef enum entry_gate { ENTRY_GATED, ENTRY_ONE_DEP, ENTRY_UNGATED } entry_gate;
+
+static void put_entry_comment(moxc_buf *b, bool noalias, entry_gate kind, bool deferred)
 {
+    bool gated = kind == ENTRY_GATED;
     if (gated && deferred && !noalias)
         moxc_buf_put(b, "\n/* The gate is checked after the kernel's loads: its deferred copy runs\n"
                         " * and does no store, atomic or mox_fail when a dependency failed. */");
     if (noalias)
         moxc_buf_put(b, "\n/* The runtime launches this one when no written buffer of the launch is\n"
                         " * also another of its arguments: every pointer is __restrict__. */");
-    if (!gated)
+    if (kind == ENTRY_ONE_DEP)
+        moxc_buf_put(b, "\n/* The check of one inline dependency alone, without the code for the other\n"
+                        " * forms of the gate: for launches whose gate has exactly one. */");
+    if (kind == ENTRY_UNGATED)
         moxc_buf_put(b, "\n/* Without the gate check (the grid-dependency wait alone): for launches\n"
                         " * no failure can reach. */");
 }
 
-static void put_entry(moxc_buf *b, const moxc_module *module, size_t index, bool noalias, bool gated)
+static void put_entry(moxc_buf *b, const moxc_module *module, size_t index, bool noalias, entry_gate kind)
 {
+    bool gated = kind == ENTRY_GATED;
     const mox_abi_kernel *k = &module->abi->kernels[index];
     const moxc_kernel_info *info = module->kernels ? &module->kernels[index] : NULL;
     if (!noalias && gated)
         put_table_types(b, module, k, info);
     bool deferred = gated && moxc_gate_defer_on(module, index);
-    put_entry_comment(b, noalias, gated, deferred);
+    put_entry_comment(b, noalias, kind, deferred);
     moxc_buf_put(b, "\nextern \"C\" __global__ void ");
     if (k->has_required_block) {
         /* The product fits u32: mox_abi_validate checked it. */
@@ -114,7 +122,10 @@ static void put_entry(moxc_buf *b, const moxc_module *module, size_t index, bool
             (unsigned long long)k->required_block[0] * k->required_block[1] * k->required_block[2];
         moxc_buf_printf(b, "__launch_bounds__(%llu) ", threads);
     }
-    moxc_buf_printf(b, "mox_entry_%s%s%s(mox_gate mox__gate", k->name, gated ? "" : MOX_ENTRY_UNGATED_SUFFIX,
+    moxc_buf_printf(b, "mox_entry_%s%s%s(mox_gate mox__gate", k->name,
+                    kind == ENTRY_GATED     ? ""
+                    : kind == ENTRY_ONE_DEP ? MOX_ENTRY_ONE_DEP_SUFFIX
+                                            : MOX_ENTRY_UNGATED_SUFFIX,
                     noalias ? MOX_ENTRY_NOALIAS_SUFFIX : "");
     for (size_t i = 0; i < k->param_count; ++i) {
         moxc_buf_put(b, ", ");
@@ -139,6 +150,8 @@ static void put_entry(moxc_buf *b, const moxc_module *module, size_t index, bool
         moxc_buf_put(b, "    mox__grid_dependency_wait();\n");
     else if (gated)
         moxc_buf_put(b, "    if (mox__gate_enter(&mox__gate))\n        return;\n");
+    else if (kind == ENTRY_ONE_DEP)
+        moxc_buf_put(b, "    if (mox__gate_enter_one(&mox__gate))\n        return;\n");
     else
         moxc_buf_put(b, "    mox__grid_dependency_wait();\n");
     /* mox_fail, possibly deep in a helper, cannot see the parameter: it
@@ -183,10 +196,14 @@ char *moxc_gen_cuda(const moxc_module *module, const moxc_source_text *texts, si
         moxc_buf_printf(&b, "#line %zu \"kernels_cuda.cu\"\n", count_lines(&b) + 2);
     for (size_t k = 0; k < module->abi->kernel_count; ++k) {
         bool noalias = has_noalias_entry(&module->abi->kernels[k]);
-        for (int gated = 1; gated >= 0; gated--) {
-            put_entry(&b, module, k, false, gated);
+        /* A deferred kernel's gated entries serve every gated launch. */
+        bool deferred = moxc_gate_defer_on(module, k);
+        for (entry_gate kind = ENTRY_GATED; kind <= ENTRY_UNGATED; kind++) {
+            if (kind == ENTRY_ONE_DEP && deferred)
+                continue;
+            put_entry(&b, module, k, false, kind);
             if (noalias)
-                put_entry(&b, module, k, true, gated);
+                put_entry(&b, module, k, true, kind);
         }
     }
     return moxc_buf_finish(&b);

@@ -96,6 +96,40 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_scale__noalias(mox_g
     mox__gate_leave(&mox__gate);
 }
 
+/* The check of one inline dependency alone, without the code for the other
+ * forms of the gate: for launches whose gate has exactly one. */
+extern "C" __global__ void __launch_bounds__(256) mox_entry_scale__gate1(mox_gate mox__gate, const float *mox__p0, float *mox__p1, uint32_t mox__p2)
+{
+    __builtin_assume(blockDim.x == 256u);
+    __builtin_assume(blockDim.y == 1u);
+    __builtin_assume(blockDim.z == 1u);
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    if (mox__gate_enter_one(&mox__gate))
+        return;
+    scale(mox__p0, mox__p1, mox__p2);
+    mox__gate_leave(&mox__gate);
+}
+
+/* The runtime launches this one when no written buffer of the launch is
+ * also another of its arguments: every pointer is __restrict__. */
+/* The check of one inline dependency alone, without the code for the other
+ * forms of the gate: for launches whose gate has exactly one. */
+extern "C" __global__ void __launch_bounds__(256) mox_entry_scale__gate1__noalias(mox_gate mox__gate, const float *__restrict__ mox__p0, float *__restrict__ mox__p1, uint32_t mox__p2)
+{
+    __builtin_assume(blockDim.x == 256u);
+    __builtin_assume(blockDim.y == 1u);
+    __builtin_assume(blockDim.z == 1u);
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    if (mox__gate_enter_one(&mox__gate))
+        return;
+    scale(mox__p0, mox__p1, mox__p2);
+    mox__gate_leave(&mox__gate);
+}
+
 /* Without the gate check (the grid-dependency wait alone): for launches
  * no failure can reach. */
 extern "C" __global__ void __launch_bounds__(256) mox_entry_scale__ungated(mox_gate mox__gate, const float *mox__p0, float *mox__p1, uint32_t mox__p2)
@@ -131,6 +165,17 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_scale__ungated__noal
 extern "C" __global__ void mox_entry_integrate(mox_gate mox__gate, Particle *mox__p0, Config mox__p1, mox_f16 mox__p2, mox_atomic_u32 *mox__p3)
 {
     if (mox__gate_enter(&mox__gate))
+        return;
+    MOX__GATE_PUBLISH(&mox__gate);
+    integrate(mox__p0, mox__p1, mox__p2, mox__p3);
+    mox__gate_leave(&mox__gate);
+}
+
+/* The check of one inline dependency alone, without the code for the other
+ * forms of the gate: for launches whose gate has exactly one. */
+extern "C" __global__ void mox_entry_integrate__gate1(mox_gate mox__gate, Particle *mox__p0, Config mox__p1, mox_f16 mox__p2, mox_atomic_u32 *mox__p3)
+{
+    if (mox__gate_enter_one(&mox__gate))
         return;
     MOX__GATE_PUBLISH(&mox__gate);
     integrate(mox__p0, mox__p1, mox__p2, mox__p3);
@@ -177,6 +222,40 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_tile__noalias(mox_ga
     mox__gate_leave(&mox__gate);
 }
 
+/* The check of one inline dependency alone, without the code for the other
+ * forms of the gate: for launches whose gate has exactly one. */
+extern "C" __global__ void __launch_bounds__(256) mox_entry_tile__gate1(mox_gate mox__gate, const float *mox__p0, float *mox__p1, int8_t mox__p2)
+{
+    __builtin_assume(blockDim.x == 16u);
+    __builtin_assume(blockDim.y == 16u);
+    __builtin_assume(blockDim.z == 1u);
+    __builtin_assume(threadIdx.x < 16u);
+    __builtin_assume(threadIdx.y < 16u);
+    __builtin_assume(threadIdx.z < 1u);
+    if (mox__gate_enter_one(&mox__gate))
+        return;
+    tile(mox__p0, mox__p1, mox__p2);
+    mox__gate_leave(&mox__gate);
+}
+
+/* The runtime launches this one when no written buffer of the launch is
+ * also another of its arguments: every pointer is __restrict__. */
+/* The check of one inline dependency alone, without the code for the other
+ * forms of the gate: for launches whose gate has exactly one. */
+extern "C" __global__ void __launch_bounds__(256) mox_entry_tile__gate1__noalias(mox_gate mox__gate, const float *__restrict__ mox__p0, float *__restrict__ mox__p1, int8_t mox__p2)
+{
+    __builtin_assume(blockDim.x == 16u);
+    __builtin_assume(blockDim.y == 16u);
+    __builtin_assume(blockDim.z == 1u);
+    __builtin_assume(threadIdx.x < 16u);
+    __builtin_assume(threadIdx.y < 16u);
+    __builtin_assume(threadIdx.z < 1u);
+    if (mox__gate_enter_one(&mox__gate))
+        return;
+    tile(mox__p0, mox__p1, mox__p2);
+    mox__gate_leave(&mox__gate);
+}
+
 /* Without the gate check (the grid-dependency wait alone): for launches
  * no failure can reach. */
 extern "C" __global__ void __launch_bounds__(256) mox_entry_tile__ungated(mox_gate mox__gate, const float *mox__p0, float *mox__p1, int8_t mox__p2)
@@ -212,6 +291,16 @@ extern "C" __global__ void __launch_bounds__(256) mox_entry_tile__ungated__noali
 extern "C" __global__ void mox_entry_noop(mox_gate mox__gate)
 {
     if (mox__gate_enter(&mox__gate))
+        return;
+    noop();
+    mox__gate_leave(&mox__gate);
+}
+
+/* The check of one inline dependency alone, without the code for the other
+ * forms of the gate: for launches whose gate has exactly one. */
+extern "C" __global__ void mox_entry_noop__gate1(mox_gate mox__gate)
+{
+    if (mox__gate_enter_one(&mox__gate))
         return;
     noop();
     mox__gate_leave(&mox__gate);

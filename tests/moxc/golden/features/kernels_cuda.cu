@@ -52,6 +52,28 @@ extern "C" __global__ void mox_entry_vec_scale__noalias(mox_gate mox__gate, cons
     mox__gate_leave(&mox__gate);
 }
 
+/* The check of one inline dependency alone, without the code for the other
+ * forms of the gate: for launches whose gate has exactly one. */
+extern "C" __global__ void mox_entry_vec_scale__gate1(mox_gate mox__gate, const mox_float4 *mox__p0, mox_float4 *mox__p1, mox_float2 mox__p2, uint32_t mox__p3)
+{
+    if (mox__gate_enter_one(&mox__gate))
+        return;
+    vec_scale(mox__p0, mox__p1, mox__p2, mox__p3);
+    mox__gate_leave(&mox__gate);
+}
+
+/* The runtime launches this one when no written buffer of the launch is
+ * also another of its arguments: every pointer is __restrict__. */
+/* The check of one inline dependency alone, without the code for the other
+ * forms of the gate: for launches whose gate has exactly one. */
+extern "C" __global__ void mox_entry_vec_scale__gate1__noalias(mox_gate mox__gate, const mox_float4 *__restrict__ mox__p0, mox_float4 *__restrict__ mox__p1, mox_float2 mox__p2, uint32_t mox__p3)
+{
+    if (mox__gate_enter_one(&mox__gate))
+        return;
+    vec_scale(mox__p0, mox__p1, mox__p2, mox__p3);
+    mox__gate_leave(&mox__gate);
+}
+
 /* Without the gate check (the grid-dependency wait alone): for launches
  * no failure can reach. */
 extern "C" __global__ void mox_entry_vec_scale__ungated(mox_gate mox__gate, const mox_float4 *mox__p0, mox_float4 *mox__p1, mox_float2 mox__p2, uint32_t mox__p3)
@@ -94,6 +116,22 @@ extern "C" __global__ void __launch_bounds__(64) mox_entry_particles(mox_gate mo
     mox__gate_leave(&mox__gate);
 }
 
+/* The check of one inline dependency alone, without the code for the other
+ * forms of the gate: for launches whose gate has exactly one. */
+extern "C" __global__ void __launch_bounds__(64) mox_entry_particles__gate1(mox_gate mox__gate, Particle4 *mox__p0, mox_half2 mox__p1, mox_uint4 mox__p2, const __grid_constant__ mox__table_particles_3 mox__p3, const __grid_constant__ mox__table_particles_4 mox__p4)
+{
+    __builtin_assume(blockDim.x == 64u);
+    __builtin_assume(blockDim.y == 1u);
+    __builtin_assume(blockDim.z == 1u);
+    __builtin_assume(threadIdx.x < 64u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    if (mox__gate_enter_one(&mox__gate))
+        return;
+    particles(mox__p0, mox__p1, mox__p2, mox__p3.v, mox__p4.v);
+    mox__gate_leave(&mox__gate);
+}
+
 /* Without the gate check (the grid-dependency wait alone): for launches
  * no failure can reach. */
 extern "C" __global__ void __launch_bounds__(64) mox_entry_particles__ungated(mox_gate mox__gate, Particle4 *mox__p0, mox_half2 mox__p1, mox_uint4 mox__p2, const __grid_constant__ mox__table_particles_3 mox__p3, const __grid_constant__ mox__table_particles_4 mox__p4)
@@ -122,6 +160,28 @@ extern "C" __global__ void mox_entry_reverse(mox_gate mox__gate, const float *mo
 extern "C" __global__ void mox_entry_reverse__noalias(mox_gate mox__gate, const float *__restrict__ mox__p0, float *__restrict__ mox__p1)
 {
     if (mox__gate_enter(&mox__gate))
+        return;
+    reverse(mox__p0, mox__p1);
+    mox__gate_leave(&mox__gate);
+}
+
+/* The check of one inline dependency alone, without the code for the other
+ * forms of the gate: for launches whose gate has exactly one. */
+extern "C" __global__ void mox_entry_reverse__gate1(mox_gate mox__gate, const float *mox__p0, float *mox__p1)
+{
+    if (mox__gate_enter_one(&mox__gate))
+        return;
+    reverse(mox__p0, mox__p1);
+    mox__gate_leave(&mox__gate);
+}
+
+/* The runtime launches this one when no written buffer of the launch is
+ * also another of its arguments: every pointer is __restrict__. */
+/* The check of one inline dependency alone, without the code for the other
+ * forms of the gate: for launches whose gate has exactly one. */
+extern "C" __global__ void mox_entry_reverse__gate1__noalias(mox_gate mox__gate, const float *__restrict__ mox__p0, float *__restrict__ mox__p1)
+{
+    if (mox__gate_enter_one(&mox__gate))
         return;
     reverse(mox__p0, mox__p1);
     mox__gate_leave(&mox__gate);

@@ -185,6 +185,28 @@ extern "C" __global__ void mox_entry_histogram__noalias(mox_gate mox__gate, cons
     mox__gate_leave(&mox__gate);
 }
 
+/* The check of one inline dependency alone, without the code for the other
+ * forms of the gate: for launches whose gate has exactly one. */
+extern "C" __global__ void mox_entry_histogram__gate1(mox_gate mox__gate, const uint32_t *mox__p0, mox_atomic_u32 *mox__p1, uint32_t mox__p2)
+{
+    if (mox__gate_enter_one(&mox__gate))
+        return;
+    histogram(mox__p0, mox__p1, mox__p2);
+    mox__gate_leave(&mox__gate);
+}
+
+/* The runtime launches this one when no written buffer of the launch is
+ * also another of its arguments: every pointer is __restrict__. */
+/* The check of one inline dependency alone, without the code for the other
+ * forms of the gate: for launches whose gate has exactly one. */
+extern "C" __global__ void mox_entry_histogram__gate1__noalias(mox_gate mox__gate, const uint32_t *__restrict__ mox__p0, mox_atomic_u32 *__restrict__ mox__p1, uint32_t mox__p2)
+{
+    if (mox__gate_enter_one(&mox__gate))
+        return;
+    histogram(mox__p0, mox__p1, mox__p2);
+    mox__gate_leave(&mox__gate);
+}
+
 /* Without the gate check (the grid-dependency wait alone): for launches
  * no failure can reach. */
 extern "C" __global__ void mox_entry_histogram__ungated(mox_gate mox__gate, const uint32_t *mox__p0, mox_atomic_u32 *mox__p1, uint32_t mox__p2)
