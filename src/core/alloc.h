@@ -43,7 +43,7 @@ void mox__block_free_slow(void *block, size_t size);
  * MOX__BLOCK_GRAIN bytes, at most MOX__BLOCK_KEEP blocks each. */
 enum { MOX__BLOCK_GRAIN = 64, MOX__BLOCK_CLASSES = 32, MOX__BLOCK_KEEP = 64 };
 /* The slots of mox__thread_block (below). */
-enum { MOX__SLOT_LAUNCH_MEMO, MOX__THREAD_SLOTS };
+enum { MOX__SLOT_LAUNCH_MEMO, MOX__SLOT_RECORD_MEMO, MOX__THREAD_SLOTS };
 typedef struct mox__cached_block {
     struct mox__cached_block *next;
 } mox__cached_block;
@@ -155,6 +155,14 @@ static inline void *mox__thread_block(unsigned slot, size_t size)
     if (__builtin_expect(c && c->slots[slot] != NULL, 1))
         return c->slots[slot];
     return mox__thread_block_slow(slot, size);
+}
+
+/* The calling thread's block of `slot` when it has one, else NULL (makes
+ * nothing). */
+static inline void *mox__thread_block_peek(unsigned slot)
+{
+    mox__block_cache *c = mox__block_tls;
+    return c ? c->slots[slot] : NULL;
 }
 
 /* jansson's parser misbehaves when one of its own allocations fails

@@ -102,13 +102,12 @@ void mox__sub_free(mox__sub *sub)
     mox__sub_block_release(sub); /* its op may still use the block */
 }
 
-/* Grows an array that starts in inline storage. */
 /* Grows an array that starts in inline storage. Its heap copies are
  * blocks (mox__block_free with cap * elem bytes): a batch of a few dozen
  * dispatches doubles its arrays several times, and a cached block is
  * cheaper than malloc's realloc. */
-static bool grow_slow(mox__sub *s, void **arr, uint32_t *cap, const void *inline_arr, size_t elem,
-                      uint32_t need)
+bool mox__sub_grow_slow(mox__sub *s, void **arr, uint32_t *cap, const void *inline_arr, size_t elem,
+                        uint32_t need)
 {
     uint32_t ncap = *cap * 2;
     while (ncap < need)
@@ -123,12 +122,6 @@ static bool grow_slow(mox__sub *s, void **arr, uint32_t *cap, const void *inline
     *cap = ncap;
     s->heap_arrays = true;
     return true;
-}
-
-static inline bool grow(mox__sub *s, void **arr, uint32_t *cap, const void *inline_arr, size_t elem,
-                        uint32_t need)
-{
-    return need <= *cap || grow_slow(s, arr, cap, inline_arr, elem, need);
 }
 
 static uint32_t hash_buffer(const mox_buffer *b, uint32_t mask)
@@ -186,7 +179,7 @@ static uint32_t find_ub(mox__sub *s, mox_buffer *b)
                 return e - 1;
         }
     }
-    if (!grow(s, (void **)&s->ubs, &s->cap_ubs, s->ubs_inline, sizeof *s->ubs, s->nubs + 1))
+    if (!mox__sub_grow(s, (void **)&s->ubs, &s->cap_ubs, s->ubs_inline, sizeof *s->ubs, s->nubs + 1))
         return UINT32_MAX;
     uint32_t u = s->nubs;
     if (s->nubs + 1 > LINEAR && (s->nubs + 1) * 2 > s->ub_index_cap) {
@@ -216,7 +209,7 @@ static inline bool add_pred(mox__sub *s, mox__dispatch *d, uint32_t from)
     for (uint32_t k = d->pred_first; k < s->npreds; k++)
         if (s->preds[k] == from)
             return true;
-    if (!grow(s, (void **)&s->preds, &s->cap_preds, s->preds_inline, sizeof *s->preds, s->npreds + 1))
+    if (!mox__sub_grow(s, (void **)&s->preds, &s->cap_preds, s->preds_inline, sizeof *s->preds, s->npreds + 1))
         return false;
     s->preds[s->npreds++] = from;
     s->d[from]->succ_count++; /* prepare.c lays the successors out from these counts */
@@ -268,21 +261,10 @@ static void drop_implied_preds(mox__sub *s, mox__dispatch *d)
     s->npreds = kept;
 }
 
-mox_status mox__sub_push(mox__sub *s, mox__dispatch *d)
+/* Dispatch i's edges from its accesses (its pred_first set), and its
+ * buffers' entries in the ub table. false on out of memory. */
+static inline bool edges(mox__sub *s, mox__dispatch *d, uint32_t i)
 {
-    if (!grow(s, (void **)&s->d, &s->cap, s->d_inline, sizeof *s->d, s->count + 1)) {
-        mox__dispatch_free(d);
-        return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory recording a batch");
-    }
-    uint32_t i = s->count++;
-    s->d[i] = d;
-    s->pub.dispatches = s->d;
-    s->pub.count = s->count;
-    d->index = i;
-    s->unloaded += d->kind == MOX__CMD_KERNEL && !d->module;
-    s->pub.transfer_count += d->kind != MOX__CMD_KERNEL;
-    d->pred_first = s->npreds;
-    d->pred_count = 0;
     /* Locals: the stores below (int32_t fields) could alias d->arg_count. */
     mox__karg *args = d->args;
     const uint32_t n = d->arg_count;
@@ -308,7 +290,7 @@ mox_status mox__sub_push(mox__sub *s, mox__dispatch *d)
             if (ub->first_write < 0)
                 ub->first_write = (int32_t)i;
         } else if (ub->readers < 0 || s->readers[ub->readers].dispatch != i) {
-            if (!grow(s, (void **)&s->readers, &s->cap_readers, s->readers_inline, sizeof *s->readers,
+            if (!mox__sub_grow(s, (void **)&s->readers, &s->cap_readers, s->readers_inline, sizeof *s->readers,
                       s->nreaders + 1))
                 goto oom;
             s->readers[s->nreaders] = (mox__reader_node){i, ub->readers};
@@ -317,12 +299,55 @@ mox_status mox__sub_push(mox__sub *s, mox__dispatch *d)
     }
     drop_implied_preds(s, d);
     d->pred_count = s->npreds - d->pred_first;
+    return true;
+oom:
+    d->pred_count = s->npreds - d->pred_first;
+    return false;
+}
+
+mox_status mox__sub_push(mox__sub *s, mox__dispatch *d)
+{
+    if (!mox__sub_grow(s, (void **)&s->d, &s->cap, s->d_inline, sizeof *s->d, s->count + 1)) {
+        mox__dispatch_free(d);
+        return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory recording a batch");
+    }
+    uint32_t i = s->count++;
+    s->d[i] = d;
+    s->pub.dispatches = s->d;
+    s->pub.count = s->count;
+    d->index = i;
+    s->unloaded += d->kind == MOX__CMD_KERNEL && !d->module;
+    s->pub.transfer_count += d->kind != MOX__CMD_KERNEL;
+    d->pred_first = s->npreds;
+    d->pred_count = 0;
+    bool ok = edges(s, d, i);
     s->pub.preds = s->preds;
+    if (!ok)
+        return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory recording a batch");
     if (mox__trace_on())
         mox__trace_record(s, d);
     return MOX_OK;
-oom:
-    d->pred_count = s->npreds - d->pred_first;
+}
+
+bool mox__sub_replay(mox__sub *s)
+{
+    if (s->ub_index) { /* (a batch following its memo has none) */
+        mox__free(s->ub_index);
+        s->ub_index = NULL;
+        s->ub_index_cap = 0;
+    }
+    s->nubs = 0;
+    s->npreds = 0;
+    s->nreaders = 0;
+    for (uint32_t i = 0; i < s->count; i++)
+        s->d[i]->succ_count = 0;
+    bool ok = true;
+    for (uint32_t i = 0; ok && i < s->count; i++) {
+        mox__dispatch *d = s->d[i];
+        d->pred_first = s->npreds;
+        d->pred_count = 0;
+        ok = edges(s, d, i);
+    }
     s->pub.preds = s->preds;
-    return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory recording a batch");
+    return ok;
 }
