@@ -9,14 +9,15 @@
  * same pattern of equal buffers whatever the buffers are now, so a buffer
  * freed and another made at its address changes nothing.
  *
- * While a batch follows the memo, each push appends its dispatch, its
- * predecessors (successor counts as add_pred keeps them) and the buffers
- * it brings into the ub table; the rest of the table (first and last
- * writes, reference counts) is filled in when the batch is sealed
- * (batch.c, when its recording ends). A push that differs, a batch that
- * ends early, a memo replaced meanwhile (the thread sealed another batch)
- * or a push from another thread make the batch compute its edges again
- * from its first dispatch (mox__sub_replay) and go on as mox__sub_push.
+ * While a batch follows the memo, a push only appends its dispatch; its
+ * seal (batch.c, when its recording ends, before anything reads the
+ * tables) compares every argument with the memo's in one pass and, when
+ * all agree, copies the memo's predecessors, successor counts and ub
+ * table (one compare per argument instead of a lookup, a reader chain and
+ * the implied-edge check). A batch that differs in a buffer, an access or
+ * its length, a memo replaced meanwhile (the thread sealed another batch)
+ * or a push or seal on another thread make the batch compute its edges
+ * from its first dispatch (mox__sub_replay), as mox__sub_push would have.
  * A batch that did not follow the memo becomes the memo at its seal. */
 #include <stdatomic.h>
 
@@ -86,12 +87,14 @@ mox_status mox__sub_record(mox__sub *s, mox__dispatch *d)
         if (m && m->count && !mox__trace_on()) {
             s->memo = m;
             s->memo_gen = m->gen;
+            s->memo_count = m->count;
         }
     }
     mox__record_memo *m = s->memo;
     if (!m)
         return mox__sub_push(s, d);
-    if (i < m->count && !mox__trace_on()) {
+    /* (m is not read here: it may be another thread's) */
+    if (i < s->memo_count && !mox__trace_on()) {
         if (memo_push(s, d, i))
             return MOX_OK;
     } else if (memo_leave(s)) {

@@ -124,6 +124,12 @@ bool mox__sub_grow_slow(mox__sub *s, void **arr, uint32_t *cap, const void *inli
     return true;
 }
 
+static inline bool grow(mox__sub *s, void **arr, uint32_t *cap, const void *inline_arr, size_t elem,
+                        uint32_t need)
+{
+    return mox__sub_grow(s, arr, cap, inline_arr, elem, need);
+}
+
 static uint32_t hash_buffer(const mox_buffer *b, uint32_t mask)
 {
     uintptr_t v = (uintptr_t)b;
@@ -179,7 +185,7 @@ static uint32_t find_ub(mox__sub *s, mox_buffer *b)
                 return e - 1;
         }
     }
-    if (!mox__sub_grow(s, (void **)&s->ubs, &s->cap_ubs, s->ubs_inline, sizeof *s->ubs, s->nubs + 1))
+    if (!grow(s, (void **)&s->ubs, &s->cap_ubs, s->ubs_inline, sizeof *s->ubs, s->nubs + 1))
         return UINT32_MAX;
     uint32_t u = s->nubs;
     if (s->nubs + 1 > LINEAR && (s->nubs + 1) * 2 > s->ub_index_cap) {
@@ -209,7 +215,7 @@ static inline bool add_pred(mox__sub *s, mox__dispatch *d, uint32_t from)
     for (uint32_t k = d->pred_first; k < s->npreds; k++)
         if (s->preds[k] == from)
             return true;
-    if (!mox__sub_grow(s, (void **)&s->preds, &s->cap_preds, s->preds_inline, sizeof *s->preds, s->npreds + 1))
+    if (!grow(s, (void **)&s->preds, &s->cap_preds, s->preds_inline, sizeof *s->preds, s->npreds + 1))
         return false;
     s->preds[s->npreds++] = from;
     s->d[from]->succ_count++; /* prepare.c lays the successors out from these counts */
@@ -290,7 +296,7 @@ static inline bool edges(mox__sub *s, mox__dispatch *d, uint32_t i)
             if (ub->first_write < 0)
                 ub->first_write = (int32_t)i;
         } else if (ub->readers < 0 || s->readers[ub->readers].dispatch != i) {
-            if (!mox__sub_grow(s, (void **)&s->readers, &s->cap_readers, s->readers_inline, sizeof *s->readers,
+            if (!grow(s, (void **)&s->readers, &s->cap_readers, s->readers_inline, sizeof *s->readers,
                       s->nreaders + 1))
                 goto oom;
             s->readers[s->nreaders] = (mox__reader_node){i, ub->readers};
@@ -307,7 +313,7 @@ oom:
 
 mox_status mox__sub_push(mox__sub *s, mox__dispatch *d)
 {
-    if (!mox__sub_grow(s, (void **)&s->d, &s->cap, s->d_inline, sizeof *s->d, s->count + 1)) {
+    if (!grow(s, (void **)&s->d, &s->cap, s->d_inline, sizeof *s->d, s->count + 1)) {
         mox__dispatch_free(d);
         return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory recording a batch");
     }

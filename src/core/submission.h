@@ -192,7 +192,8 @@ struct mox__sub {
      * batch is sealed its ub table holds buffers only, and the memo says
      * the rest; NULL once it left it, or when it never followed one. */
     mox__record_memo *memo;
-    uint64_t memo_gen;         /* the memo's generation when the batch began following it */
+    uint64_t memo_gen;         /* the memo's generation and dispatch count when the */
+    uint32_t memo_count;       /* batch began following it */
 
     /* submission */
     uint32_t nwaits;
