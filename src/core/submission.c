@@ -267,10 +267,21 @@ static void drop_implied_preds(mox__sub *s, mox__dispatch *d)
     s->npreds = kept;
 }
 
-/* Dispatch i's edges from its accesses (its pred_first set), and its
- * buffers' entries in the ub table. false on out of memory. */
-static inline bool edges(mox__sub *s, mox__dispatch *d, uint32_t i)
+mox_status mox__sub_push(mox__sub *s, mox__dispatch *d)
 {
+    if (!grow(s, (void **)&s->d, &s->cap, s->d_inline, sizeof *s->d, s->count + 1)) {
+        mox__dispatch_free(d);
+        return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory recording a batch");
+    }
+    uint32_t i = s->count++;
+    s->d[i] = d;
+    s->pub.dispatches = s->d;
+    s->pub.count = s->count;
+    d->index = i;
+    s->unloaded += d->kind == MOX__CMD_KERNEL && !d->module;
+    s->pub.transfer_count += d->kind != MOX__CMD_KERNEL;
+    d->pred_first = s->npreds;
+    d->pred_count = 0;
     /* Locals: the stores below (int32_t fields) could alias d->arg_count. */
     mox__karg *args = d->args;
     const uint32_t n = d->arg_count;
@@ -305,55 +316,40 @@ static inline bool edges(mox__sub *s, mox__dispatch *d, uint32_t i)
     }
     drop_implied_preds(s, d);
     d->pred_count = s->npreds - d->pred_first;
-    return true;
-oom:
-    d->pred_count = s->npreds - d->pred_first;
-    return false;
-}
-
-mox_status mox__sub_push(mox__sub *s, mox__dispatch *d)
-{
-    if (!grow(s, (void **)&s->d, &s->cap, s->d_inline, sizeof *s->d, s->count + 1)) {
-        mox__dispatch_free(d);
-        return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory recording a batch");
-    }
-    uint32_t i = s->count++;
-    s->d[i] = d;
-    s->pub.dispatches = s->d;
-    s->pub.count = s->count;
-    d->index = i;
-    s->unloaded += d->kind == MOX__CMD_KERNEL && !d->module;
-    s->pub.transfer_count += d->kind != MOX__CMD_KERNEL;
-    d->pred_first = s->npreds;
-    d->pred_count = 0;
-    bool ok = edges(s, d, i);
     s->pub.preds = s->preds;
-    if (!ok)
-        return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory recording a batch");
     if (mox__trace_on())
         mox__trace_record(s, d);
     return MOX_OK;
+oom:
+    d->pred_count = s->npreds - d->pred_first;
+    s->pub.preds = s->preds;
+    return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory recording a batch");
 }
 
+/* Pushes the batch's dispatches again, in order, into emptied tables (the
+ * dispatch array keeps its room, so no push frees its dispatch). */
 bool mox__sub_replay(mox__sub *s)
 {
+    const uint32_t count = s->count;
     if (s->ub_index) { /* (a batch following its memo has none) */
         mox__free(s->ub_index);
         s->ub_index = NULL;
         s->ub_index_cap = 0;
     }
+    s->count = 0;
     s->nubs = 0;
     s->npreds = 0;
     s->nreaders = 0;
-    for (uint32_t i = 0; i < s->count; i++)
+    s->unloaded = 0;
+    s->pub.transfer_count = 0;
+    for (uint32_t i = 0; i < count; i++)
         s->d[i]->succ_count = 0;
-    bool ok = true;
-    for (uint32_t i = 0; ok && i < s->count; i++) {
-        mox__dispatch *d = s->d[i];
-        d->pred_first = s->npreds;
-        d->pred_count = 0;
-        ok = edges(s, d, i);
+    for (uint32_t i = 0; i < count; i++) {
+        if (mox__sub_push(s, s->d[i]) != MOX_OK) {
+            s->count = count; /* every dispatch stays the batch's, to be freed with it */
+            s->pub.count = count;
+            return false;
+        }
     }
-    s->pub.preds = s->preds;
-    return ok;
+    return true;
 }
