@@ -121,12 +121,16 @@ static inline __attribute__((always_inline)) void mox__zero_fixed(void *p, size_
  * of 16-byte stores (a call to memset costs about 25 for such sizes). */
 #define MOX__ZERO_CHUNK(i)                                                     \
     case (i) + 1:                                                              \
-        v[i] = (v16){0, 0};                                                    \
+        v[i] = z;                                                              \
         __attribute__((fallthrough));
 static inline void mox__zero_small(void *p, size_t size)
 {
     typedef unsigned long long v16 __attribute__((vector_size(16), aligned(1), may_alias));
     v16 *v = p;
+    /* The zero in a register GCC may not make again at each case label (it
+     * did: a pxor before every store, two instructions per 16 bytes). */
+    v16 z = {0, 0};
+    __asm__("" : "+x"(z));
     switch ((size + 15) / 16) {
         MOX__ZERO_CHUNK(15) MOX__ZERO_CHUNK(14) MOX__ZERO_CHUNK(13) MOX__ZERO_CHUNK(12)
         MOX__ZERO_CHUNK(11) MOX__ZERO_CHUNK(10) MOX__ZERO_CHUNK(9) MOX__ZERO_CHUNK(8)
