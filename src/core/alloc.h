@@ -43,7 +43,7 @@ void mox__block_free_slow(void *block, size_t size);
  * MOX__BLOCK_GRAIN bytes, at most MOX__BLOCK_KEEP blocks each. */
 enum { MOX__BLOCK_GRAIN = 64, MOX__BLOCK_CLASSES = 32, MOX__BLOCK_KEEP = 64 };
 /* The slots of mox__thread_block (below). */
-enum { MOX__SLOT_LAUNCH_MEMO, MOX__THREAD_SLOTS };
+enum { MOX__SLOT_LAUNCH_MEMO, MOX__SLOT_RECORD_MEMO, MOX__THREAD_SLOTS };
 typedef struct mox__cached_block {
     struct mox__cached_block *next;
 } mox__cached_block;
@@ -121,12 +121,16 @@ static inline __attribute__((always_inline)) void mox__zero_fixed(void *p, size_
  * of 16-byte stores (a call to memset costs about 25 for such sizes). */
 #define MOX__ZERO_CHUNK(i)                                                     \
     case (i) + 1:                                                              \
-        v[i] = (v16){0, 0};                                                    \
+        v[i] = z;                                                              \
         __attribute__((fallthrough));
 static inline void mox__zero_small(void *p, size_t size)
 {
     typedef unsigned long long v16 __attribute__((vector_size(16), aligned(1), may_alias));
     v16 *v = p;
+    /* The zero in a register GCC may not make again at each case label (it
+     * did: a pxor before every store, two instructions per 16 bytes). */
+    v16 z = {0, 0};
+    __asm__("" : "+x"(z));
     switch ((size + 15) / 16) {
         MOX__ZERO_CHUNK(15) MOX__ZERO_CHUNK(14) MOX__ZERO_CHUNK(13) MOX__ZERO_CHUNK(12)
         MOX__ZERO_CHUNK(11) MOX__ZERO_CHUNK(10) MOX__ZERO_CHUNK(9) MOX__ZERO_CHUNK(8)
@@ -155,6 +159,14 @@ static inline void *mox__thread_block(unsigned slot, size_t size)
     if (__builtin_expect(c && c->slots[slot] != NULL, 1))
         return c->slots[slot];
     return mox__thread_block_slow(slot, size);
+}
+
+/* The calling thread's block of `slot` when it has one, else NULL (makes
+ * nothing). */
+static inline void *mox__thread_block_peek(unsigned slot)
+{
+    mox__block_cache *c = mox__block_tls;
+    return c ? c->slots[slot] : NULL;
 }
 
 /* jansson's parser misbehaves when one of its own allocations fails

@@ -86,7 +86,7 @@ mox_status mox_batch_push(mox_batch *b, mox_op *launch)
     }
     if (empty)
         return MOX_OK; /* validated, runs nothing */
-    mox_status st = mox__sub_push(b->sub, d);
+    mox_status st = mox__sub_record(b->sub, d);
     if (st != MOX_OK)
         return poison(b, mox_error_last());
     return MOX_OK;
@@ -129,6 +129,9 @@ void mox_batch_discard(mox_batch *b)
 
 static mox_status batch_end(mox_batch *b, mox_op **out)
 {
+    /* Its tables complete before anything reads them (record_memo.c). */
+    if (!b->poison && mox__sub_seal(b->sub) != MOX_OK)
+        poison(b, mox_error_last());
     if (b->poison) {
         mox_error *e = mox__error_ref(b->poison);
         batch_free(b);

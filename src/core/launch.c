@@ -4,6 +4,7 @@
  * the argument; value arguments copied now. A per-thread memo lets a
  * repeated launch skip the registry and the geometry checks. Also
  * mox_module_prepare. */
+#include <stddef.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -20,7 +21,20 @@
  * and the geometry checks (whose outcome depends only on the config, the
  * kernel and the device's fixed limits). The device pointer and its
  * context id together identify a live device (the caller passes it in). */
-enum { MEMO_KERNELS = 8 };
+enum { MEMO_KERNELS = 8, FAST_PARAMS = 8 };
+
+/* A parameter as launch_fast checks it: the first 8 bytes of an argument
+ * that fits it (its kind and access: a value's access is READ, as
+ * MOX_ARG_VALUE writes it; the ordered path takes any other), its
+ * built-in type, and a value's size (0: a buffer). */
+typedef struct fast_param {
+    uint64_t kind_access;
+    const mox_type *type;
+    uint32_t size;
+} fast_param;
+_Static_assert(offsetof(mox_arg, kind) == 0 && offsetof(mox_arg, access) == sizeof(mox_arg_kind) &&
+                   sizeof(mox_arg_kind) + sizeof(mox_access) == sizeof(uint64_t),
+               "mox_arg no longer starts with its kind and access");
 
 typedef struct launch_memo {
     const mox_device *device;
@@ -36,6 +50,8 @@ typedef struct launch_memo {
         mox_launch_config config;
         bool empty;
         mox__dispatch_layout layout;
+        bool fast;             /* launch_fast takes it (fast_param below) */
+        fast_param params[FAST_PARAMS];
     } passed[MEMO_KERNELS];
 } launch_memo;
 
@@ -108,6 +124,21 @@ typedef struct arg_scan {
     bool alias;             /* a written buffer is also another argument */
 } arg_scan;
 
+/* What launch_fast checks of kernel k's parameters, when it can take the
+ * kernel (all built-in types, at most FAST_PARAMS). */
+static void fast_params(struct memo_kernel *slot, const mox__kernel_check *k)
+{
+    slot->fast = k->all_builtin && k->param_count <= FAST_PARAMS;
+    for (uint32_t i = 0; slot->fast && i < k->param_count; i++) {
+        const mox__param_check *p = &k->params[i];
+        bool buffer = p->kind == MOX_ARG_BUFFER;
+        mox_arg a = {p->kind, buffer ? p->access : MOX_ACCESS_READ, NULL, NULL, NULL};
+        memcpy(&slot->params[i].kind_access, &a, sizeof(uint64_t));
+        slot->params[i].type = p->builtin;
+        slot->params[i].size = buffer ? 0 : p->size;
+    }
+}
+
 /* The required block, then the geometry (launch.h's order), then the
  * device's shared memory limit; skipped when the memo says this kernel
  * passed with this config on this device. */
@@ -149,6 +180,7 @@ static mox_op *check_geometry(launch_memo *m, mox_device *device, uint32_t kerne
     slot->config = config;
     slot->empty = mox_launch_config_is_empty(&config);
     mox__launch_layout(device, k->param_count, k->value_bytes, &slot->layout);
+    fast_params(slot, k);
     return NULL;
 }
 
@@ -233,8 +265,7 @@ static mox_op *launch_fast(launch_memo *m, mox_device *device, const mox__modinf
 {
     const mox__kernel_check *k = &info->kernels[kernel_index];
     const struct memo_kernel *slot = &m->passed[kernel_index % MEMO_KERNELS];
-    if (!k->all_builtin || n != k->param_count || n > MOX_MAX_PARAMS || slot->kernel != k ||
-        !same_config(&slot->config, config))
+    if (slot->kernel != k || !slot->fast || n != k->param_count || !same_config(&slot->config, config))
         return NULL;
     mox__devmod *dm = devmod_for(m, device, info);
     mox__dispatch_parts parts;
@@ -242,30 +273,31 @@ static mox_op *launch_fast(launch_memo *m, mox_device *device, const mox__modinf
     if (!d)
         return NULL; /* the ordered path reports it */
     arg_scan scan = {0, false};
-    size_t at = 0;
+    unsigned char *value = parts.values;
     for (uint32_t i = 0; i < n; i++) {
         const mox_arg *a = &args[i];
-        const mox__param_check *p = &k->params[i];
+        const fast_param *p = &slot->params[i];
         MOX__CHECK_IN(a->buffer, BUFFER, "mox_launch_generated");
-        if (a->kind != p->kind)
+        uint64_t kind_access;
+        memcpy(&kind_access, a, sizeof kind_access);
+        if (kind_access != p->kind_access)
             goto slow;
-        if (a->kind == MOX_ARG_BUFFER) {
-            if (!a->buffer || a->buffer->device != device || a->access != p->access ||
-                a->buffer->type != p->builtin)
+        if (p->size == 0) {
+            if (!a->buffer || a->buffer->device != device || a->buffer->type != p->type)
                 goto slow;
             put_buffer(d, &parts, i, a, &scan);
         } else {
-            if (a->kind != MOX_ARG_VALUE || !a->value || a->type != p->builtin)
+            if (!a->value || a->type != p->type)
                 goto slow;
             /* built-in types have the parameter's size (same pointer) */
             if (p->size == 4)
-                memcpy(parts.values + at, a->value, 4);
+                memcpy(value, a->value, 4);
             else if (p->size == 8)
-                memcpy(parts.values + at, a->value, 8);
+                memcpy(value, a->value, 8);
             else
-                memcpy(parts.values + at, a->value, p->size);
-            parts.params[i] = parts.values + at;
-            at += ((size_t)p->size + 15u) & ~(size_t)15u;
+                memcpy(value, a->value, p->size);
+            parts.params[i] = value;
+            value += ((size_t)p->size + 15u) & ~(size_t)15u;
         }
     }
     return finish_launch(d, device, kernel_index, k, slot, dm, &scan);

@@ -102,13 +102,12 @@ void mox__sub_free(mox__sub *sub)
     mox__sub_block_release(sub); /* its op may still use the block */
 }
 
-/* Grows an array that starts in inline storage. */
 /* Grows an array that starts in inline storage. Its heap copies are
  * blocks (mox__block_free with cap * elem bytes): a batch of a few dozen
  * dispatches doubles its arrays several times, and a cached block is
  * cheaper than malloc's realloc. */
-static bool grow_slow(mox__sub *s, void **arr, uint32_t *cap, const void *inline_arr, size_t elem,
-                      uint32_t need)
+bool mox__sub_grow_slow(mox__sub *s, void **arr, uint32_t *cap, const void *inline_arr, size_t elem,
+                        uint32_t need)
 {
     uint32_t ncap = *cap * 2;
     while (ncap < need)
@@ -128,7 +127,7 @@ static bool grow_slow(mox__sub *s, void **arr, uint32_t *cap, const void *inline
 static inline bool grow(mox__sub *s, void **arr, uint32_t *cap, const void *inline_arr, size_t elem,
                         uint32_t need)
 {
-    return need <= *cap || grow_slow(s, arr, cap, inline_arr, elem, need);
+    return mox__sub_grow(s, arr, cap, inline_arr, elem, need);
 }
 
 static uint32_t hash_buffer(const mox_buffer *b, uint32_t mask)
@@ -325,4 +324,32 @@ oom:
     d->pred_count = s->npreds - d->pred_first;
     s->pub.preds = s->preds;
     return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory recording a batch");
+}
+
+/* Pushes the batch's dispatches again, in order, into emptied tables (the
+ * dispatch array keeps its room, so no push frees its dispatch). */
+bool mox__sub_replay(mox__sub *s)
+{
+    const uint32_t count = s->count;
+    if (s->ub_index) { /* (a batch following its memo has none) */
+        mox__free(s->ub_index);
+        s->ub_index = NULL;
+        s->ub_index_cap = 0;
+    }
+    s->count = 0;
+    s->nubs = 0;
+    s->npreds = 0;
+    s->nreaders = 0;
+    s->unloaded = 0;
+    s->pub.transfer_count = 0;
+    for (uint32_t i = 0; i < count; i++)
+        s->d[i]->succ_count = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        if (mox__sub_push(s, s->d[i]) != MOX_OK) {
+            s->count = count; /* every dispatch stays the batch's, to be freed with it */
+            s->pub.count = count;
+            return false;
+        }
+    }
+    return true;
 }

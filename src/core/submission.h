@@ -157,6 +157,8 @@ typedef struct mox_result mox_result;
 
 #define MOX__SUB_INLINE_GATES 4
 
+typedef struct mox__record_memo mox__record_memo; /* record_memo.c */
+
 struct mox__sub {
     mox__submission pub;       /* what the backend sees; must be first */
     _Atomic unsigned refs;
@@ -186,6 +188,12 @@ struct mox__sub {
     uint32_t *ub_index;        /* open addressing over ubs when nubs > 16; 0 = empty, else idx+1 */
     uint32_t ub_index_cap;
     uint32_t nreaders;
+    /* Following the recording thread's memo (record_memo.c): until the
+     * batch is sealed its ub table holds buffers only, and the memo says
+     * the rest; NULL once it left it, or when it never followed one. */
+    mox__record_memo *memo;
+    uint64_t memo_gen;         /* the memo's generation and dispatch count when the */
+    uint32_t memo_count;       /* batch began following it */
 
     /* submission */
     uint32_t nwaits;
@@ -267,6 +275,15 @@ static inline void mox__sub_block_release(mox__sub *sub)
 }
 
 mox__sub *mox__sub_create(mox_device *device);
+/* Grows an array of a batch that starts in inline storage to hold `need`
+ * elements (its heap copies are blocks). false on out of memory. */
+bool mox__sub_grow_slow(mox__sub *s, void **arr, uint32_t *cap, const void *inline_arr, size_t elem,
+                        uint32_t need);
+static inline bool mox__sub_grow(mox__sub *s, void **arr, uint32_t *cap, const void *inline_arr,
+                                 size_t elem, uint32_t need)
+{
+    return need <= *cap || mox__sub_grow_slow(s, arr, cap, inline_arr, elem, need);
+}
 /* Inline: trackers, waits and ops take and drop references to a batch
  * several times per dispatch; only the last drop calls out. */
 static inline mox__sub *mox__sub_ref(mox__sub *sub)
@@ -284,6 +301,19 @@ static inline void mox__sub_unref(mox__sub *sub)
 /* Appends a dispatch (taken over even on failure) and computes its edges.
  * Codes: MOX_ERR_OUT_OF_MEMORY. */
 mox_status mox__sub_push(mox__sub *sub, mox__dispatch *d);
+
+/* Recomputes the edges and the ub table of every dispatch pushed so far
+ * (a batch that stops following its memo). false on out of memory (the
+ * batch must then be discarded). */
+bool mox__sub_replay(mox__sub *s);
+/* A batch's recording (batch.c) goes through these: mox__sub_record
+ * pushes as mox__sub_push does, taking the edges from the thread's memo of
+ * its last batch while the batch repeats it; mox__sub_seal completes the
+ * batch's tables when its recording ends, before anything reads them, and
+ * remembers a batch that did not follow the memo (record_memo.c).
+ * Codes: MOX_ERR_OUT_OF_MEMORY (the batch must then be discarded). */
+mox_status mox__sub_record(mox__sub *s, mox__dispatch *d);
+mox_status mox__sub_seal(mox__sub *s);
 
 /* Outcome of trying to submit. */
 typedef enum mox__submit_result {
