@@ -162,13 +162,11 @@ MOX__FN(int) mox__gate_enter_one(const mox_gate *g) {
  * cost the common form 1.6 %. */
 typedef struct mox__gate_view {
     const mox_gate *gate;
-    uint32_t answer; /* MOX__GATE_UNASKED, _GOOD, _BAD or _LOADED */
-    uint32_t word;   /* MOX__GATE_LOADED: the dependency's word, not yet compared */
+    uint32_t answer; /* MOX__GATE_UNASKED, MOX__GATE_GOOD or MOX__GATE_BAD */
 } mox__gate_view;
 #define MOX__GATE_UNASKED 0u
 #define MOX__GATE_GOOD 1u
 #define MOX__GATE_BAD 2u
-#define MOX__GATE_LOADED 3u
 
 /* Whether a dependency of the gate failed or was gated: reads the words. */
 MOX__FN(bool) mox__gate_read_bad(const mox_gate *g) {
@@ -181,24 +179,7 @@ MOX__FN(bool) mox__gate_read_bad(const mox_gate *g) {
 }
 
 MOX__FN(mox__gate_view) mox__gate_view_of(const mox_gate *g) {
-    mox__gate_view v = {g, MOX__GATE_UNASKED, 0u};
-    return v;
-}
-
-/* The view of a kernel whose first guard comes after a barrier (moxc
- * chooses, docs/kernel-language.md): the one inline dependency's word is
- * loaded here, at entry after griddepcontrol.wait, and compared at the
- * first guard. The load then runs beside the body (a load does not stall
- * the thread until its value is used), where read at the guard it would
- * add its latency after the body's barriers (the block scan's 19 % on an
- * H200, docs/performance.md). The gate's other forms are read at the
- * guard, as mox__gate_view_of's are. */
-MOX__FN(mox__gate_view) mox__gate_view_early(const mox_gate *g) {
-    mox__gate_view v = {g, MOX__GATE_UNASKED, 0u};
-    if (g->status != NULL && g->dep_count == 1u && g->deps == NULL) {
-        v.word = __ldg(&g->status[2u * g->inline_deps[0]]);
-        v.answer = MOX__GATE_LOADED;
-    }
+    mox__gate_view v = {g, MOX__GATE_UNASKED};
     return v;
 }
 
@@ -215,10 +196,7 @@ MOX__FN(void) mox__gate_mark_gated_once(const mox_gate *g) {
  * which also marks the dispatch GATED when the answer is bad, so that
  * nothing is left to do at the end for a thread that asked. */
 MOX__FN(bool) mox__gate_bad(mox__gate_view *v) {
-    if (v->answer == MOX__GATE_LOADED) {
-        v->answer = v->word != MOX_DISPATCH_OK ? MOX__GATE_BAD : MOX__GATE_GOOD;
-        if (v->answer == MOX__GATE_BAD) mox__gate_mark_gated_once(v->gate);
-    } else if (v->answer == MOX__GATE_UNASKED) {
+    if (v->answer == MOX__GATE_UNASKED) {
         v->answer = mox__gate_read_bad(v->gate) ? MOX__GATE_BAD : MOX__GATE_GOOD;
         if (v->answer == MOX__GATE_BAD) mox__gate_mark_gated_once(v->gate);
     }
@@ -241,8 +219,7 @@ MOX__FN(bool) mox__gate_bad(mox__gate_view *v) {
  *   an H200 (thread 0 asking again after its store). */
 MOX__FN(void) mox__gate_leave_deferred(mox__gate_view *v, uint32_t kernel_features) {
     if (kernel_features & MOX_KFEAT_GATE_DEFERRED) return;
-    bool asked = v->answer == MOX__GATE_GOOD || v->answer == MOX__GATE_BAD;
-    if (!asked && mox__linear() == 0u) (void)mox__gate_bad(v);
+    if (v->answer == MOX__GATE_UNASKED && mox__linear() == 0u) (void)mox__gate_bad(v);
 }
 
 MOX__FN(void) mox__gate_publish(const mox_gate *g) {

@@ -128,7 +128,7 @@ static void test_fallback_notes(void **state)
      * compile) a barrier-free kernel calls the kernel per thread */
     assert_int_equal(moxc_cpu_executor_of(m, k, false), MOXC_CPU_THREAD_CALLS);
     char *cpu = moxc_gen_cpu_unplanned(m, "0000000000000000000000000000000000000000000000000000000000000000");
-    assert_non_null(strstr(cpu, "mox__group_plain_macro_use, 0u, MOX_CPU_EXEC_THREAD_CALLS"));
+    assert_non_null(strstr(cpu, "mox__group_plain_macro_use, MOX_KFEAT_GATE_DEFERRED, MOX_CPU_EXEC_THREAD_CALLS"));
     assert_null(strstr(cpu, "mox__wg_plain_macro_use"));
     free(cpu);
     moxc_module_free(m);

@@ -120,7 +120,7 @@ static void test_abi_marks_deferred_kernels(void **state)
     assert_int_equal(count_occurrences(json, "\"gate_deferred\""), 2);
     free(json);
     moxc_module_free(m);
-    unsetenv("MOXC_GATE_DEFER");
+    setenv("MOXC_GATE_DEFER", "0", 1);
     m = parse("kernels/gate/golden.c", NULL);
     setenv("MOXC_GATE_DEFER", "1", 1);
     assert_true(gate_of(m, "vec_add")->eligible); /* eligible either way: inspect says so */
@@ -205,7 +205,7 @@ static void test_golden(void **state)
     moxc_module_free(m);
     /* Parsed without MOXC_GATE_DEFER=1 an eligible kernel's gated entries
      * check the gate at entry, and no copy is generated. */
-    unsetenv("MOXC_GATE_DEFER");
+    setenv("MOXC_GATE_DEFER", "0", 1);
     m = parse("kernels/gate/golden.c", NULL);
     setenv("MOXC_GATE_DEFER", "1", 1);
     cu = gen_cuda(m, text);
@@ -258,35 +258,98 @@ static char *sources_part(const char *cu)
     return strndup(start, (size_t)(end - start));
 }
 
-/* The kernels whose first guard comes after a barrier or warp operation
- * load the gate's word at entry (mox__gate_view_early), the others read
- * it at their first guard (mox__gate_view_of), whichever comes later in
- * the source: copy_then_sum stores before its barrier. */
-static void test_first_guard_after_collective_loads_early(void **state)
+/* Whether the ABI marks `kernel` deferred, and its general gated entry
+ * runs the deferred copy (true) or checks the gate at entry (false). */
+static void expect_deferred(const moxc_module *m, const char *cu, const char *kernel, bool want)
+{
+    size_t k = 0;
+    while (k < m->abi->kernel_count && strcmp(m->abi->kernels[k].name, kernel) != 0)
+        ++k;
+    assert_true(k < m->abi->kernel_count);
+    bool marked = (m->abi->kernels[k].features & MOX_KFEAT_GATE_DEFERRED) != 0;
+    if (marked != want)
+        fail_msg("%s: gate_deferred %d, want %d", kernel, marked, want);
+    char head[160];
+    snprintf(head, sizeof head, "void __launch_bounds__(256) mox_entry_%s(", kernel);
+    char *entry = section(cu, head);
+    assert_int_equal(strstr(entry, "mox__gate_view_of(&mox__gate)") != NULL, want);
+    assert_int_equal(strstr(entry, "if (mox__gate_enter(&mox__gate))") != NULL, !want);
+    free(entry);
+}
+
+/* MOXC_GATE_DEFER unset (or "auto"): an eligible kernel gets the deferred
+ * entries when its first guard comes before any barrier or warp operation
+ * (reduce_shared and warp_scan guard only after theirs; copy_then_sum
+ * stores before its barrier); "1": every eligible kernel; "0": none; any
+ * other value is an error. */
+static void test_default_defers_kernels_guarding_before_collectives(void **state)
 {
     (void)state;
     char *text = NULL;
+    unsetenv("MOXC_GATE_DEFER");
     moxc_module *m = parse("kernels/gate/eligible.c", &text);
-    static const char *const early[] = {"reduce_shared", "warp_scan"};
-    for (size_t i = 0; i < sizeof eligible / sizeof eligible[0]; ++i) {
-        bool want = strcmp(eligible[i], early[0]) == 0 || strcmp(eligible[i], early[1]) == 0;
-        if (gate_of(m, eligible[i])->load_early != want)
-            fail_msg("%s: load_early %d, want %d", eligible[i], !want, want);
-    }
+    assert_true(gate_of(m, "reduce_shared")->guard_after_collective);
+    assert_true(gate_of(m, "warp_scan")->guard_after_collective);
+    assert_false(gate_of(m, "copy_then_sum")->guard_after_collective);
+    assert_false(gate_of(m, "vec_add")->guard_after_collective);
     char *cu = gen_cuda(m, text);
-    /* each kernel's two gated entries (general and no-alias) */
-    assert_int_equal(count_occurrences(cu, "mox__gate_view_early(&mox__gate);"), 4);
-    assert_int_equal(count_occurrences(cu, "mox__gate_view_of(&mox__gate);"),
-                     2 * (sizeof eligible / sizeof eligible[0] - 2));
-    char *scan = section(cu, "void __launch_bounds__(256) mox_entry_warp_scan(");
-    assert_non_null(strstr(scan, "mox__gate_view_early(&mox__gate)"));
-    free(scan);
-    char *copy = section(cu, "void __launch_bounds__(256) mox_entry_copy_then_sum(");
-    assert_non_null(strstr(copy, "mox__gate_view_of(&mox__gate)"));
-    free(copy);
+    expect_deferred(m, cu, "reduce_shared", false);
+    expect_deferred(m, cu, "warp_scan", false);
+    expect_deferred(m, cu, "copy_then_sum", true);
+    expect_deferred(m, cu, "vec_add", true);
+    expect_deferred(m, cu, "add_offsets", true);
     free(cu);
-    free(text);
     moxc_module_free(m);
+    setenv("MOXC_GATE_DEFER", "auto", 1);
+    m = parse("kernels/gate/eligible.c", NULL);
+    assert_false(features_of(m, "reduce_shared") & MOX_KFEAT_GATE_DEFERRED);
+    assert_true(features_of(m, "vec_add") & MOX_KFEAT_GATE_DEFERRED);
+    moxc_module_free(m);
+    setenv("MOXC_GATE_DEFER", "1", 1);
+    m = parse("kernels/gate/eligible.c", NULL);
+    cu = gen_cuda(m, text);
+    expect_deferred(m, cu, "reduce_shared", true);
+    expect_deferred(m, cu, "warp_scan", true);
+    expect_deferred(m, cu, "vec_add", true);
+    free(cu);
+    moxc_module_free(m);
+    setenv("MOXC_GATE_DEFER", "0", 1);
+    m = parse("kernels/gate/eligible.c", NULL);
+    cu = gen_cuda(m, text);
+    expect_deferred(m, cu, "vec_add", false);
+    expect_deferred(m, cu, "copy_then_sum", false);
+    assert_null(strstr(cu, "__mox_deferred"));
+    free(cu);
+    moxc_module_free(m);
+    free(text);
+    setenv("MOXC_GATE_DEFER", "1", 1);
+}
+
+/* A value MOXC_GATE_DEFER does not know fails the parse with a message
+ * naming it, rather than choosing silently. */
+static void test_unknown_defer_setting_is_an_error(void **state)
+{
+    (void)state;
+    setenv("MOXC_GATE_DEFER", "yes", 1);
+    char *source = test_path("kernels/gate/eligible.c");
+    const char *sources[] = {source};
+    moxc_parse_options opts;
+    memset(&opts, 0, sizeof opts);
+    opts.sources = sources;
+    opts.source_count = 1;
+    opts.mox_include_dir = MOX_INCLUDE_DIR;
+    char *log = NULL;
+    size_t log_size = 0;
+    opts.diagnostics = open_memstream(&log, &log_size);
+    assert_non_null(opts.diagnostics);
+    moxc_module *m = NULL;
+    assert_false(moxc_parse(&opts, &m));
+    fclose(opts.diagnostics);
+    assert_non_null(strstr(log, "MOXC_GATE_DEFER=yes: expected 0, 1 or auto"));
+    free(log);
+    free(source);
+    moxc_module_free(m);
+    setenv("MOXC_GATE_DEFER", "1", 1);
 }
 
 /* The sources before the entries, without the copies, and every ungated
@@ -366,14 +429,15 @@ static void test_nvcc_ineligible(void **state)
 
 int main(void)
 {
-    setenv("MOXC_GATE_DEFER", "1", 1); /* the generator's experiment, off by default */
+    setenv("MOXC_GATE_DEFER", "1", 1); /* every eligible kernel deferred (the default: some) */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_eligible_kernels),  cmocka_unit_test(test_abi_marks_deferred_kernels),
         cmocka_unit_test(test_ineligible_reasons),
         cmocka_unit_test(test_inspect_prints_the_gate), cmocka_unit_test(test_golden),
         cmocka_unit_test(test_first_copy_unchanged), cmocka_unit_test(test_nvcc_eligible),
         cmocka_unit_test(test_nvcc_ineligible),
-        cmocka_unit_test(test_first_guard_after_collective_loads_early),
+        cmocka_unit_test(test_default_defers_kernels_guarding_before_collectives),
+        cmocka_unit_test(test_unknown_defer_setting_is_an_error),
     };
     return cmocka_run_group_tests_name("moxc_gate_defer", tests, NULL, NULL);
 }

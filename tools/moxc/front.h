@@ -78,11 +78,11 @@ typedef struct moxc_gate_defer {
     unsigned end_line;         /* the line of the definition's last byte */
     moxc_text_edit *edits;     /* what the copy changes, ascending, inside [start, end) */
     size_t edit_count;
-    /* The copy's first guard comes after a barrier or warp operation: the
-     * entry loads the gate's word at entry (mox__gate_view_early) and the
-     * guard compares it, where reading it at the guard would add the
-     * load's latency after the barrier (docs/kernel-language.md). */
-    bool load_early;
+    /* The copy's first guard comes after a barrier or warp operation: by
+     * default (MOXC_GATE_DEFER unset or "auto") such a kernel keeps the
+     * check at entry, where the deferred copy measured slower on an H200
+     * (docs/kernel-language.md, "The deferred gate check"). */
+    bool guard_after_collective;
 } moxc_gate_defer;
 
 typedef struct moxc_kernel_info {

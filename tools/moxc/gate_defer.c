@@ -275,7 +275,7 @@ void moxc__gate_defer_free(moxc_gate_defer *gate) {
 
 void moxc__gd_note_guard(gd *g) {
     if (!g->guard_seen)
-        g->load_early = g->collective_seen;
+        g->guard_after_collective = g->collective_seen;
     g->guard_seen = true;
 }
 
@@ -321,7 +321,7 @@ static void analyse_kernel(moxc__tu *t, gd_helper *helpers, CXCursor kernel, mox
     }
     out->eligible = g.problem == NULL;
     out->why_not = g.problem;
-    out->load_early = out->eligible && g.load_early;
+    out->guard_after_collective = out->eligible && g.guard_after_collective;
     if (out->eligible) {
         qsort(g.edits, g.edit_count, sizeof *g.edits, compare_edits);
         out->edits = g.edits;
@@ -334,20 +334,43 @@ static void analyse_kernel(moxc__tu *t, gd_helper *helpers, CXCursor kernel, mox
     free(g.local_depths);
 }
 
-/* The generator's experiment, off by default: MOXC_GATE_DEFER=1 (part of
- * the build's fingerprint, build_plan.c). */
-static bool defer_wanted(void) {
+/* Which eligible kernels get the deferred entries, from MOXC_GATE_DEFER
+ * (part of the build's fingerprint, build_plan.c): unset, empty or
+ * "auto" those whose first guard comes before any barrier or warp
+ * operation (on an H200 the deferred copies of vec-add and add-offsets
+ * ran within 1 - 2 % of ungated, those of the reduction and the block
+ * scan slower than the check at entry of one dependency,
+ * docs/performance.md); "1" every eligible kernel; "0" none. */
+typedef enum { GD_DEFER_NONE, GD_DEFER_AUTO, GD_DEFER_ALL } gd_defer_mode;
+
+static bool defer_mode(moxc__tu *t, gd_defer_mode *mode) {
     const char *v = getenv("MOXC_GATE_DEFER");
-    return v && strcmp(v, "1") == 0;
+    if (!v || !*v || strcmp(v, "auto") == 0)
+        *mode = GD_DEFER_AUTO;
+    else if (strcmp(v, "1") == 0)
+        *mode = GD_DEFER_ALL;
+    else if (strcmp(v, "0") == 0)
+        *mode = GD_DEFER_NONE;
+    else {
+        moxc__error_plain(t->front, t->source, "MOXC_GATE_DEFER=%s: expected 0, 1 or auto (docs/moxc.md)", v);
+        return false;
+    }
+    return true;
+}
+
+static bool deferred_by(gd_defer_mode mode, const moxc_gate_defer *gate) {
+    return gate->eligible && (mode == GD_DEFER_ALL || (mode == GD_DEFER_AUTO && !gate->guard_after_collective));
 }
 
 void moxc__gate_defer(moxc__tu *t) {
+    gd_defer_mode mode;
+    if (!defer_mode(t, &mode))
+        return;
     gd_helper *helpers = t->fn_count ? calloc(t->fn_count, sizeof *helpers) : NULL;
     if (t->fn_count && !helpers) {
         moxc__error_plain(t->front, t->source, "out of memory");
         return;
     }
-    bool wanted = defer_wanted();
     for (size_t k = 0; k < t->kernel_cursor_count; k++) {
         moxc_gate_defer *out = &t->front->infos[t->first_kernel + k].gate;
         moxc__gate_defer_free(out);
@@ -356,7 +379,7 @@ void moxc__gate_defer(moxc__tu *t) {
          * runtime then carries their dependencies on to their readers, so
          * the entries need not ask the gate at their end (mox/kernel_abi.h);
          * every generator reads the bit (moxc_gate_defer_on). */
-        if (out->eligible && wanted)
+        if (deferred_by(mode, out))
             t->front->kernels[t->first_kernel + k].features |= MOX_KFEAT_GATE_DEFERRED;
     }
     for (size_t i = 0; i < t->fn_count; i++)

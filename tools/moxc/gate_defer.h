@@ -41,9 +41,9 @@ typedef struct gd {
     size_t edit_count, edit_cap;
     const char *text;    /* the kernel source's bytes (libclang's copy) */
     size_t text_size;
-    bool collective_seen; /* last pass: a barrier or warp operation so far */
-    bool guard_seen;      /* last pass: a guard so far */
-    bool load_early;      /* last pass: the first guard came after a collective */
+    bool collective_seen;        /* last pass: a barrier or warp operation so far */
+    bool guard_seen;             /* last pass: a guard so far */
+    bool guard_after_collective; /* last pass: the first guard came after a collective */
 } gd;
 
 static inline bool moxc__gd_is_array_type(CXType t) {
@@ -67,8 +67,8 @@ void moxc__gd_push_ctrl(gd *g, bool tainted, CXSourceLocation loc);
 void moxc__gd_pop_ctrl(gd *g, bool tainted);
 void moxc__gd_stmt(gd *g, CXCursor s);
 
-/* Records that the copy guards something here (the last pass): the first
- * guard after a barrier or warp operation makes the kernel load early. */
+/* Records that the copy guards something here (the last pass): whether
+ * the first guard comes after a barrier or warp operation. */
 void moxc__gd_note_guard(gd *g);
 
 /* ---- expressions (gate_defer_expr.c) ---- */

@@ -30,9 +30,9 @@ void moxc_buf_printf(moxc_buf *b, const char *fmt, ...) __attribute__((format(pr
 char *moxc_buf_finish(moxc_buf *b);
 /* Whether the gated CUDA entries of kernel `kernel` run its deferred
  * copy: an eligible kernel whose ABI lists MOX_KFEAT_GATE_DEFERRED, which
- * the front end sets only with MOXC_GATE_DEFER=1 (an experiment: on an
- * H200 the deferred entries of the quality suite's kernels ran slower than
- * the check at entry, docs/performance.md). gen_cuda.c. */
+ * the front end sets as MOXC_GATE_DEFER says (gate_defer.c: by default for
+ * kernels whose first guard comes before any barrier or warp operation).
+ * gen_cuda.c. */
 bool moxc_gate_defer_on(const moxc_module *module, size_t kernel);
 /* Appends `text` as the body of a C string literal (escapes ", \, ? and
  * every byte outside printable ASCII as a 3-digit octal escape). */

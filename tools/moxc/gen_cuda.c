@@ -159,11 +159,9 @@ static void put_entry(moxc_buf *b, const moxc_module *module, size_t index, bool
     if (k->features & MOX_KFEAT_FAIL)
         moxc_buf_put(b, "    MOX__GATE_PUBLISH(&mox__gate);\n");
     /* The deferred copy asks the gate through a view that keeps the
-     * answer: one read per thread (mox/kernel_cuda_gate.h), at the first
-     * guard, or loaded at entry when that guard comes after a barrier. */
+     * answer: one read per thread (mox/kernel_cuda_gate.h). */
     if (deferred)
-        moxc_buf_printf(b, "    mox__gate_view mox__gv = mox__gate_view_%s(&mox__gate);\n",
-                        info->gate.load_early ? "early" : "of");
+        moxc_buf_put(b, "    mox__gate_view mox__gv = mox__gate_view_of(&mox__gate);\n");
     moxc_buf_printf(b, deferred ? "    %s__mox_deferred(&mox__gv" : "    %s(", k->name);
     for (size_t i = 0; i < k->param_count; ++i)
         moxc_buf_printf(b, "%smox__p%zu%s", i || deferred ? ", " : "", i,

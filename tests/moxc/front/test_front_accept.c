@@ -62,7 +62,7 @@ static void test_vec_add(void **state) {
     expect_spelling(m, 0, 0, "float");
     expect_spelling(m, 0, 3, "uint32_t");
     expect_no_block(k);
-    assert_int_equal(k->features, 0);
+    assert_int_equal(k->features, MOX_KFEAT_GATE_DEFERRED);
     assert_int_equal(m->record_count, 0);
 
     char *real = front_real(src);
@@ -103,7 +103,7 @@ static void test_scale_blocks_helpers_fail(void **state) {
     expect_block(&m->abi->kernels[2], 8, 4, 2);
     assert_int_equal(m->abi->kernels[0].features, 0);
     assert_int_equal(m->abi->kernels[1].features, 0);
-    assert_int_equal(m->abi->kernels[2].features, MOX_KFEAT_FAIL);
+    assert_int_equal(m->abi->kernels[2].features, MOX_KFEAT_FAIL | MOX_KFEAT_GATE_DEFERRED);
     expect_param(&m->abi->kernels[2], 0, "data", MOX_PARAM_BUFFER, MOX_PARAM_WRITE, "f32");
     expect_param(&m->abi->kernels[2], 2, "code", MOX_PARAM_VALUE, MOX_PARAM_READ, "i32");
     expect_spelling(m, 2, 2, "int32_t");
@@ -259,7 +259,7 @@ static void test_parameter_spellings(void **state) {
         expect_param(k, i, want[i].name, want[i].kind, want[i].access, want[i].signature);
         expect_spelling(m, 0, i, want[i].c);
     }
-    assert_int_equal(k->features, MOX_KFEAT_F16);
+    assert_int_equal(k->features, MOX_KFEAT_F16 | MOX_KFEAT_GATE_DEFERRED);
     /* one record per name: struct Tuning and Tuning are the same record */
     assert_int_equal(m->record_count, 2);
     front_run_free(&run);

@@ -12,7 +12,7 @@ static void test_dynamic_shared_accepted(void **state) {
     if (!run.ok)
         fail_msg("rejected:\n%s", run.diagnostics);
     const mox_abi_kernel *k = front_kernel(run.module, "tiled", NULL);
-    assert_int_equal(k->features, MOX_KFEAT_BARRIER | MOX_KFEAT_SHARED | MOX_KFEAT_DYNAMIC_SHARED);
+    assert_int_equal(k->features, MOX_KFEAT_BARRIER | MOX_KFEAT_SHARED | MOX_KFEAT_DYNAMIC_SHARED | MOX_KFEAT_GATE_DEFERRED);
     assert_int_equal(run.module->abi->version, 2);
     front_run_free(&run);
 }

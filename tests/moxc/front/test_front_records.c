@@ -59,7 +59,7 @@ static void test_particles(void **state) {
     assert_int_equal(s->params[2].kind, MOX_PARAM_VALUE);
     assert_string_equal(m->kernels[ki].params[0].c_spelling, "struct sample");
     assert_string_equal(m->kernels[ki].params[1].c_spelling, "mox_f16");
-    assert_int_equal(s->features, MOX_KFEAT_F16);
+    assert_int_equal(s->features, MOX_KFEAT_F16 | MOX_KFEAT_GATE_DEFERRED);
 
     /* every record once, nested ones included, with the header's real path */
     assert_int_equal(m->record_count, 4);

@@ -34,7 +34,7 @@ static void test_vector_params(void **state) {
     expect_param(k, 2, "f32x4", 16, 16);
     assert_int_equal(k->params[2].kind, MOX_PARAM_VALUE);
     assert_string_equal(m->kernels[ki].params[0].c_spelling, "mox_float4");
-    assert_int_equal(k->features, 0);
+    assert_int_equal(k->features, MOX_KFEAT_GATE_DEFERRED);
 
     k = front_kernel(m, "every_vector", &ki);
     static const struct {

@@ -17,6 +17,7 @@ extern const mox_type features_type_Particle4;
 extern const mox_module_desc features_module;
 
 /* Launch of kernel vec_scale (@TESTS@/kernels/features.c:6).
+ * Uses: gate_deferred.
  *   in: read buffer of f32x4
  *   out: write buffer of f32x4
  *   k: value of f32x2
@@ -32,7 +33,7 @@ mox_op *features_vec_scale(mox_device *device, mox_launch_config config,
 
 /* Launch of kernel particles (@TESTS@/kernels/features.c:14).
  * Required block: 64 x 1 x 1 (config.block must equal it).
- * Uses: f16.
+ * Uses: f16, gate_deferred.
  *   p: write buffer of Particle4
  *   scale: value of f16x2
  *   mask: value of u32x4
@@ -49,7 +50,7 @@ mox_op *features_particles(mox_device *device, mox_launch_config config,
     const Particle4 anchors[2]);
 
 /* Launch of kernel reverse (@TESTS@/kernels/features.c:22).
- * Uses: barrier, shared, dynamic_shared.
+ * Uses: barrier, shared, dynamic_shared, gate_deferred.
  *   in: read buffer of f32
  *   out: write buffer of f32
  * Returns a lazy op that runs the kernel once submitted. Never NULL: a

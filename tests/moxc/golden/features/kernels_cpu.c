@@ -148,15 +148,15 @@ static inline __attribute__((always_inline)) void mox__wg_reverse(void *const *m
 MOX__WG_DEFINE(reverse)
 
 static const mox_cpu_kernel_entry mox__kernels[] = {
-    {"vec_scale", mox__thread_vec_scale, mox__group_vec_scale, 0u, MOX_CPU_EXEC_LOOPS},
-    {"particles", mox__thread_particles, mox__group_particles, MOX_KFEAT_F16, MOX_CPU_EXEC_LOOPS},
-    {"reverse", mox__thread_reverse, mox__group_reverse, MOX_KFEAT_BARRIER | MOX_KFEAT_SHARED | MOX_KFEAT_DYNAMIC_SHARED, MOX_CPU_EXEC_LOOPS},
+    {"vec_scale", mox__thread_vec_scale, mox__group_vec_scale, MOX_KFEAT_GATE_DEFERRED, MOX_CPU_EXEC_LOOPS},
+    {"particles", mox__thread_particles, mox__group_particles, MOX_KFEAT_F16 | MOX_KFEAT_GATE_DEFERRED, MOX_CPU_EXEC_LOOPS},
+    {"reverse", mox__thread_reverse, mox__group_reverse, MOX_KFEAT_BARRIER | MOX_KFEAT_SHARED | MOX_KFEAT_DYNAMIC_SHARED | MOX_KFEAT_GATE_DEFERRED, MOX_CPU_EXEC_LOOPS},
 };
 #if MOX__WG_V3
 static const mox_cpu_kernel_entry mox__kernels_v3[] = {
-    {"vec_scale", mox__thread_vec_scale, mox__group_vec_scale_v3, 0u, MOX_CPU_EXEC_LOOPS},
-    {"particles", mox__thread_particles, mox__group_particles_v3, MOX_KFEAT_F16, MOX_CPU_EXEC_LOOPS},
-    {"reverse", mox__thread_reverse, mox__group_reverse_v3, MOX_KFEAT_BARRIER | MOX_KFEAT_SHARED | MOX_KFEAT_DYNAMIC_SHARED, MOX_CPU_EXEC_LOOPS},
+    {"vec_scale", mox__thread_vec_scale, mox__group_vec_scale_v3, MOX_KFEAT_GATE_DEFERRED, MOX_CPU_EXEC_LOOPS},
+    {"particles", mox__thread_particles, mox__group_particles_v3, MOX_KFEAT_F16 | MOX_KFEAT_GATE_DEFERRED, MOX_CPU_EXEC_LOOPS},
+    {"reverse", mox__thread_reverse, mox__group_reverse_v3, MOX_KFEAT_BARRIER | MOX_KFEAT_SHARED | MOX_KFEAT_DYNAMIC_SHARED | MOX_KFEAT_GATE_DEFERRED, MOX_CPU_EXEC_LOOPS},
 };
 #endif
 
@@ -168,7 +168,7 @@ const mox_cpu_module_entry *mox_cpu_module(void)
         MOX_CPU_INTERFACE_VERSION,
         3u,
         mox__kernels,
-        "025e954f7448afcb44dcfd13fd86504494aa70fe5b4b8992ad37c9863f5be5c9",
+        "e9332a1d6d71d1ce3683dfddc7910bbadeb9869ecca762d44f37ed9b06f09fb3",
         mox__lane_slot,
     };
 #if MOX__WG_V3
@@ -176,7 +176,7 @@ const mox_cpu_module_entry *mox_cpu_module(void)
         MOX_CPU_INTERFACE_VERSION,
         3u,
         mox__kernels_v3,
-        "025e954f7448afcb44dcfd13fd86504494aa70fe5b4b8992ad37c9863f5be5c9",
+        "e9332a1d6d71d1ce3683dfddc7910bbadeb9869ecca762d44f37ed9b06f09fb3",
         mox__lane_slot,
     };
     if (mox__wg_have_v3())

@@ -16,6 +16,18 @@ MOX_KERNEL void vec_scale(const mox_float4 *in, mox_float4 *out, mox_float2 k, u
         out[i] = mox_make_float4(v.x * k.x, v.y * k.y, v.z * k.x, v.w * k.y);
     }
 }
+/* vec_scale with the gate checked after its loads: the copy the gated entries run
+ * (moxc inspect --emit gate). */
+#line 6 "@TESTS@/kernels/features.c"
+MOX_KERNEL void __forceinline__ vec_scale__mox_deferred(mox__gate_view *mox__g, const mox_float4 *in, mox_float4 *out, mox_float2 k, uint32_t n) {
+    uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
+    if (i < n) {
+        mox_float4 v = in[i];
+        do { auto mox__v = (mox_make_float4(v.x * k.x, v.y * k.y, v.z * k.x, v.w * k.y)); if (!mox__gate_bad(mox__g)) out[i] = mox__v; } while (0);
+    }
+}
+#line 12 "@TESTS@/kernels/features.c"
+
 
 MOX_KERNEL MOX_BLOCK(64, 1, 1) void particles(Particle4 *p, mox_half2 scale, mox_uint4 mask,
                                             MOX_TABLE(mox_f16, gains, 8), MOX_TABLE(Particle4, anchors, 2)) {
@@ -24,6 +36,18 @@ MOX_KERNEL MOX_BLOCK(64, 1, 1) void particles(Particle4 *p, mox_half2 scale, mox
     p[i].id &= mask.x;
     p[i].vel.y = mox_f16_to_f32(gains[i % 8u]) + anchors[i % 2u].pos.w;
 }
+/* particles with the gate checked after its loads: the copy the gated entries run
+ * (moxc inspect --emit gate). */
+#line 14 "@TESTS@/kernels/features.c"
+MOX_KERNEL MOX_BLOCK(64, 1, 1) void __forceinline__ particles__mox_deferred(mox__gate_view *mox__g, Particle4 *p, mox_half2 scale, mox_uint4 mask,
+                                            MOX_TABLE(mox_f16, gains, 8), MOX_TABLE(Particle4, anchors, 2)) {
+    uint32_t i = mox_block_idx().x * 64u + mox_thread_idx().x;
+    do { auto mox__v = (p[i].vel.x * mox_f16_to_f32(scale.x)); auto &mox__r = (p[i].pos.x); auto mox__n = mox__r + mox__v; if (!mox__gate_bad(mox__g)) mox__r = mox__n; } while (0);
+    do { auto mox__v = (mask.x); auto &mox__r = (p[i].id); auto mox__n = mox__r & mox__v; if (!mox__gate_bad(mox__g)) mox__r = mox__n; } while (0);
+    do { auto mox__v = (mox_f16_to_f32(gains[i % 8u]) + anchors[i % 2u].pos.w); if (!mox__gate_bad(mox__g)) p[i].vel.y = mox__v; } while (0);
+}
+#line 20 "@TESTS@/kernels/features.c"
+
 
 MOX_KERNEL void reverse(const float *in, float *out) {
     MOX_SHARED_DYNAMIC(float, tile);
@@ -32,13 +56,28 @@ MOX_KERNEL void reverse(const float *in, float *out) {
     mox_barrier();
     out[t] = tile[mox_block_dim().x - 1u - t];
 }
-#line 36 "kernels_cuda.cu"
+/* reverse with the gate checked after its loads: the copy the gated entries run
+ * (moxc inspect --emit gate). */
+#line 22 "@TESTS@/kernels/features.c"
+MOX_KERNEL void __forceinline__ reverse__mox_deferred(mox__gate_view *mox__g, const float *in, float *out) {
+    MOX_SHARED_DYNAMIC(float, tile);
+    uint32_t t = mox_thread_idx().x;
+    do { auto mox__v = (in[t]); if (!mox__gate_bad(mox__g)) tile[t] = mox__v; } while (0);
+    mox_barrier();
+    do { auto mox__v = (tile[mox_block_dim().x - 1u - t]); if (!mox__gate_bad(mox__g)) out[t] = mox__v; } while (0);
+}
+#line 28 "@TESTS@/kernels/features.c"
 
+#line 72 "kernels_cuda.cu"
+
+/* The gate is checked after the kernel's loads: its deferred copy runs
+ * and does no store, atomic or mox_fail when a dependency failed. */
 extern "C" __global__ void mox_entry_vec_scale(mox_gate mox__gate, const mox_float4 *mox__p0, mox_float4 *mox__p1, mox_float2 mox__p2, uint32_t mox__p3)
 {
-    if (mox__gate_enter(&mox__gate))
-        return;
-    vec_scale(mox__p0, mox__p1, mox__p2, mox__p3);
+    mox__grid_dependency_wait();
+    mox__gate_view mox__gv = mox__gate_view_of(&mox__gate);
+    vec_scale__mox_deferred(&mox__gv, mox__p0, mox__p1, mox__p2, mox__p3);
+    mox__gate_leave_deferred(&mox__gv, MOX_KFEAT_GATE_DEFERRED);
     mox__gate_leave(&mox__gate);
 }
 
@@ -46,31 +85,10 @@ extern "C" __global__ void mox_entry_vec_scale(mox_gate mox__gate, const mox_flo
  * also another of its arguments: every pointer is __restrict__. */
 extern "C" __global__ void mox_entry_vec_scale__noalias(mox_gate mox__gate, const mox_float4 *__restrict__ mox__p0, mox_float4 *__restrict__ mox__p1, mox_float2 mox__p2, uint32_t mox__p3)
 {
-    if (mox__gate_enter(&mox__gate))
-        return;
-    vec_scale(mox__p0, mox__p1, mox__p2, mox__p3);
-    mox__gate_leave(&mox__gate);
-}
-
-/* The check of one inline dependency alone, without the code for the other
- * forms of the gate: for launches whose gate has exactly one. */
-extern "C" __global__ void mox_entry_vec_scale__gate1(mox_gate mox__gate, const mox_float4 *mox__p0, mox_float4 *mox__p1, mox_float2 mox__p2, uint32_t mox__p3)
-{
-    if (mox__gate_enter_one(&mox__gate))
-        return;
-    vec_scale(mox__p0, mox__p1, mox__p2, mox__p3);
-    mox__gate_leave(&mox__gate);
-}
-
-/* The runtime launches this one when no written buffer of the launch is
- * also another of its arguments: every pointer is __restrict__. */
-/* The check of one inline dependency alone, without the code for the other
- * forms of the gate: for launches whose gate has exactly one. */
-extern "C" __global__ void mox_entry_vec_scale__gate1__noalias(mox_gate mox__gate, const mox_float4 *__restrict__ mox__p0, mox_float4 *__restrict__ mox__p1, mox_float2 mox__p2, uint32_t mox__p3)
-{
-    if (mox__gate_enter_one(&mox__gate))
-        return;
-    vec_scale(mox__p0, mox__p1, mox__p2, mox__p3);
+    mox__grid_dependency_wait();
+    mox__gate_view mox__gv = mox__gate_view_of(&mox__gate);
+    vec_scale__mox_deferred(&mox__gv, mox__p0, mox__p1, mox__p2, mox__p3);
+    mox__gate_leave_deferred(&mox__gv, MOX_KFEAT_GATE_DEFERRED);
     mox__gate_leave(&mox__gate);
 }
 
@@ -102,6 +120,8 @@ typedef struct mox__table_particles_4 {
     Particle4 v[2];
 } mox__table_particles_4;
 
+/* The gate is checked after the kernel's loads: its deferred copy runs
+ * and does no store, atomic or mox_fail when a dependency failed. */
 extern "C" __global__ void __launch_bounds__(64) mox_entry_particles(mox_gate mox__gate, Particle4 *mox__p0, mox_half2 mox__p1, mox_uint4 mox__p2, const __grid_constant__ mox__table_particles_3 mox__p3, const __grid_constant__ mox__table_particles_4 mox__p4)
 {
     __builtin_assume(blockDim.x == 64u);
@@ -110,25 +130,10 @@ extern "C" __global__ void __launch_bounds__(64) mox_entry_particles(mox_gate mo
     __builtin_assume(threadIdx.x < 64u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    if (mox__gate_enter(&mox__gate))
-        return;
-    particles(mox__p0, mox__p1, mox__p2, mox__p3.v, mox__p4.v);
-    mox__gate_leave(&mox__gate);
-}
-
-/* The check of one inline dependency alone, without the code for the other
- * forms of the gate: for launches whose gate has exactly one. */
-extern "C" __global__ void __launch_bounds__(64) mox_entry_particles__gate1(mox_gate mox__gate, Particle4 *mox__p0, mox_half2 mox__p1, mox_uint4 mox__p2, const __grid_constant__ mox__table_particles_3 mox__p3, const __grid_constant__ mox__table_particles_4 mox__p4)
-{
-    __builtin_assume(blockDim.x == 64u);
-    __builtin_assume(blockDim.y == 1u);
-    __builtin_assume(blockDim.z == 1u);
-    __builtin_assume(threadIdx.x < 64u);
-    __builtin_assume(threadIdx.y < 1u);
-    __builtin_assume(threadIdx.z < 1u);
-    if (mox__gate_enter_one(&mox__gate))
-        return;
-    particles(mox__p0, mox__p1, mox__p2, mox__p3.v, mox__p4.v);
+    mox__grid_dependency_wait();
+    mox__gate_view mox__gv = mox__gate_view_of(&mox__gate);
+    particles__mox_deferred(&mox__gv, mox__p0, mox__p1, mox__p2, mox__p3.v, mox__p4.v);
+    mox__gate_leave_deferred(&mox__gv, MOX_KFEAT_GATE_DEFERRED);
     mox__gate_leave(&mox__gate);
 }
 
@@ -147,11 +152,14 @@ extern "C" __global__ void __launch_bounds__(64) mox_entry_particles__ungated(mo
     mox__gate_leave(&mox__gate);
 }
 
+/* The gate is checked after the kernel's loads: its deferred copy runs
+ * and does no store, atomic or mox_fail when a dependency failed. */
 extern "C" __global__ void mox_entry_reverse(mox_gate mox__gate, const float *mox__p0, float *mox__p1)
 {
-    if (mox__gate_enter(&mox__gate))
-        return;
-    reverse(mox__p0, mox__p1);
+    mox__grid_dependency_wait();
+    mox__gate_view mox__gv = mox__gate_view_of(&mox__gate);
+    reverse__mox_deferred(&mox__gv, mox__p0, mox__p1);
+    mox__gate_leave_deferred(&mox__gv, MOX_KFEAT_GATE_DEFERRED);
     mox__gate_leave(&mox__gate);
 }
 
@@ -159,31 +167,10 @@ extern "C" __global__ void mox_entry_reverse(mox_gate mox__gate, const float *mo
  * also another of its arguments: every pointer is __restrict__. */
 extern "C" __global__ void mox_entry_reverse__noalias(mox_gate mox__gate, const float *__restrict__ mox__p0, float *__restrict__ mox__p1)
 {
-    if (mox__gate_enter(&mox__gate))
-        return;
-    reverse(mox__p0, mox__p1);
-    mox__gate_leave(&mox__gate);
-}
-
-/* The check of one inline dependency alone, without the code for the other
- * forms of the gate: for launches whose gate has exactly one. */
-extern "C" __global__ void mox_entry_reverse__gate1(mox_gate mox__gate, const float *mox__p0, float *mox__p1)
-{
-    if (mox__gate_enter_one(&mox__gate))
-        return;
-    reverse(mox__p0, mox__p1);
-    mox__gate_leave(&mox__gate);
-}
-
-/* The runtime launches this one when no written buffer of the launch is
- * also another of its arguments: every pointer is __restrict__. */
-/* The check of one inline dependency alone, without the code for the other
- * forms of the gate: for launches whose gate has exactly one. */
-extern "C" __global__ void mox_entry_reverse__gate1__noalias(mox_gate mox__gate, const float *__restrict__ mox__p0, float *__restrict__ mox__p1)
-{
-    if (mox__gate_enter_one(&mox__gate))
-        return;
-    reverse(mox__p0, mox__p1);
+    mox__grid_dependency_wait();
+    mox__gate_view mox__gv = mox__gate_view_of(&mox__gate);
+    reverse__mox_deferred(&mox__gv, mox__p0, mox__p1);
+    mox__gate_leave_deferred(&mox__gv, MOX_KFEAT_GATE_DEFERRED);
     mox__gate_leave(&mox__gate);
 }
 
