@@ -3,10 +3,11 @@
 # (examples/) as moxc generates them, against header variants, timed alone
 # by gate_variants_harness.c (docs/kernel-language.md, "The deferred gate
 # check"):
-#   ungated  mox_entry_K__ungated         entry    the check at entry (general entry)
+#   ungated  mox_entry_K__ungated         (MOXC_GATE_DEFER=0)
+#   entry    mox_entry_K, the check at entry (general entry, MOXC_GATE_DEFER=0)
 #   gate1    mox_entry_K__gate1: the check at entry of one dependency (what the
 #            runtime launches for such gates)
-#   deferred MOXC_GATE_DEFER=1, as shipped: the kernels carry
+#   deferred MOXC_GATE_DEFER=1 (every eligible kernel), as shipped: the kernels carry
 #            MOX_KFEAT_GATE_DEFERRED and their entries ask nothing at the
 #            end, so with n = 0 behind a failed dependency the harness's
 #            entry alone leaves its word OK ("WRONG" below is expected: the
@@ -14,11 +15,10 @@
 #   askend   deferred as an entry without the bit: thread 0 of each block
 #            that reached no guard asks at the end (what shipped before)
 #   askall   askend, with every thread that reached no guard asking
-#   early    deferred, with mox__gate_view_early: the one inline dependency's
-#            word loaded at entry (after griddepcontrol.wait) and compared at
-#            the first guard
-#   guard    deferred, with mox__gate_view_of: the word read at the first
-#            guard (the deferred row is whichever of the two moxc chose)
+# By default moxc defers only kernels whose first guard comes before any
+# barrier or warp operation (vec-add, add-offsets); the reduction and the
+# block scan keep the check at entry, whose runtime choice for a gate of one
+# dependency is the gate1 row.
 #   build here:  bench/experiments/gate_variants.sh build BUILD OUTDIR   (moxc from BUILD, nvcc)
 #   run there:   bench/experiments/gate_variants.sh run OUTDIR           (on the GPU machine)
 set -eu
@@ -32,16 +32,16 @@ if [ "${1:-}" = build ]; then
     rm -rf "$out/inc_askall" && cp -r "$root/include" "$out/inc_askall"
     python3 - "$out" <<'P'
 import sys
-end = '    if (!asked && mox__linear() == 0u) (void)mox__gate_bad(v);'
+end = '    if (v->answer == MOX__GATE_UNASKED && mox__linear() == 0u) (void)mox__gate_bad(v);'
 p = '%s/inc_askall/mox/kernel_cuda_gate.h' % sys.argv[1]
 s = open(p).read()
 assert end in s, 'mox__gate_leave_deferred changed: update gate_variants.sh'
-open(p, 'w').write(s.replace(end, '    if (!asked) (void)mox__gate_bad(v);'))
+open(p, 'w').write(s.replace(end, '    if (v->answer == MOX__GATE_UNASKED) (void)mox__gate_bad(v);'))
 P
     ask='s/mox__gate_leave_deferred(&mox__gv, MOX_KFEAT_GATE_DEFERRED);/mox__gate_leave_deferred(\&mox__gv, 0u);/'
     for k in vec-add/kernels/vec_add.c reduction/kernels/reduce.c cooperation/kernels/scan.c; do
         b=$(basename "$k" .c)
-        "$build/bin/moxc" inspect --emit cuda "$root/examples/$k" >"$out/${b}_entry.cu"
+        MOXC_GATE_DEFER=0 "$build/bin/moxc" inspect --emit cuda "$root/examples/$k" >"$out/${b}_entry.cu"
         MOXC_GATE_DEFER=1 "$build/bin/moxc" inspect --emit cuda "$root/examples/$k" >"$out/${b}_deferred.cu"
         sed "$ask" "$out/${b}_deferred.cu" >"$out/${b}_askend.cu"
         grep -q 'mox__gate_leave_deferred(&mox__gv, 0u);' "$out/${b}_askend.cu" ||
@@ -50,11 +50,6 @@ P
         "$nvcc" $flags -I"$root/include" -o "$out/cubin/${b}_deferred.cubin" "$out/${b}_deferred.cu"
         "$nvcc" $flags -I"$root/include" -o "$out/cubin/${b}_askend.cubin" "$out/${b}_askend.cu"
         "$nvcc" $flags -I"$out/inc_askall" -o "$out/cubin/${b}_askall.cubin" "$out/${b}_askend.cu"
-        for v in early:view_early guard:view_of; do
-            sed -E "s/mox__gate_view_(of|early)\(&mox__gate\)/mox__gate_${v#*:}(\&mox__gate)/" \
-                "$out/${b}_deferred.cu" >"$out/${b}_${v%%:*}.cu"
-            "$nvcc" $flags -I"$root/include" -o "$out/cubin/${b}_${v%%:*}.cubin" "$out/${b}_${v%%:*}.cu"
-        done
     done
     cc -O2 -std=c11 -I"$(dirname "$nvcc")/../include" "$here/gate_variants_harness.c" -o "$out/harness" \
         -L"$(dirname "$nvcc")/../lib64/stubs" -lcuda
@@ -68,7 +63,7 @@ set_for() { # file entry kind
     L="$L ${e}_ungated=$C/${f}_entry.cubin:mox_entry_${e}__ungated:$kd:0"
     L="$L ${e}_entry=$C/${f}_entry.cubin:mox_entry_${e}:$kd:1"
     L="$L ${e}_gate1=$C/${f}_entry.cubin:mox_entry_${e}__gate1:$kd:1"
-    for v in deferred askend askall early guard; do L="$L ${e}_$v=$C/${f}_$v.cubin:mox_entry_${e}:$kd:1"; done
+    for v in deferred askend askall; do L="$L ${e}_$v=$C/${f}_$v.cubin:mox_entry_${e}:$kd:1"; done
     echo "$L"
 }
 for rep in 1 2; do

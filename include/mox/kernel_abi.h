@@ -41,7 +41,8 @@ enum {
     MOX_KFEAT_F16 = 1u << 5,     /* "f16": uses mox_f16 */
     MOX_KFEAT_DYNAMIC_SHARED = 1u << 6, /* "dynamic_shared": declares MOX_SHARED_DYNAMIC memory (ABI version 2) */
     /* "gate_deferred": its gated CUDA entries check the gate only before
-     * each store (moxc, MOXC_GATE_DEFER=1) and do not ask at their end, so
+     * each store (moxc's deferred gate check, docs/kernel-language.md) and
+     * do not ask at their end, so
      * a dispatch whose threads stored nothing may leave its status word OK
      * behind a failed dependency: the runtime gives its readers its own
      * dependencies and derives its GATED state (docs/cuda-backend.md,
