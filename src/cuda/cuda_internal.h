@@ -808,6 +808,22 @@ struct mox__cuda_dev {
     mox__cuda_stats stats;
 };
 
+/* Whether `gate` of a dispatch of launch g can never close: it is on a
+ * dispatch of this device that finished OK, or that cannot fail and is
+ * still in flight (launched, or in g). mox__cuda_describe_gates skips such
+ * gates; describe_node calls it only for a dispatch with another. */
+static inline bool mox__cuda_gate_never_closes(const mox__cuda_dev *dev, const mox__cuda_group *g,
+                                               const mox__gate *gate)
+{
+    if (gate->sub->signal.sem->owner != &dev->base)
+        return false; /* another device's: mox__cuda_foreign_gate decides */
+    const mox__cuda_sub *gs = mox__cuda_sub_of(gate->sub);
+    const mox__dispatch *gd = gate->sub->dispatches[gate->dispatch];
+    if (gs->done)
+        return gd->state == MOX_DISPATCH_OK;
+    return gs->group && (gs->group->launched || gs->group == g) && !mox__cuda_may_fail(gd);
+}
+
 /* Whether the device holds back what is executed (the testing hold, or an
  * execution blocked on another device's point). Caller holds dev->lock. */
 static inline bool mox__cuda_held(const mox__cuda_dev *dev)

@@ -102,9 +102,15 @@ static mox_status describe_node(mox__cuda_dev *dev, mox__cuda_group *g, build *b
             if (wd[j]->succ_count == 0 && !mox__cuda_u32_push(b->edges, wp_offset + j))
                 goto oom;
     }
-    /* Most dispatches have no gate: no call into cuda_gates.c for them. */
+    /* Most dispatches have no gate, or only gates that can never close (on
+     * earlier dispatches that cannot fail): no call into cuda_gates.c. */
     if ((kernel || d->kind == MOX__CMD_COPY) && d->gate_count) {
-        mox_status st = mox__cuda_describe_gates(dev, g, ln, b->gdeps, b->ext, pub, d, at, &may_fail);
+        const mox__gate *gates = &pub->gates[d->gate_first];
+        uint32_t k = 0;
+        while (k < d->gate_count && mox__cuda_gate_never_closes(dev, g, &gates[k]))
+            k++;
+        mox_status st = k == d->gate_count ? MOX_OK
+                                           : mox__cuda_describe_gates(dev, g, ln, b->gdeps, b->ext, pub, d, at, &may_fail);
         if (st != MOX_OK)
             return st;
     }
@@ -114,10 +120,17 @@ static mox_status describe_node(mox__cuda_dev *dev, mox__cuda_group *g, build *b
     ln->gdep_cnt = b->gdeps->n - gdep_off;
     ln->ext_cnt = b->ext->n - ext_off;
     /* A deferred kernel may leave its word OK behind a failed dependency:
-     * its readers read what its gate reads (cuda_gates.c). */
-    if (kernel && (d->kernel_features & MOX_KFEAT_GATE_DEFERRED) && d->be &&
-        !mox__cuda_carry_keep(g, ln, b->gdeps, b->ext))
-        goto oom;
+     * its readers read what its gate reads (cuda_gates.c). Mostly it reads
+     * none, and carries nothing. */
+    if (kernel && (d->kernel_features & MOX_KFEAT_GATE_DEFERRED) && d->be) {
+        mox__cuda_dstate *ds = d->be;
+        if (ln->gdep_cnt + ln->ext_cnt == 0) {
+            ds->carry_first = g->carried_count;
+            ds->carry_count = 0;
+        } else if (!mox__cuda_carry_keep(g, ln, b->gdeps, b->ext)) {
+            goto oom;
+        }
+    }
     ln->fn = kernel ? mox__cuda_node_fn(ln) : NULL;
     b->desc.deps_array |= ln->gdep_cnt + ln->ext_cnt > MOX_GATE_INLINE_DEPS;
     return MOX_OK;
