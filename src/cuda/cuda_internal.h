@@ -34,6 +34,7 @@
 #include "cuda/cuda_api.h"
 
 #define MOX__CUDA_STREAMS 4u
+#define MOX__CUDA_STREAM_PLANS 4u /* recent plans compared per stream (cuda_plan.c) */
 /* Gate status words: 2 per slot. Slot 0 reads FAILED forever (a dependency
  * on an earlier dispatch known to have failed), slot 1 reads OK forever (one
  * known to have succeeded), so a plan's deps layout never depends on timing. */
@@ -755,7 +756,10 @@ struct mox__cuda_dev {
     atomic_bool sleepy;
     mox__cuda_stage_pool stages;
     mox__cuda_plan **plans;          /* hash buckets */
-    mox__cuda_plan *stream_plan[MOX__CUDA_STREAMS]; /* the plan each stream found last */
+    /* The plans each stream found last, most recent first (NULLs at the
+     * end): a pipeline's launches alternate between a few shapes (one
+     * execution, or several merged), compared before any hash. */
+    mox__cuda_plan *stream_plan[MOX__CUDA_STREAMS][MOX__CUDA_STREAM_PLANS];
     uint32_t plan_cap, plan_count;
     uint64_t plan_clock;
     /* Scratch for describing a launch (cuda_submit.c): kept between
