@@ -260,7 +260,9 @@ struct mox__cuda_group {
     uint32_t pin_count;
     struct mox__cuda_mirror *mirrors; /* status words copied into its copies' own slots */
     uint32_t mirror_count;
-    mox__submission *subs_inline[1];
+    /* Room for a launch's executions (at most MOX__CUDA_MERGE_SUBS), not
+     * zeroed: each is written before it is read. Last. */
+    mox__submission *subs_inline[MOX__CUDA_MERGE_SUBS];
 };
 
 /* One node of a launch, flattened over the coalesced submissions. */
