@@ -84,14 +84,11 @@ mox_status mox__cuda_describe_gates(mox__cuda_dev *dev, mox__cuda_group *g, cons
             if (skip)
                 continue;
         } else {
+            if (mox__cuda_gate_never_closes(dev, g, gate))
+                continue;
             const mox__cuda_sub *gs = mox__cuda_sub_of(gate->sub);
             const mox__dispatch *gd = gate->sub->dispatches[gate->dispatch];
-            /* A gate on a dispatch that cannot fail, still in flight or
-             * finished OK, can never close. */
-            bool settled_ok = gs->done && gd->state == MOX_DISPATCH_OK;
             bool live = !gs->done && gs->group && (gs->group->launched || gs->group == g);
-            if (settled_ok || (live && !mox__cuda_may_fail(gd)))
-                continue;
             if (!gate_slot(dev, g, gate, &intra, &slot))
                 goto oom;
             if (live && (gd->kernel_features & MOX_KFEAT_GATE_DEFERRED))

@@ -34,6 +34,7 @@
 #include "cuda/cuda_api.h"
 
 #define MOX__CUDA_STREAMS 4u
+#define MOX__CUDA_STREAM_PLANS 4u /* recent plans compared per stream (cuda_plan.c) */
 /* Gate status words: 2 per slot. Slot 0 reads FAILED forever (a dependency
  * on an earlier dispatch known to have failed), slot 1 reads OK forever (one
  * known to have succeeded), so a plan's deps layout never depends on timing. */
@@ -259,7 +260,9 @@ struct mox__cuda_group {
     uint32_t pin_count;
     struct mox__cuda_mirror *mirrors; /* status words copied into its copies' own slots */
     uint32_t mirror_count;
-    mox__submission *subs_inline[1];
+    /* Room for a launch's executions (at most MOX__CUDA_MERGE_SUBS), not
+     * zeroed: each is written before it is read. Last. */
+    mox__submission *subs_inline[MOX__CUDA_MERGE_SUBS];
 };
 
 /* One node of a launch, flattened over the coalesced submissions. */
@@ -755,7 +758,10 @@ struct mox__cuda_dev {
     atomic_bool sleepy;
     mox__cuda_stage_pool stages;
     mox__cuda_plan **plans;          /* hash buckets */
-    mox__cuda_plan *stream_plan[MOX__CUDA_STREAMS]; /* the plan each stream found last */
+    /* The plans each stream found last, most recent first (NULLs at the
+     * end): a pipeline's launches alternate between a few shapes (one
+     * execution, or several merged), compared before any hash. */
+    mox__cuda_plan *stream_plan[MOX__CUDA_STREAMS][MOX__CUDA_STREAM_PLANS];
     uint32_t plan_cap, plan_count;
     uint64_t plan_clock;
     /* Scratch for describing a launch (cuda_submit.c): kept between
@@ -807,6 +813,22 @@ struct mox__cuda_dev {
 
     mox__cuda_stats stats;
 };
+
+/* Whether `gate` of a dispatch of launch g can never close: it is on a
+ * dispatch of this device that finished OK, or that cannot fail and is
+ * still in flight (launched, or in g). mox__cuda_describe_gates skips such
+ * gates; describe_node calls it only for a dispatch with another. */
+static inline bool mox__cuda_gate_never_closes(const mox__cuda_dev *dev, const mox__cuda_group *g,
+                                               const mox__gate *gate)
+{
+    if (gate->sub->signal.sem->owner != &dev->base)
+        return false; /* another device's: mox__cuda_foreign_gate decides */
+    const mox__cuda_sub *gs = mox__cuda_sub_of(gate->sub);
+    const mox__dispatch *gd = gate->sub->dispatches[gate->dispatch];
+    if (gs->done)
+        return gd->state == MOX_DISPATCH_OK;
+    return gs->group && (gs->group->launched || gs->group == g) && !mox__cuda_may_fail(gd);
+}
 
 /* Whether the device holds back what is executed (the testing hold, or an
  * execution blocked on another device's point). Caller holds dev->lock. */

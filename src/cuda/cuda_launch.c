@@ -61,65 +61,89 @@ static mox_status shared_too_large(const mox__cuda_dev *dev, const mox__cuda_ker
 
 /* Node `at` of the launch: dispatch i of its s-th execution, its edges
  * (the core's, and a queue's FIFO order after the execution before it),
- * its gate dependencies and the entry it runs. */
+ * its gate dependencies and the entry it runs. The arrays' lengths are
+ * read once into locals: stores into the node (uint32_t, like them) would
+ * make the compiler load them again after each. */
 static mox_status describe_node(mox__cuda_dev *dev, mox__cuda_group *g, build *b, uint32_t s,
                                 uint32_t i, uint32_t at)
 {
     const mox__submission *pub = g->subs[s];
     const mox__dispatch *d = pub->dispatches[i];
     mox__cuda_lnode *ln = &b->desc.nodes[at];
+    u32vec *edges = b->edges, *gdeps = b->gdeps, *ext = b->ext;
+    uint32_t edge_off = edges->n, gdep_off = gdeps->n, ext_off = ext->n;
     bool kernel = d->kind == MOX__CMD_KERNEL;
+    const mox__cuda_kernel *k = kernel ? &((const mox__cuda_module *)d->module)->kernels[d->kernel] : NULL;
+    if (kernel && d->config.shared_bytes > k->max_dynamic_shared)
+        return shared_too_large(dev, k, d);
     ln->d = d;
-    ln->k = kernel ? &((const mox__cuda_module *)d->module)->kernels[d->kernel] : NULL;
-    if (kernel && d->config.shared_bytes > ln->k->max_dynamic_shared)
-        return shared_too_large(dev, ln->k, d);
+    ln->k = k;
+    ln->edge_off = edge_off;
+    ln->gdep_off = gdep_off;
+    ln->ext_off = ext_off;
     b->desc.has_transfer |= !kernel;
-    uint32_t edge_off = ln->edge_off = b->edges->n;
-    uint32_t gdep_off = ln->gdep_off = b->gdeps->n;
-    uint32_t ext_off = ln->ext_off = b->ext->n;
     bool may_fail = kernel && (d->kernel_features & MOX_KFEAT_FAIL);
-    uint32_t offset = mox__cuda_sub_of(pub)->offset;
-    for (uint32_t k = 0; k < d->pred_count; k++) {
-        uint32_t from = offset + pub->preds[d->pred_first + k];
-        if (!mox__cuda_u32_push(b->edges, from))
-            goto oom;
-        const mox__dispatch *pd = b->desc.nodes[from].d;
-        if (!kernel || !mox__cuda_may_fail(pd))
-            continue;
-        if (!mox__cuda_u32_push(b->gdeps, from))
-            goto oom;
-        if ((pd->kernel_features & MOX_KFEAT_GATE_DEFERRED) && !mox__cuda_carry_in(g, ln, b->gdeps, b->ext, g, pd))
-            goto oom;
-        may_fail = true;
-    }
-    /* A queue is FIFO: a source of this execution starts after the sinks
-     * of the one before it in this launch (same queue). */
-    if (d->pred_count == 0 && s > 0) {
+    uint32_t npred = d->pred_count;
+    if (npred) {
+        const uint32_t *preds = pub->preds + d->pred_first;
+        uint32_t offset = mox__cuda_sub_of(pub)->offset;
+        for (uint32_t p = 0; p < npred; p++) {
+            uint32_t from = offset + preds[p];
+            if (!mox__cuda_u32_push(edges, from))
+                goto oom;
+            const mox__dispatch *pd = b->desc.nodes[from].d;
+            if (!kernel || !mox__cuda_may_fail(pd))
+                continue;
+            if (!mox__cuda_u32_push(gdeps, from))
+                goto oom;
+            if ((pd->kernel_features & MOX_KFEAT_GATE_DEFERRED) && !mox__cuda_carry_in(g, ln, gdeps, ext, g, pd))
+                goto oom;
+            may_fail = true;
+        }
+    } else if (s > 0) {
+        /* A queue is FIFO: a source of this execution starts after the
+         * sinks of the one before it in this launch (same queue). */
         const mox__submission *wp = g->subs[s - 1];
         uint32_t wp_offset = mox__cuda_sub_of(wp)->offset;
         mox__dispatch *const *wd = wp->dispatches;
         for (uint32_t j = 0, n = wp->count; j < n; j++)
-            if (wd[j]->succ_count == 0 && !mox__cuda_u32_push(b->edges, wp_offset + j))
+            if (wd[j]->succ_count == 0 && !mox__cuda_u32_push(edges, wp_offset + j))
                 goto oom;
     }
-    /* Most dispatches have no gate: no call into cuda_gates.c for them. */
-    if ((kernel || d->kind == MOX__CMD_COPY) && d->gate_count) {
-        mox_status st = mox__cuda_describe_gates(dev, g, ln, b->gdeps, b->ext, pub, d, at, &may_fail);
-        if (st != MOX_OK)
-            return st;
+    /* Most dispatches have no gate, or only gates that can never close (on
+     * earlier dispatches that cannot fail): no call into cuda_gates.c. */
+    uint32_t ngates = d->gate_count;
+    if (ngates && (kernel || d->kind == MOX__CMD_COPY)) {
+        const mox__gate *gates = &pub->gates[d->gate_first];
+        uint32_t j = 0;
+        while (j < ngates && mox__cuda_gate_never_closes(dev, g, &gates[j]))
+            j++;
+        if (j < ngates) {
+            mox_status st = mox__cuda_describe_gates(dev, g, ln, gdeps, ext, pub, d, at, &may_fail);
+            if (st != MOX_OK)
+                return st;
+        }
     }
-    if (d->be)
-        ((mox__cuda_dstate *)d->be)->may_fail = may_fail;
-    ln->edge_cnt = b->edges->n - edge_off;
-    ln->gdep_cnt = b->gdeps->n - gdep_off;
-    ln->ext_cnt = b->ext->n - ext_off;
+    mox__cuda_dstate *ds = d->be;
+    if (ds)
+        ds->may_fail = may_fail;
+    uint32_t gdep_cnt = gdeps->n - gdep_off, ext_cnt = ext->n - ext_off;
+    ln->edge_cnt = edges->n - edge_off;
+    ln->gdep_cnt = gdep_cnt;
+    ln->ext_cnt = ext_cnt;
     /* A deferred kernel may leave its word OK behind a failed dependency:
-     * its readers read what its gate reads (cuda_gates.c). */
-    if (kernel && (d->kernel_features & MOX_KFEAT_GATE_DEFERRED) && d->be &&
-        !mox__cuda_carry_keep(g, ln, b->gdeps, b->ext))
-        goto oom;
-    ln->fn = kernel ? mox__cuda_node_fn(ln) : NULL;
-    b->desc.deps_array |= ln->gdep_cnt + ln->ext_cnt > MOX_GATE_INLINE_DEPS;
+     * its readers read what its gate reads (cuda_gates.c). Mostly it reads
+     * none, and carries nothing. */
+    if (kernel && (d->kernel_features & MOX_KFEAT_GATE_DEFERRED) && ds) {
+        if (gdep_cnt + ext_cnt == 0) {
+            ds->carry_first = g->carried_count;
+            ds->carry_count = 0;
+        } else if (!mox__cuda_carry_keep(g, ln, gdeps, ext)) {
+            goto oom;
+        }
+    }
+    ln->fn = kernel ? mox__cuda_entry_fn(k, d, gdep_cnt + ext_cnt) : NULL;
+    b->desc.deps_array |= gdep_cnt + ext_cnt > MOX_GATE_INLINE_DEPS;
     return MOX_OK;
 oom:
     return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory building a launch");

@@ -128,6 +128,17 @@ void mox__cuda_plans_destroy(mox__cuda_dev *dev)
     dev->plan_count = 0;
 }
 
+/* Drops p from a stream's recent plans, keeping the rest in order. */
+static void recent_forget(mox__cuda_plan **recent, const mox__cuda_plan *p)
+{
+    uint32_t to = 0;
+    for (uint32_t j = 0; j < MOX__CUDA_STREAM_PLANS; j++)
+        if (recent[j] != p)
+            recent[to++] = recent[j];
+    while (to < MOX__CUDA_STREAM_PLANS)
+        recent[to++] = NULL;
+}
+
 static bool plan_evictable(const mox__cuda_plan *p)
 {
     for (uint32_t i = 0; i < p->inst_count; i++)
@@ -153,8 +164,7 @@ static void plan_evict_one(mox__cuda_dev *dev)
     if (p)
         *victim = p->next;
     for (uint32_t q = 0; p && q < MOX__CUDA_STREAMS; q++)
-        if (dev->stream_plan[q] == p)
-            dev->stream_plan[q] = NULL;
+        recent_forget(dev->stream_plan[q], p);
     mox__unlock(&dev->lock);
     if (!p)
         return;
@@ -285,18 +295,32 @@ static mox__cuda_inst *pick_idle(mox__cuda_plan *p, const mox__cuda_ldesc *b)
 }
 
 /* The cached plan of b's shape, or NULL. A stream's launch often has the
- * shape of its previous one (a repeated batch, a pipeline): that plan is
- * compared first, and the shape hashed only when it differs. */
+ * shape of one of its last few (a repeated batch; a pipeline, whose
+ * launches carry one execution or several merged): those plans are
+ * compared first (a different count of nodes or edges rejects at once),
+ * and the shape hashed only when none matches. The plan found moves to
+ * the front. */
 static mox__cuda_plan *plan_find(mox__cuda_dev *dev, const mox__cuda_ldesc *b, uint32_t stream)
 {
-    mox__cuda_plan *p = dev->stream_plan[stream];
-    if (p && plan_matches(p, b))
-        return p;
-    uint64_t h = shape_hash(b);
-    for (p = dev->plans[h % dev->plan_cap]; p && !(p->hash == h && plan_matches(p, b)); p = p->next)
-        ;
-    if (p)
-        dev->stream_plan[stream] = p;
+    mox__cuda_plan **recent = dev->stream_plan[stream];
+    mox__cuda_plan *p = NULL;
+    uint32_t j = 0;
+    for (; j < MOX__CUDA_STREAM_PLANS && recent[j]; j++)
+        if (plan_matches(recent[j], b))
+            break;
+    if (j < MOX__CUDA_STREAM_PLANS && recent[j]) {
+        p = recent[j];
+    } else {
+        uint64_t h = shape_hash(b);
+        for (p = dev->plans[h % dev->plan_cap]; p && !(p->hash == h && plan_matches(p, b)); p = p->next)
+            ;
+        if (!p)
+            return NULL;
+        j = MOX__CUDA_STREAM_PLANS - 1; /* the oldest makes room */
+    }
+    for (; j > 0; j--)
+        recent[j] = recent[j - 1];
+    recent[0] = p;
     return p;
 }
 
