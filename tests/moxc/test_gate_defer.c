@@ -16,7 +16,9 @@
 
 #include "test_support.h"
 
-static moxc_module *parse(const char *rel, char **text)
+/* Parses the test kernel source `rel` with moxc's diagnostics to `diag`:
+ * whether it parsed, the module in *out. */
+static bool parse_to(const char *rel, FILE *diag, moxc_module **out)
 {
     char *source = test_path(rel);
     const char *sources[] = {source};
@@ -25,14 +27,23 @@ static moxc_module *parse(const char *rel, char **text)
     opts.sources = sources;
     opts.source_count = 1;
     opts.mox_include_dir = MOX_INCLUDE_DIR;
-    opts.diagnostics = stderr;
+    opts.diagnostics = diag;
+    *out = NULL;
+    bool ok = moxc_parse(&opts, out);
+    free(source);
+    return ok;
+}
+
+static moxc_module *parse(const char *rel, char **text)
+{
     moxc_module *m = NULL;
-    assert_true(moxc_parse(&opts, &m));
+    assert_true(parse_to(rel, stderr, &m));
     if (text) {
+        char *source = test_path(rel);
         *text = read_text(source);
         assert_non_null(*text);
+        free(source);
     }
-    free(source);
     return m;
 }
 
@@ -331,23 +342,15 @@ static void test_unknown_defer_setting_is_an_error(void **state)
 {
     (void)state;
     setenv("MOXC_GATE_DEFER", "yes", 1);
-    char *source = test_path("kernels/gate/eligible.c");
-    const char *sources[] = {source};
-    moxc_parse_options opts;
-    memset(&opts, 0, sizeof opts);
-    opts.sources = sources;
-    opts.source_count = 1;
-    opts.mox_include_dir = MOX_INCLUDE_DIR;
     char *log = NULL;
     size_t log_size = 0;
-    opts.diagnostics = open_memstream(&log, &log_size);
-    assert_non_null(opts.diagnostics);
+    FILE *diag = open_memstream(&log, &log_size);
+    assert_non_null(diag);
     moxc_module *m = NULL;
-    assert_false(moxc_parse(&opts, &m));
-    fclose(opts.diagnostics);
+    assert_false(parse_to("kernels/gate/eligible.c", diag, &m));
+    fclose(diag);
     assert_non_null(strstr(log, "MOXC_GATE_DEFER=yes: expected 0, 1 or auto"));
     free(log);
-    free(source);
     moxc_module_free(m);
     setenv("MOXC_GATE_DEFER", "1", 1);
 }
