@@ -281,7 +281,7 @@ static void expect_deferred(const moxc_module *m, const char *cu, const char *ke
     if (marked != want)
         fail_msg("%s: gate_deferred %d, want %d", kernel, marked, want);
     char head[160];
-    snprintf(head, sizeof head, "void __launch_bounds__(256) mox_entry_%s(", kernel);
+    snprintf(head, sizeof head, " mox_entry_%s(mox_gate mox__gate", kernel);
     char *entry = section(cu, head);
     assert_int_equal(strstr(entry, "mox__gate_view_of(&mox__gate)") != NULL, want);
     assert_int_equal(strstr(entry, "if (mox__gate_enter(&mox__gate))") != NULL, !want);
@@ -296,42 +296,32 @@ static void expect_deferred(const moxc_module *m, const char *cu, const char *ke
 static void test_default_defers_kernels_guarding_before_collectives(void **state)
 {
     (void)state;
+    /* The kernels whose first guard comes after a barrier or warp
+     * operation; every kernel of eligible.c is eligible. */
+    static const char *const after[] = {"reduce_shared", "warp_scan"};
+    static const struct {
+        const char *setting; /* NULL: unset */
+        int mode;            /* 0 none, 1 all, 2 the rule */
+    } modes[] = {{NULL, 2}, {"", 2}, {"auto", 2}, {"1", 1}, {"0", 0}};
     char *text = NULL;
-    unsetenv("MOXC_GATE_DEFER");
-    moxc_module *m = parse("kernels/gate/eligible.c", &text);
-    assert_true(gate_of(m, "reduce_shared")->guard_after_collective);
-    assert_true(gate_of(m, "warp_scan")->guard_after_collective);
-    assert_false(gate_of(m, "copy_then_sum")->guard_after_collective);
-    assert_false(gate_of(m, "vec_add")->guard_after_collective);
-    char *cu = gen_cuda(m, text);
-    expect_deferred(m, cu, "reduce_shared", false);
-    expect_deferred(m, cu, "warp_scan", false);
-    expect_deferred(m, cu, "copy_then_sum", true);
-    expect_deferred(m, cu, "vec_add", true);
-    expect_deferred(m, cu, "add_offsets", true);
-    free(cu);
-    moxc_module_free(m);
-    setenv("MOXC_GATE_DEFER", "auto", 1);
-    m = parse("kernels/gate/eligible.c", NULL);
-    assert_false(features_of(m, "reduce_shared") & MOX_KFEAT_GATE_DEFERRED);
-    assert_true(features_of(m, "vec_add") & MOX_KFEAT_GATE_DEFERRED);
-    moxc_module_free(m);
-    setenv("MOXC_GATE_DEFER", "1", 1);
-    m = parse("kernels/gate/eligible.c", NULL);
-    cu = gen_cuda(m, text);
-    expect_deferred(m, cu, "reduce_shared", true);
-    expect_deferred(m, cu, "warp_scan", true);
-    expect_deferred(m, cu, "vec_add", true);
-    free(cu);
-    moxc_module_free(m);
-    setenv("MOXC_GATE_DEFER", "0", 1);
-    m = parse("kernels/gate/eligible.c", NULL);
-    cu = gen_cuda(m, text);
-    expect_deferred(m, cu, "vec_add", false);
-    expect_deferred(m, cu, "copy_then_sum", false);
-    assert_null(strstr(cu, "__mox_deferred"));
-    free(cu);
-    moxc_module_free(m);
+    moxc_module_free(parse("kernels/gate/eligible.c", &text));
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; ++i) {
+        if (modes[i].setting)
+            setenv("MOXC_GATE_DEFER", modes[i].setting, 1);
+        else
+            unsetenv("MOXC_GATE_DEFER");
+        moxc_module *m = parse("kernels/gate/eligible.c", NULL);
+        char *cu = gen_cuda(m, text);
+        for (size_t k = 0; k < sizeof eligible / sizeof eligible[0]; ++k) {
+            bool late = strcmp(eligible[k], after[0]) == 0 || strcmp(eligible[k], after[1]) == 0;
+            assert_int_equal(gate_of(m, eligible[k])->guard_after_collective, late);
+            bool want = modes[i].mode == 1 || (modes[i].mode == 2 && !late);
+            expect_deferred(m, cu, eligible[k], want);
+        }
+        assert_int_equal(strstr(cu, "__mox_deferred") != NULL, modes[i].mode != 0);
+        free(cu);
+        moxc_module_free(m);
+    }
     free(text);
     setenv("MOXC_GATE_DEFER", "1", 1);
 }
