@@ -15,9 +15,15 @@
 #   askend   deferred as an entry without the bit: thread 0 of each block
 #            that reached no guard asks at the end (what shipped before)
 #   askall   askend, with every thread that reached no guard asking
-# By default moxc defers only kernels whose first guard comes before any
-# barrier or warp operation (vec-add, add-offsets); the reduction and the
-# block scan keep the check at entry, whose runtime choice for a gate of one
+#   gate1d   mox_entry_K__gate1 of the deferred build: the deferred copy
+#            reading the one inline dependency at its guards
+#            (mox__gate_view_of_one); only kernels whose first guard comes
+#            after a barrier or warp operation have it (reduce, block_scan)
+# By default moxc defers kernels whose first guard comes before any
+# barrier or warp operation (vec-add, add-offsets: the deferred row) and
+# those whose guards after one are each one thread's (the reduction: the
+# deferred row, and gate1d for gates of one dependency); the block scan
+# keeps the check at entry, whose runtime choice for a gate of one
 # dependency is the gate1 row.
 #   build here:  bench/experiments/gate_variants.sh build BUILD OUTDIR   (moxc from BUILD, nvcc)
 #   run there:   bench/experiments/gate_variants.sh run OUTDIR           (on the GPU machine)
@@ -32,11 +38,13 @@ if [ "${1:-}" = build ]; then
     rm -rf "$out/inc_askall" && cp -r "$root/include" "$out/inc_askall"
     python3 - "$out" <<'P'
 import sys
-end = '    if (v->answer == MOX__GATE_UNASKED && mox__linear() == 0u) (void)mox__gate_bad(v);'
+end = ('    if ((v->answer == MOX__GATE_UNASKED || v->answer == MOX__GATE_UNASKED_ONE) && mox__linear() == 0u)\n'
+       '        (void)mox__gate_bad(v);')
 p = '%s/inc_askall/mox/kernel_cuda_gate.h' % sys.argv[1]
 s = open(p).read()
 assert end in s, 'mox__gate_leave_deferred changed: update gate_variants.sh'
-open(p, 'w').write(s.replace(end, '    if (v->answer == MOX__GATE_UNASKED) (void)mox__gate_bad(v);'))
+open(p, 'w').write(s.replace(end, '    if (v->answer == MOX__GATE_UNASKED || v->answer == MOX__GATE_UNASKED_ONE)\n'
+                                  '        (void)mox__gate_bad(v);'))
 P
     ask='s/mox__gate_leave_deferred(&mox__gv, MOX_KFEAT_GATE_DEFERRED);/mox__gate_leave_deferred(\&mox__gv, 0u);/'
     for k in vec-add/kernels/vec_add.c reduction/kernels/reduce.c cooperation/kernels/scan.c; do
@@ -58,18 +66,19 @@ P
 fi
 [ "${1:-}" = run ] || { echo "usage: $0 build BUILD OUTDIR | run OUTDIR" >&2; exit 2; }
 out=$2 C=$2/cubin
-set_for() { # file entry kind
+set_for() { # file entry kind [gate1d]
     local f=$1 e=$2 kd=$3 L=""
     L="$L ${e}_ungated=$C/${f}_entry.cubin:mox_entry_${e}__ungated:$kd:0"
     L="$L ${e}_entry=$C/${f}_entry.cubin:mox_entry_${e}:$kd:1"
     L="$L ${e}_gate1=$C/${f}_entry.cubin:mox_entry_${e}__gate1:$kd:1"
     for v in deferred askend askall; do L="$L ${e}_$v=$C/${f}_$v.cubin:mox_entry_${e}:$kd:1"; done
+    [ -z "${4:-}" ] || L="$L ${e}_gate1d=$C/${f}_deferred.cubin:mox_entry_${e}__gate1:$kd:1"
     echo "$L"
 }
 for rep in 1 2; do
     echo "== round $rep"
     "$out/harness" $(set_for vec_add vec_add vadd)
-    "$out/harness" $(set_for reduce reduce reduce)
-    "$out/harness" $(set_for scan block_scan scan0)
+    "$out/harness" $(set_for reduce reduce reduce gate1d)
+    "$out/harness" $(set_for scan block_scan scan0 gate1d)
     "$out/harness" $(set_for scan add_offsets reduce)
 done

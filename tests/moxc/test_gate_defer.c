@@ -69,7 +69,7 @@ static unsigned line_of(const char *text, const char *needle)
 
 static const char *const eligible[] = {"vec_add",        "reduce_shared",  "warp_scan",  "add_offsets",
                                        "particle_update", "count_positive", "clamp_rows", "ramp_positive",
-                                       "copy_then_sum"};
+                                       "copy_then_sum", "last_thread_total", "lane_partials", "first_or_rest"};
 
 /* Each ineligible kernel and the start of its reason. */
 static const struct {
@@ -288,17 +288,50 @@ static void expect_deferred(const moxc_module *m, const char *cu, const char *ke
     free(entry);
 }
 
+/* The kernel's __gate1 entry: none (`want` 0), checking at entry (1), or
+ * deferred through the view of one dependency (2). */
+static void expect_one_dep_entry(const char *cu, const char *kernel, int want)
+{
+    char head[160];
+    snprintf(head, sizeof head, " mox_entry_%s__gate1(mox_gate mox__gate", kernel);
+    if (!strstr(cu, head)) {
+        if (want != 0)
+            fail_msg("%s: no __gate1 entry, want %s", kernel, want == 1 ? "the check at entry" : "deferred");
+        return;
+    }
+    if (want == 0)
+        fail_msg("%s: a __gate1 entry, want none", kernel);
+    char *entry = section(cu, head);
+    assert_int_equal(strstr(entry, "if (mox__gate_enter_one(&mox__gate))") != NULL, want == 1);
+    assert_int_equal(strstr(entry, "mox__gate_view_of_one(&mox__gate)") != NULL, want == 2);
+    free(entry);
+}
+
+static bool listed(const char *const *names, size_t count, const char *name)
+{
+    for (size_t i = 0; i < count; ++i)
+        if (strcmp(names[i], name) == 0)
+            return true;
+    return false;
+}
+
 /* MOXC_GATE_DEFER unset (or "auto"): an eligible kernel gets the deferred
  * entries when its first guard comes before any barrier or warp operation
- * (reduce_shared and warp_scan guard only after theirs; copy_then_sum
- * stores before its barrier); "1": every eligible kernel; "0": none; any
- * other value is an error. */
+ * (copy_then_sum stores before its barrier), or when each of its guards
+ * after one is reached by one thread of the block (reduce_shared's
+ * `if (t == 0)`, last_thread_total's), and then also deferred __gate1
+ * entries; warp_scan, lane_partials and first_or_rest keep the check at
+ * entry. "1": every eligible kernel; "0": none; any other value is an
+ * error. */
 static void test_default_defers_kernels_guarding_before_collectives(void **state)
 {
     (void)state;
     /* The kernels whose first guard comes after a barrier or warp
-     * operation; every kernel of eligible.c is eligible. */
-    static const char *const after[] = {"reduce_shared", "warp_scan"};
+     * operation, and those of them with a guard after one that more than
+     * one thread reaches; every kernel of eligible.c is eligible. */
+    static const char *const after[] = {"reduce_shared", "warp_scan", "last_thread_total", "lane_partials",
+                                        "first_or_rest"};
+    static const char *const wide[] = {"warp_scan", "lane_partials", "first_or_rest"};
     static const struct {
         const char *setting; /* NULL: unset */
         int mode;            /* 0 none, 1 all, 2 the rule */
@@ -313,10 +346,16 @@ static void test_default_defers_kernels_guarding_before_collectives(void **state
         moxc_module *m = parse("kernels/gate/eligible.c", NULL);
         char *cu = gen_cuda(m, text);
         for (size_t k = 0; k < sizeof eligible / sizeof eligible[0]; ++k) {
-            bool late = strcmp(eligible[k], after[0]) == 0 || strcmp(eligible[k], after[1]) == 0;
-            assert_int_equal(gate_of(m, eligible[k])->guard_after_collective, late);
-            bool want = modes[i].mode == 1 || (modes[i].mode == 2 && !late);
+            bool late = listed(after, sizeof after / sizeof after[0], eligible[k]);
+            bool spread = listed(wide, sizeof wide / sizeof wide[0], eligible[k]);
+            const moxc_gate_defer *gate = gate_of(m, eligible[k]);
+            if (gate->guard_after_collective != late || gate->wide_guard_after_collective != spread)
+                fail_msg("%s: guard after a collective %d (want %d), by more than one thread %d (want %d)",
+                         eligible[k], gate->guard_after_collective, late, gate->wide_guard_after_collective,
+                         spread);
+            bool want = modes[i].mode == 1 || (modes[i].mode == 2 && (!late || !spread));
             expect_deferred(m, cu, eligible[k], want);
+            expect_one_dep_entry(cu, eligible[k], !want ? 1 : late ? 2 : 0);
         }
         assert_int_equal(strstr(cu, "__mox_deferred") != NULL, modes[i].mode != 0);
         free(cu);

@@ -78,11 +78,18 @@ typedef struct moxc_gate_defer {
     unsigned end_line;         /* the line of the definition's last byte */
     moxc_text_edit *edits;     /* what the copy changes, ascending, inside [start, end) */
     size_t edit_count;
-    /* The copy's first guard comes after a barrier or warp operation: by
-     * default (MOXC_GATE_DEFER unset or "auto") such a kernel keeps the
-     * check at entry, where the deferred copy measured slower on an H200
-     * (docs/kernel-language.md, "The deferred gate check"). */
+    /* The copy's first guard comes after a barrier or warp operation. */
     bool guard_after_collective;
+    /* Some guard after a barrier or warp operation may be reached by more
+     * than one thread of a block: it is not inside the then-branch of an
+     * `if` testing the thread index for equality with a constant
+     * (`if (t == 0)`). By default (MOXC_GATE_DEFER unset or "auto") a
+     * kernel whose first guard comes after a collective is deferred only
+     * when this is false (a reduction writing its block's sum from one
+     * thread), and then gets a deferred __gate1 entry; the others keep
+     * the check at entry, where their deferred copies measured slower on
+     * an H200 (docs/kernel-language.md, "The deferred gate check"). */
+    bool wide_guard_after_collective;
 } moxc_gate_defer;
 
 typedef struct moxc_kernel_info {

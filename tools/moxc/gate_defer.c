@@ -179,13 +179,20 @@ static void walk_loop(gd *g, CXCursor s, enum CXCursorKind k) {
     moxc__children_free(&ch);
 }
 
-static void walk_branch(gd *g, moxc__children *ch) {
+/* An if (`is_if`: its then-branch counts as one thread's when the
+ * condition is a one-thread test) or a switch. */
+static void walk_branch(gd *g, moxc__children *ch, bool is_if) {
     if (ch->count == 0)
         return;
     bool c = moxc__gd_eval(g, ch->items[0]);
+    bool one = is_if && g->report && moxc__gd_one_thread_test(g, ch->items[0]);
     moxc__gd_push_ctrl(g, c, moxc__cursor_loc(ch->items[0]));
-    for (size_t i = 1; i < ch->count; i++)
+    for (size_t i = 1; i < ch->count; i++) {
+        bool then_branch = one && i == 1;
+        g->one_thread_ctrl += then_branch;
         moxc__gd_stmt(g, ch->items[i]);
+        g->one_thread_ctrl -= then_branch;
+    }
     moxc__gd_pop_ctrl(g, c);
 }
 
@@ -203,7 +210,7 @@ void moxc__gd_stmt(gd *g, CXCursor s) {
         break;
     case CXCursor_IfStmt:
     case CXCursor_SwitchStmt:
-        walk_branch(g, &ch);
+        walk_branch(g, &ch, k == CXCursor_IfStmt);
         break;
     case CXCursor_CaseStmt: /* the value(s), then the statement */
         if (ch.count)
@@ -277,6 +284,8 @@ void moxc__gd_note_guard(gd *g) {
     if (!g->guard_seen)
         g->guard_after_collective = g->collective_seen;
     g->guard_seen = true;
+    if (g->collective_seen && g->one_thread_ctrl == 0)
+        g->wide_guard_after_collective = true;
 }
 
 static void walk_body(gd *g) {
@@ -322,6 +331,7 @@ static void analyse_kernel(moxc__tu *t, gd_helper *helpers, CXCursor kernel, mox
     out->eligible = g.problem == NULL;
     out->why_not = g.problem;
     out->guard_after_collective = out->eligible && g.guard_after_collective;
+    out->wide_guard_after_collective = out->eligible && g.wide_guard_after_collective;
     if (out->eligible) {
         qsort(g.edits, g.edit_count, sizeof *g.edits, compare_edits);
         out->edits = g.edits;
@@ -337,10 +347,12 @@ static void analyse_kernel(moxc__tu *t, gd_helper *helpers, CXCursor kernel, mox
 /* Which eligible kernels get the deferred entries, from MOXC_GATE_DEFER
  * (part of the build's fingerprint, build_plan.c): unset, empty or
  * "auto" those whose first guard comes before any barrier or warp
- * operation (on an H200 the deferred copies of vec-add and add-offsets
- * ran within 1 - 2 % of ungated, those of the reduction and the block
- * scan slower than the check at entry of one dependency,
- * docs/performance.md); "1" every eligible kernel; "0" none. */
+ * operation, and those whose guards after one are each reached by one
+ * thread of the block (on an H200 the deferred copies of vec-add and
+ * add-offsets ran within 1 - 2 % of ungated, the reduction's through its
+ * deferred __gate1 entry at 0.984, the block scan's slower than the check
+ * at entry of one dependency, docs/kernel-language.md); "1" every
+ * eligible kernel; "0" none. */
 typedef enum { GD_DEFER_NONE, GD_DEFER_AUTO, GD_DEFER_ALL } gd_defer_mode;
 
 static bool defer_mode(moxc__tu *t, gd_defer_mode *mode) {
@@ -359,7 +371,8 @@ static bool defer_mode(moxc__tu *t, gd_defer_mode *mode) {
 }
 
 static bool deferred_by(gd_defer_mode mode, const moxc_gate_defer *gate) {
-    return gate->eligible && (mode == GD_DEFER_ALL || (mode == GD_DEFER_AUTO && !gate->guard_after_collective));
+    bool rule = !gate->guard_after_collective || !gate->wide_guard_after_collective;
+    return gate->eligible && (mode == GD_DEFER_ALL || (mode == GD_DEFER_AUTO && rule));
 }
 
 void moxc__gate_defer(moxc__tu *t) {

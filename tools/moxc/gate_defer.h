@@ -44,6 +44,8 @@ typedef struct gd {
     bool collective_seen;        /* last pass: a barrier or warp operation so far */
     bool guard_seen;             /* last pass: a guard so far */
     bool guard_after_collective; /* last pass: the first guard came after a collective */
+    bool wide_guard_after_collective; /* last pass: a guard after a collective outside one_thread_ctrl */
+    unsigned one_thread_ctrl;    /* enclosing then-branches of `if (<thread index> == <constant>)` */
 } gd;
 
 static inline bool moxc__gd_is_array_type(CXType t) {
@@ -68,8 +70,17 @@ void moxc__gd_pop_ctrl(gd *g, bool tainted);
 void moxc__gd_stmt(gd *g, CXCursor s);
 
 /* Records that the copy guards something here (the last pass): whether
- * the first guard comes after a barrier or warp operation. */
+ * the first guard comes after a barrier or warp operation, and whether a
+ * guard after one may be reached by more than one thread of a block. */
 void moxc__gd_note_guard(gd *g);
+
+/* ---- one-thread conditions (gate_defer_one.c) ---- */
+/* Whether condition `cond` holds for at most one thread of a block in each
+ * row of its x axis: `I == C` or `C == I` where C is an integer constant
+ * and I the thread index (mox_thread_idx().x, .y or .z, or a local whose
+ * initializer is one), or `A && B` where A or B is such a test. A
+ * performance heuristic (which entries moxc makes), not a proof. */
+bool moxc__gd_one_thread_test(gd *g, CXCursor cond);
 
 /* ---- expressions (gate_defer_expr.c) ---- */
 /* Whether the value of `e` is tainted; checks what it uses as addresses,

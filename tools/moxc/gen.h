@@ -31,9 +31,13 @@ char *moxc_buf_finish(moxc_buf *b);
 /* Whether the gated CUDA entries of kernel `kernel` run its deferred
  * copy: an eligible kernel whose ABI lists MOX_KFEAT_GATE_DEFERRED, which
  * the front end sets as MOXC_GATE_DEFER says (gate_defer.c: by default for
- * kernels whose first guard comes before any barrier or warp operation).
- * gen_cuda.c. */
+ * kernels whose first guard comes before any barrier or warp operation,
+ * and for those whose guards after one are each reached by one thread of
+ * the block). gen_cuda.c. */
 bool moxc_gate_defer_on(const moxc_module *module, size_t kernel);
+/* Whether such a kernel also has deferred __gate1 entries (its first
+ * guard comes after a barrier or warp operation). gen_cuda.c. */
+bool moxc_gate_defer_one_on(const moxc_module *module, size_t kernel);
 /* Appends `text` as the body of a C string literal (escapes ", \, ? and
  * every byte outside printable ASCII as a 3-digit octal escape). */
 void moxc_buf_put_c_string(moxc_buf *b, const char *text);

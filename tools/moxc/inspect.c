@@ -16,17 +16,24 @@ static int print_text(const char *text)
 }
 
 /* One line per kernel: how its gated CUDA entries check the gate, and
- * why not after the loads when they cannot (gate_defer.c). */
+ * why not after the loads when they do not (gate_defer.c): the first
+ * construct that prevents it, or the rule of MOXC_GATE_DEFER. */
 static int print_gate(const moxc_module *module)
 {
     for (size_t k = 0; k < module->abi->kernel_count; ++k) {
         const moxc_gate_defer *gate = &module->kernels[k].gate;
-        if (gate->eligible)
-            printf("%s: deferred: the gate is checked after the kernel's loads, before each store\n",
-                   module->abi->kernels[k].name);
+        const char *name = module->abi->kernels[k].name;
+        if (moxc_gate_defer_on(module, k))
+            printf("%s: deferred: the gate is checked after the kernel's loads, before each store%s\n", name,
+                   moxc_gate_defer_one_on(module, k) ? " (its __gate1 entries read one dependency)" : "");
+        else if (!gate->eligible)
+            printf("%s: at entry: %s\n", name, gate->why_not ? gate->why_not : "not analysed");
+        else if (gate->guard_after_collective && gate->wide_guard_after_collective)
+            printf("%s: at entry: more than one thread of a block may reach a guard after a barrier or warp "
+                   "operation, where the check at entry is faster (MOXC_GATE_DEFER=1 defers it)\n",
+                   name);
         else
-            printf("%s: at entry: %s\n", module->abi->kernels[k].name,
-                   gate->why_not ? gate->why_not : "not analysed");
+            printf("%s: at entry: MOXC_GATE_DEFER=0\n", name);
     }
     return 0;
 }

@@ -126,7 +126,8 @@ static void test_reduce(void **state) {
     assert_true(run.ok);
     const mox_abi_kernel *k = front_kernel(run.module, "reduce", NULL);
     expect_block(k, 256, 1, 1);
-    assert_int_equal(k->features, MOX_KFEAT_BARRIER | MOX_KFEAT_SHARED);
+    /* deferred: its one guard, after the barriers, is thread 0's */
+    assert_int_equal(k->features, MOX_KFEAT_BARRIER | MOX_KFEAT_SHARED | MOX_KFEAT_GATE_DEFERRED);
     expect_param(k, 0, "input", MOX_PARAM_BUFFER, MOX_PARAM_READ, "f32");
     expect_param(k, 1, "partials", MOX_PARAM_BUFFER, MOX_PARAM_WRITE, "f32");
     expect_param(k, 2, "n", MOX_PARAM_VALUE, MOX_PARAM_READ, "u32");

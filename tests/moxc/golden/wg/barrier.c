@@ -71,11 +71,11 @@ static inline __attribute__((always_inline)) void mox__wg_tree_sum(void *const *
 MOX__WG_DEFINE(tree_sum)
 
 static const mox_cpu_kernel_entry mox__kernels[] = {
-    {"tree_sum", mox__thread_tree_sum, mox__group_tree_sum, MOX_KFEAT_BARRIER | MOX_KFEAT_SHARED, MOX_CPU_EXEC_LOOPS},
+    {"tree_sum", mox__thread_tree_sum, mox__group_tree_sum, MOX_KFEAT_BARRIER | MOX_KFEAT_SHARED | MOX_KFEAT_GATE_DEFERRED, MOX_CPU_EXEC_LOOPS},
 };
 #if MOX__WG_V3
 static const mox_cpu_kernel_entry mox__kernels_v3[] = {
-    {"tree_sum", mox__thread_tree_sum, mox__group_tree_sum_v3, MOX_KFEAT_BARRIER | MOX_KFEAT_SHARED, MOX_CPU_EXEC_LOOPS},
+    {"tree_sum", mox__thread_tree_sum, mox__group_tree_sum_v3, MOX_KFEAT_BARRIER | MOX_KFEAT_SHARED | MOX_KFEAT_GATE_DEFERRED, MOX_CPU_EXEC_LOOPS},
 };
 #endif
 

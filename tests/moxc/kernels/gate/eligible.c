@@ -146,8 +146,8 @@ void ramp_positive(const float *in, float *out, uint32_t n)
 }
 
 /* A store before the block's barrier: the first guard comes before any
- * cooperative call, so the gate's word is read there (mox__gate_view_of),
- * unlike reduce_shared's and warp_scan's, loaded at entry. */
+ * cooperative call, so by default the kernel is deferred through the
+ * general view alone (no __gate1 entries), like vec_add. */
 MOX_KERNEL MOX_BLOCK(256, 1, 1)
 void copy_then_sum(const float *input, float *copy, float *sums, uint32_t n)
 {
@@ -165,4 +165,52 @@ void copy_then_sum(const float *input, float *copy, float *sums, uint32_t n)
             s += tile[k];
         sums[mox_block_idx().x] = s;
     }
+}
+
+/* Guards after the barrier that one thread of the block reaches, written
+ * with the call itself and inside `&&`: deferred by default, with __gate1
+ * entries through the view of one dependency, like reduce_shared. */
+MOX_KERNEL MOX_BLOCK(256, 1, 1)
+void last_thread_total(const uint32_t *input, uint32_t *totals, uint32_t n)
+{
+    MOX_SHARED(uint32_t, tile, 256);
+    uint32_t i = mox_block_idx().x * GATE_BLOCK + mox_thread_idx().x;
+    tile[mox_thread_idx().x] = i < n ? input[i] : 0u;
+    mox_barrier();
+    if (mox_thread_idx().x == GATE_BLOCK - 1u && mox_block_idx().x < n) {
+        uint32_t s = 0u;
+        for (uint32_t k = 0; k < GATE_BLOCK; k++)
+            s += tile[k];
+        totals[mox_block_idx().x] = s;
+    }
+    if (0u == mox_thread_idx().x)
+        totals[mox_block_idx().x + 1u] = 0u;
+}
+
+/* A guard after a warp sum that lane 0 of every warp reaches (eight
+ * threads of the block): by default the check stays at entry, like
+ * warp_scan's. */
+MOX_KERNEL MOX_BLOCK(256, 1, 1)
+void lane_partials(const float *a, float *partials, uint32_t n)
+{
+    uint32_t i = mox_block_idx().x * GATE_BLOCK + mox_thread_idx().x;
+    float sum = mox_warp_sum_f32(i < n ? a[i] : 0.0f);
+    if (mox_lane_id() == 0u)
+        partials[mox_block_idx().x * mox_warps_per_block() + mox_warp_id()] = sum;
+}
+
+/* One thread's guard after the barrier, but an else-branch every other
+ * thread runs: by default the check stays at entry. */
+MOX_KERNEL MOX_BLOCK(256, 1, 1)
+void first_or_rest(const float *input, float *first, float *rest, uint32_t n)
+{
+    MOX_SHARED(float, tile, 256);
+    uint32_t t = mox_thread_idx().x;
+    uint32_t i = mox_block_idx().x * GATE_BLOCK + t;
+    tile[t] = i < n ? input[i] : 0.0f;
+    mox_barrier();
+    if (t == 0u)
+        first[mox_block_idx().x] = tile[0];
+    else if (i < n)
+        rest[i] = tile[t] - tile[0];
 }
