@@ -69,7 +69,8 @@ static unsigned line_of(const char *text, const char *needle)
 
 static const char *const eligible[] = {"vec_add",        "reduce_shared",  "warp_scan",  "add_offsets",
                                        "particle_update", "count_positive", "clamp_rows", "ramp_positive",
-                                       "copy_then_sum", "last_thread_total", "lane_partials", "first_or_rest"};
+                                       "copy_then_sum", "last_thread_total", "lane_partials", "first_or_rest",
+                                       "drift_bodies"};
 
 /* Each ineligible kernel and the start of its reason. */
 static const struct {
@@ -81,12 +82,15 @@ static const struct {
     {"halve_until_small", "a loop whose condition depends on a value read from memory"},
     {"sum_until_negative", "break under control flow that depends on memory"},
     {"barrier_if_positive", "mox_barrier under control flow that depends on memory"},
-    {"helper_with_pointer", "call to 'bump', which takes a pointer parameter 'p'"},
+    {"helper_with_pointer", "a pointer argument of 'bump' that is not the address of a local or shared array"},
     {"store_in_expression", "a store to memory inside a larger expression"},
     {"store_with_increment", "a store, atomic or mox_fail whose target or arguments have side effects"},
     {"pick_source", "a pointer variable assigned a value that depends on memory"},
     {"store_by_macro", "a store, atomic or mox_fail written by a macro"},
     {"shuffle_if_positive", "mox_warp_shuffle_down_f32 under control flow that depends on memory"},
+    {"loop_in_helper", "a loop whose condition depends on a value read from memory"},
+    {"index_in_helper", "a value read from memory is used as an index"},
+    {"barrier_in_helper", "a barrier or warp operation in a helper that is not pure"},
 };
 
 static void test_eligible_kernels(void **state)

@@ -229,10 +229,17 @@ void moxc__gd_stmt(gd *g, CXCursor s) {
         static const char *const names[] = {"return", "break", "continue", "goto", "goto"};
         const char *what = names[k == CXCursor_ReturnStmt ? 0 : k == CXCursor_BreakStmt ? 1
                                  : k == CXCursor_ContinueStmt ? 2 : 3];
+        /* A helper walked for a call may return anywhere: the rest of it
+         * is skipped, not the kernel's (it has no barrier or warp
+         * operation), and its value is then as tainted as the control. */
+        bool helper_return = k == CXCursor_ReturnStmt && g->helper_depth;
         for (size_t i = 0; i < ch.count; i++)
             if (clang_isExpression(clang_getCursorKind(ch.items[i])))
-                moxc__gd_eval(g, ch.items[i]);
-        exit_under_ctrl(g, s, what);
+                g->helper_result |= moxc__gd_eval(g, ch.items[i]) && helper_return;
+        if (helper_return)
+            g->helper_result |= g->tainted_ctrl > 0;
+        else
+            exit_under_ctrl(g, s, what);
         break;
     }
     case CXCursor_UnexposedStmt: {

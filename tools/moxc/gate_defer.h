@@ -46,6 +46,8 @@ typedef struct gd {
     bool guard_after_collective; /* last pass: the first guard came after a collective */
     bool wide_guard_after_collective; /* last pass: a guard after a collective outside one_thread_ctrl */
     unsigned one_thread_ctrl;    /* enclosing then-branches of `if (<thread index> == <constant>)` */
+    unsigned helper_depth;       /* helpers being walked for a call (gate_defer_helper.c) */
+    bool helper_result;          /* the walked helper's returned value may be tainted */
 } gd;
 
 static inline bool moxc__gd_is_array_type(CXType t) {
@@ -99,9 +101,21 @@ bool moxc__gd_eval_assignment(gd *g, CXCursor e, CXCursor lhs, CXCursor rhs, boo
  * whose taint is `value`: taints it when the value or the control flow is
  * tainted; a pointer may not become tainted. */
 void moxc__gd_assign_local(gd *g, CXCursor decl, bool value, CXCursor where);
-/* Where a store to `lvalue` goes. */
-typedef enum { GD_STORE_LOCAL, GD_STORE_SHARED, GD_STORE_MEMORY, GD_STORE_STATIC } gd_store;
-gd_store moxc__gd_store_kind(CXCursor lvalue, CXCursor *root);
+/* Where a store to `lvalue` goes: a local (*root), a MOX_SHARED array,
+ * memory, a static, or - inside a helper walked for a call - what a
+ * pointer parameter of the helper points to (a local or shared array of
+ * its caller: gate_defer_helper.c checks every call's arguments). */
+typedef enum { GD_STORE_LOCAL, GD_STORE_SHARED, GD_STORE_MEMORY, GD_STORE_STATIC, GD_STORE_CALLER } gd_store;
+gd_store moxc__gd_store_kind(gd *g, CXCursor lvalue, CXCursor *root);
+/* An array of the thread's or block's scratch named as a value (it
+ * decays to its address): `local`, `s.arr`, `tile`; its address is fixed
+ * however tainted its contents. */
+bool moxc__gd_scratch_array(gd *g, CXCursor e);
+/* Whether a store of that kind is the block's or thread's own scratch
+ * (unguarded): a shared array or a caller's local through a parameter. */
+static inline bool moxc__gd_scratch_store(gd_store kind) {
+    return kind == GD_STORE_SHARED || kind == GD_STORE_CALLER;
+}
 bool moxc__gd_is_pointer(CXCursor e);
 /* What a unary operator does, told from types (its spelling is unknown
  * inside macros): &x, *p, ++/-- (prefix or postfix), or arithmetic. */
@@ -115,13 +129,21 @@ typedef enum {
     GD_CALL_COLLECTIVE, /* barrier, warp operations: need converged control */
     GD_CALL_LOAD,       /* mox_atomic_load_*: a read */
     GD_CALL_EFFECT,     /* other atomics and mox_fail: guarded */
-    GD_CALL_REFUSED     /* unknown, or a helper that is not pure */
+    GD_CALL_HELPER,     /* a helper that is not pure: walked for each call */
+    GD_CALL_REFUSED     /* unknown */
 } gd_call;
 /* Classifies call expression `call`; for GD_CALL_REFUSED *why (malloc'd)
  * says why. */
 gd_call moxc__gd_classify_call(gd *g, CXCursor call, char **why);
 /* Whether `name` is a dialect atomic other than a load, or mox_fail. */
 bool moxc__gd_is_effect_name(const char *name);
+
+/* ---- helpers that are not pure (gate_defer_helper.c) ---- */
+/* Walks the helper `call` calls as part of the kernel, with its
+ * parameters as tainted as the call's arguments; each pointer argument
+ * must be the address of the caller's local or shared array. Returns
+ * whether its value may be tainted. */
+bool moxc__gd_walk_helper(gd *g, CXCursor call);
 
 /* ---- text (gate_defer_text.c) ---- */
 /* Byte range of `c` in the kernel source when it is written there (not

@@ -159,7 +159,10 @@ gd_call moxc__gd_classify_call(gd *g, CXCursor call, char **why) {
         if (kind == GD_CALL_REFUSED)
             *why = moxc__printf("call to '%s', which the analysis does not know to be free of side effects", name);
     } else if (j != MOXC_NO_FN) {
-        kind = helper_pure(g, j, why) ? GD_CALL_PURE : GD_CALL_REFUSED;
+        /* one that is not pure is followed into, call by call */
+        kind = helper_pure(g, j, why) ? GD_CALL_PURE : GD_CALL_HELPER;
+        free(*why);
+        *why = NULL;
     } else if (moxc__is_math_function(name) || is_pure_builtin(name)) {
         kind = has_pointer_param(ref, NULL) ? GD_CALL_REFUSED : GD_CALL_PURE;
         if (kind == GD_CALL_REFUSED)

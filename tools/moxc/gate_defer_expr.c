@@ -60,7 +60,18 @@ static CXCursor first_child(CXCursor e) {
     return c;
 }
 
-gd_store moxc__gd_store_kind(CXCursor lvalue, CXCursor *root) {
+/* A pointer parameter of a helper walked for a call (not of the kernel):
+ * it points to a caller's local or shared array. */
+static bool is_helper_pointer_param(gd *g, CXCursor base) {
+    base = moxc__strip_wrappers(base, true);
+    if (!g->helper_depth || clang_getCursorKind(base) != CXCursor_DeclRefExpr)
+        return false;
+    CXCursor ref = clang_getCursorReferenced(base);
+    return clang_getCursorKind(ref) == CXCursor_ParmDecl && moxc__gd_is_pointer(ref) &&
+           !clang_equalCursors(clang_getCursorSemanticParent(ref), g->kernel);
+}
+
+gd_store moxc__gd_store_kind(gd *g, CXCursor lvalue, CXCursor *root) {
     *root = clang_getNullCursor();
     CXCursor c = moxc__strip_parens(lvalue);
     for (int guard = 0; guard < 256 && !clang_Cursor_isNull(c); guard++) {
@@ -77,15 +88,17 @@ gd_store moxc__gd_store_kind(CXCursor lvalue, CXCursor *root) {
         if (k == CXCursor_MemberRefExpr) {
             next = first_child(c); /* s.x writes s; p->x writes memory */
             if (clang_Cursor_isNull(next) || moxc__gd_is_pointer(next))
-                return GD_STORE_MEMORY;
+                return is_helper_pointer_param(g, next) ? GD_STORE_CALLER : GD_STORE_MEMORY;
         } else if (k == CXCursor_ArraySubscriptExpr) {
             CXCursor index;
             subscript_parts(c, &next, &index);
             next = moxc__strip_wrappers(next, true); /* a[i] of a named array writes a */
             if (!is_array(next))
-                return GD_STORE_MEMORY;
+                return is_helper_pointer_param(g, next) ? GD_STORE_CALLER : GD_STORE_MEMORY;
+        } else if (k == CXCursor_UnaryOperator && moxc__gd_unary_kind(c) == GD_UNARY_DEREF) {
+            return is_helper_pointer_param(g, first_child(c)) ? GD_STORE_CALLER : GD_STORE_MEMORY;
         } else {
-            return GD_STORE_MEMORY; /* *p, or what the analysis does not follow */
+            return GD_STORE_MEMORY; /* what the analysis does not follow */
         }
         c = moxc__strip_parens(next);
     }
@@ -163,7 +176,7 @@ static bool eval_unary(gd *g, CXCursor e) {
     case GD_UNARY_ADDRESS: {
         moxc__gd_eval(g, op); /* checks the parts of the address */
         CXCursor root;
-        if (moxc__gd_store_kind(op, &root) == GD_STORE_LOCAL)
+        if (moxc__gd_store_kind(g, op, &root) == GD_STORE_LOCAL)
             moxc__gd_taint(g, root); /* it may now change behind the analysis's back */
         return false;
     }
@@ -172,11 +185,11 @@ static bool eval_unary(gd *g, CXCursor e) {
         return true;
     case GD_UNARY_INCDEC: {
         CXCursor root;
-        gd_store kind = moxc__gd_store_kind(op, &root);
+        gd_store kind = moxc__gd_store_kind(g, op, &root);
         bool v = moxc__gd_eval(g, op);
         if (kind == GD_STORE_LOCAL)
             moxc__gd_assign_local(g, root, v, e);
-        else if (kind != GD_STORE_SHARED)
+        else if (!moxc__gd_scratch_store(kind))
             store_in_expression(g, e);
         return v;
     }
@@ -189,7 +202,7 @@ static bool eval_unary(gd *g, CXCursor e) {
 /* An assignment inside a larger expression: only locals and shared arrays. */
 bool moxc__gd_eval_assignment(gd *g, CXCursor e, CXCursor lhs, CXCursor rhs, bool compound) {
     CXCursor root;
-    gd_store kind = moxc__gd_store_kind(lhs, &root);
+    gd_store kind = moxc__gd_store_kind(g, lhs, &root);
     bool r = moxc__gd_eval(g, rhs);
     bool l = moxc__gd_eval(g, lhs);
     if (compound && moxc__gd_is_pointer(lhs))
@@ -197,7 +210,7 @@ bool moxc__gd_eval_assignment(gd *g, CXCursor e, CXCursor lhs, CXCursor rhs, boo
     bool v = compound ? l || r : r;
     if (kind == GD_STORE_LOCAL)
         moxc__gd_assign_local(g, root, v, e);
-    else if (kind != GD_STORE_SHARED)
+    else if (!moxc__gd_scratch_store(kind))
         store_in_expression(g, e);
     return v;
 }
@@ -226,6 +239,14 @@ static bool eval_binary(gd *g, CXCursor e, CXCursor lhs, CXCursor rhs) {
     return l || r;
 }
 
+bool moxc__gd_scratch_array(gd *g, CXCursor e) {
+    CXCursor c = moxc__strip_wrappers(e, true), root;
+    if (!is_array(c))
+        return false;
+    gd_store kind = moxc__gd_store_kind(g, c, &root);
+    return kind == GD_STORE_LOCAL || moxc__gd_scratch_store(kind);
+}
+
 /* The arguments' taint; a tainted pointer argument is an address. */
 bool moxc__gd_eval_args(gd *g, CXCursor call) {
     moxc__children ch;
@@ -233,7 +254,7 @@ bool moxc__gd_eval_args(gd *g, CXCursor call) {
     bool any = false;
     for (size_t i = 1; i < ch.count; i++) {
         bool t = moxc__gd_eval(g, ch.items[i]);
-        if (moxc__gd_is_pointer(ch.items[i]))
+        if (moxc__gd_is_pointer(ch.items[i]) && !moxc__gd_scratch_array(g, ch.items[i]))
             check_address(g, t, ch.items[i], "a pointer that depends on memory is passed to a call");
         any |= t;
     }
@@ -254,6 +275,10 @@ static bool eval_call(gd *g, CXCursor call) {
         result = false;
         break;
     case GD_CALL_COLLECTIVE:
+        if (g->helper_depth)
+            moxc__gd_problem(g, moxc__cursor_loc(call),
+                             "a barrier or warp operation in a helper that is not pure (the analysis follows "
+                             "them only in the kernel's own body)");
         if (g->report)
             g->collective_seen = true;
         if (g->tainted_ctrl) {
@@ -269,6 +294,9 @@ static bool eval_call(gd *g, CXCursor call) {
         result = args;
         break;
     case GD_CALL_LOAD:
+        break;
+    case GD_CALL_HELPER:
+        result = moxc__gd_walk_helper(g, call) || args;
         break;
     case GD_CALL_EFFECT:
         moxc__gd_problem(g, moxc__cursor_loc(call),

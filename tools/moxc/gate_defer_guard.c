@@ -110,7 +110,7 @@ static bool assignment_stmt(gd *g, CXCursor e, CXCursor s) {
     if (!is_assignment(g, s, &lhs, &rhs))
         return false;
     bool compound = clang_getCursorKind(s) == CXCursor_CompoundAssignOperator;
-    gd_store kind = moxc__gd_store_kind(lhs, &root);
+    gd_store kind = moxc__gd_store_kind(g, lhs, &root);
     CXCursor value = moxc__strip_wrappers(rhs, true);
     if (kind == GD_STORE_LOCAL && !compound &&
         clang_getCursorKind(moxc__strip_parens(lhs)) == CXCursor_DeclRefExpr && is_effect_call(g, value)) {
@@ -148,7 +148,7 @@ void moxc__gd_expr_stmt(gd *g, CXCursor e, CXCursor init_of) {
         moxc__children ch;
         moxc__children_of(s, &ch);
         CXCursor root;
-        bool memory = ch.count == 1 && moxc__gd_store_kind(ch.items[0], &root) == GD_STORE_MEMORY;
+        bool memory = ch.count == 1 && moxc__gd_store_kind(g, ch.items[0], &root) == GD_STORE_MEMORY;
         if (memory) {
             check_no_side_effects(g, ch.items[0], e);
             moxc__gd_eval(g, ch.items[0]);

@@ -105,8 +105,22 @@ static bool compound_operator(const char *between, size_t len, char op[3]) {
     return false;
 }
 
+/* A guard inside a helper walked for a call (gate_defer_helper.c): the
+ * helper's text is shared with the kernel's first copy, so it cannot be
+ * guarded. */
+static bool in_helper(gd *g, CXCursor c) {
+    if (!g->helper_depth)
+        return false;
+    moxc__gd_problem(g, moxc__cursor_loc(c),
+                     "a store to memory, atomic or mox_fail in a helper function (the deferred copy guards only "
+                     "the kernel's own statements)");
+    return true;
+}
+
 void moxc__gd_guard_store(gd *g, CXCursor e, CXCursor lhs, CXCursor rhs) {
     if (!g->report || g->problem)
+        return;
+    if (in_helper(g, e))
         return;
     moxc__gd_note_guard(g);
     size_t es, ee, ls, le, rs, re;
@@ -138,6 +152,8 @@ void moxc__gd_guard_store(gd *g, CXCursor e, CXCursor lhs, CXCursor rhs) {
 void moxc__gd_guard_stmt(gd *g, CXCursor e) {
     if (!g->report || g->problem)
         return;
+    if (in_helper(g, e))
+        return;
     moxc__gd_note_guard(g);
     size_t es, ee;
     if (!moxc__gd_range(g, e, &es, &ee)) {
@@ -149,6 +165,8 @@ void moxc__gd_guard_stmt(gd *g, CXCursor e) {
 
 void moxc__gd_guard_value(gd *g, CXCursor call) {
     if (!g->report || g->problem)
+        return;
+    if (in_helper(g, call))
         return;
     moxc__gd_note_guard(g);
     size_t cs, ce;

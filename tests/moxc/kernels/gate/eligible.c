@@ -214,3 +214,49 @@ void first_or_rest(const float *input, float *first, float *rest, uint32_t n)
     else if (i < n)
         rest[i] = tile[t] - tile[0];
 }
+
+/* A helper followed into (not pure: it loops, reads and writes through
+ * its pointer parameter, and returns under control that depends on
+ * memory), called with a local's address, a part of one, and a local
+ * array; the loop bound is a kernel parameter passed through. */
+typedef struct Body {
+    float pos[2];
+    float vel[2];
+    uint32_t alive;
+} Body;
+
+static void drift(Body *b, float dt, uint32_t steps)
+{
+    if (b->alive == 0u)
+        return;
+    for (uint32_t s = 0; s < steps; s++)
+        for (uint32_t axis = 0; axis < 2u; axis++)
+            b->pos[axis] = b->pos[axis] + b->vel[axis] * dt;
+}
+
+static float sum_pair(const float *pair)
+{
+    return pair[0] + pair[1];
+}
+
+static void clear_pair(float *pair)
+{
+    pair[0] = 0.0f;
+    pair[1] = 0.0f;
+}
+
+MOX_KERNEL
+void drift_bodies(const float *pos, const float *vel, float *out, float *speeds, float dt, uint32_t steps,
+                  uint32_t n)
+{
+    uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
+    if (i < n) {
+        Body b = {{pos[2u * i], pos[2u * i + 1u]}, {vel[2u * i], vel[2u * i + 1u]}, 1u};
+        drift(&b, dt, steps);
+        float local[2] = {b.vel[0], b.vel[1]};
+        speeds[i] = sum_pair(local) + sum_pair(b.pos);
+        clear_pair(&b.vel[0]);
+        out[2u * i] = b.pos[0] + b.vel[0];
+        out[2u * i + 1u] = b.pos[1] + b.vel[1];
+    }
+}

@@ -127,3 +127,52 @@ void shuffle_if_positive(const float *in, float *out)
         v = mox_warp_shuffle_down_f32(v, 1u); /* why: shuffle_if_positive */
     out[t] = v;
 }
+
+/* Helpers followed into, each with a construct the analysis refuses
+ * inside: a loop bound, an index read from memory, a barrier. */
+static void repeat_add(float *acc, float by, uint32_t times)
+{
+    for (uint32_t k = 0; k < times; k++) /* why: loop_in_helper */
+        *acc = *acc + by;
+}
+
+MOX_KERNEL
+void loop_in_helper(const float *in, const uint32_t *counts, float *out, uint32_t n)
+{
+    uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
+    if (i < n) {
+        float acc = 0.0f;
+        repeat_add(&acc, in[i], counts[i]);
+        out[i] = acc;
+    }
+}
+
+static float pick(const float *table, uint32_t k)
+{
+    return table[k]; /* why: index_in_helper */
+}
+
+MOX_KERNEL
+void index_in_helper(const float *in, const uint32_t *which, float *out, uint32_t n)
+{
+    uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
+    if (i < n) {
+        float local[4] = {in[i], 1.0f, 2.0f, 3.0f};
+        out[i] = pick(local, which[i] & 3u);
+    }
+}
+
+static void sync_bump(float *x)
+{
+    mox_barrier(); /* why: barrier_in_helper */
+    *x = *x + 1.0f;
+}
+
+MOX_KERNEL MOX_BLOCK(64, 1, 1)
+void barrier_in_helper(const float *in, float *out)
+{
+    uint32_t i = mox_block_idx().x * 64u + mox_thread_idx().x;
+    float v = in[i];
+    sync_bump(&v);
+    out[i] = v;
+}
