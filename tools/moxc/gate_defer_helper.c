@@ -3,7 +3,9 @@
  * may loop, read memory and write through its pointer parameters when
  * every call passes the address of the caller's own scratch: a local (or
  * a part of one), a local or MOX_SHARED array, or a pointer parameter of
- * the calling helper that is itself such an address. Its body is then
+ * the calling helper that is itself such an address; a parameter that
+ * points to const may receive any pointer that does not depend on memory
+ * (the helper only reads through it). Its body is then
  * walked like the kernel's, with each parameter as tainted as the call's
  * argument; what it writes through a pointer parameter counts as the
  * caller's scratch (unguarded: the caller's local is tainted already, as
@@ -63,7 +65,10 @@ static void bind_arguments(gd *g, CXCursor call, CXCursor fn, const char *name) 
         CXCursor arg = ch.items[i + 1];
         CXCursor param = clang_Cursor_getArgument(fn, (unsigned)i);
         if (moxc__gd_is_pointer(param)) {
-            if (!scratch_address(g, arg)) {
+            /* through a pointer to const the helper only reads (eval_args
+             * refused a tainted pointer) */
+            CXType pointee = clang_getPointeeType(clang_getCanonicalType(clang_getCursorType(param)));
+            if (!clang_isConstQualifiedType(pointee) && !scratch_address(g, arg)) {
                 char *msg = moxc__printf("a pointer argument of '%s' that is not the address of a local or "
                                          "shared array (a helper may write only its caller's scratch)",
                                          name);

@@ -218,7 +218,9 @@ void first_or_rest(const float *input, float *first, float *rest, uint32_t n)
 /* A helper followed into (not pure: it loops, reads and writes through
  * its pointer parameter, and returns under control that depends on
  * memory), called with a local's address, a part of one, and a local
- * array; the loop bound is a kernel parameter passed through. */
+ * array; the loop bound is a kernel parameter passed through. sum_pair
+ * only reads through its pointer to const, so it may also be given a
+ * buffer's address. */
 typedef struct Body {
     float pos[2];
     float vel[2];
@@ -254,7 +256,7 @@ void drift_bodies(const float *pos, const float *vel, float *out, float *speeds,
         Body b = {{pos[2u * i], pos[2u * i + 1u]}, {vel[2u * i], vel[2u * i + 1u]}, 1u};
         drift(&b, dt, steps);
         float local[2] = {b.vel[0], b.vel[1]};
-        speeds[i] = sum_pair(local) + sum_pair(b.pos);
+        speeds[i] = sum_pair(local) + sum_pair(b.pos) + sum_pair(&vel[2u * i]);
         clear_pair(&b.vel[0]);
         out[2u * i] = b.pos[0] + b.vel[0];
         out[2u * i + 1u] = b.pos[1] + b.vel[1];
