@@ -273,6 +273,7 @@ typedef struct mox__cuda_lnode {
     uint32_t edge_off, edge_cnt;   /* graph predecessors (launch indices) */
     uint32_t gdep_off, gdep_cnt;   /* gate dependencies (launch indices) */
     uint32_t ext_off, ext_cnt;     /* gate dependencies (absolute slots) */
+    bool stale;                    /* replayed launches: its parameters must be set (cuda_replay.c) */
 } mox__cuda_lnode;
 
 /* The function kernel node `ln` runs: its gate has dependencies exactly
@@ -294,6 +295,10 @@ typedef struct mox__cuda_ldesc {
     uint32_t deps_total;           /* gate dependency words: of gdeps and ext */
     bool deps_array;               /* a node has more than MOX_GATE_INLINE_DEPS of them */
     bool has_transfer;
+    /* Described against the plan it repeats (cuda_replay.c): no gate
+     * dependencies, `edges` are the plan's, and each node's `stale` says
+     * whether the instance needs its parameters set. */
+    bool replayed;
 } mox__cuda_ldesc;
 
 /* A growable array for building a launch (cuda_submit.c). */
@@ -585,6 +590,16 @@ mox__cuda_inst *mox__cuda_plan_take(mox__cuda_dev *dev, const mox__cuda_ldesc *d
  * when it is NULL (the driver builds and instantiates their graphs). */
 mox_status mox__cuda_plan_acquire(mox__cuda_dev *dev, const mox__cuda_ldesc *desc,
                                   mox__cuda_plan *plan, mox__cuda_inst **out);
+/* The launcher, dev->lock held, phase A of launch g (cuda_launch.c), before
+ * anything is described: when g repeats the shape of a plan its stream
+ * found recently, with no gate that may close, no wait on another queue
+ * and an idle instance, describes it in one pass against that plan and
+ * the instance's last parameters, takes both (as mox__cuda_plan_take
+ * would) and returns true. False, having taken nothing: describe it in
+ * full. Nodes it wrote meanwhile are described again from the start
+ * (cuda_replay.c). */
+bool mox__cuda_replay(mox__cuda_dev *dev, mox__cuda_group *g, uint32_t stream, mox__cuda_ldesc *desc,
+                      mox__cuda_plan **plan);
 /* Launches `inst` for `desc` on `stream`: resets dirty slots, uploads
  * changed deps, updates the nodes whose parameters changed, launches
  * (graph) or enqueues each node (stream plans; transfers go through
@@ -645,6 +660,7 @@ typedef struct mox__cuda_stats {
     atomic_ullong inline_blocks;   /* waiting threads' blocking waits on their launch's event */
     atomic_ullong spin_events;     /* launches whose event is a spin event (MOX_CUDA_EVENTS) */
     atomic_ullong wake_events;     /* blocking-sync events recorded to sleep on (mox__cuda_event_sleep) */
+    atomic_ullong replays;         /* launches described against the plan they repeat (cuda_replay.c) */
 } mox__cuda_stats;
 
 /* MOX_CUDA_EVENTS: the kind of event a launch records. A blocking-sync

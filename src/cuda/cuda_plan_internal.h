@@ -6,6 +6,8 @@
 
 #include "cuda/cuda_internal.h"
 
+#include <string.h>
+
 typedef struct plan_node {
     CUfunction fn;                  /* NULL: a transfer, of `kind` */
     mox__cmd_kind kind;
@@ -34,6 +36,41 @@ struct mox__cuda_plan {
     uint32_t inst_count, inst_cap;
     uint64_t last_used;
 };
+
+/* memcmp of one kernel argument's bytes: arguments are mostly 4 or 8
+ * bytes, compared inline rather than through a call per argument. */
+static inline bool mox__cuda_same_arg(const void *a, const void *b, uint32_t size)
+{
+    if (size == 8) {
+        uint64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        return x == y;
+    }
+    if (size == 4) {
+        uint32_t x, y;
+        memcpy(&x, a, 4);
+        memcpy(&y, b, 4);
+        return x == y;
+    }
+    return memcmp(a, b, size) == 0;
+}
+
+/* Whether dispatch d's arguments are those node i of the instance was
+ * last given. */
+static inline bool mox__cuda_same_args(const mox__cuda_inst *inst, uint32_t i, const mox__cuda_kernel *k,
+                                       const mox__dispatch *d)
+{
+    const unsigned char *last = inst->last_args + inst->node_state[i].args_offset;
+    void *const *params = d->params;
+    const uint32_t *size = k->param_size;
+    for (uint32_t a = 0, n = d->param_count; a < n; a++) {
+        if (!mox__cuda_same_arg(last, params[a], size[a]))
+            return false;
+        last += size[a];
+    }
+    return true;
+}
 
 /* Builds p->graph (and p->graph_nodes) for the shape of `b`, its first
  * launch's arguments as the nodes' initial parameters. */

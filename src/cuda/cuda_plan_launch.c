@@ -102,47 +102,12 @@ static bool same_gate(const mox_gate *last, const mox__cuda_inst *inst, const ui
     return true;
 }
 
-/* memcmp of one kernel argument's bytes: arguments are mostly 4 or 8
- * bytes, compared inline rather than through a call per argument. */
-static bool same_arg(const void *a, const void *b, uint32_t size)
-{
-    if (size == 8) {
-        uint64_t x, y;
-        memcpy(&x, a, 8);
-        memcpy(&y, b, 8);
-        return x == y;
-    }
-    if (size == 4) {
-        uint32_t x, y;
-        memcpy(&x, a, 4);
-        memcpy(&y, b, 4);
-        return x == y;
-    }
-    return memcmp(a, b, size) == 0;
-}
-
 /* A kernel's parameter list: its gate, then the dispatch's arguments. */
 static void kernel_params(void **params, mox_gate *gate, const mox__dispatch *d)
 {
     params[0] = gate;
     for (uint32_t a = 0; a < d->param_count; a++)
         params[a + 1] = d->params[a];
-}
-
-/* Whether dispatch d's arguments are those node i of the instance was
- * last given. */
-static bool same_args(const mox__cuda_inst *inst, uint32_t i, const mox__cuda_kernel *k,
-                      const mox__dispatch *d)
-{
-    const unsigned char *last = inst->last_args + inst->node_state[i].args_offset;
-    void *const *params = d->params;
-    const uint32_t *size = k->param_size;
-    for (uint32_t a = 0, n = d->param_count; a < n; a++) {
-        if (!same_arg(last, params[a], size[a]))
-            return false;
-        last += size[a];
-    }
-    return true;
 }
 
 /* Gives kernel node i of a graph instance the gate and d's arguments. */
@@ -217,8 +182,9 @@ static mox_status launch_nodes(mox__cuda_dev *dev, mox__cuda_inst *inst, const m
         if (!p->use_graph) {
             make_gate(dev, inst, i, want, off, count, &gate);
             st = enqueue_node(dev, inst, i, ln, group, stream, &gate);
-        } else if (!inst->params_valid || !same_gate(&inst->node_state[i].gate, inst, want, off, count) ||
-                   !same_args(inst, i, ln->k, ln->d)) {
+        } else if (b->replayed ? ln->stale
+                               : !inst->params_valid || !same_gate(&inst->node_state[i].gate, inst, want, off, count) ||
+                                     !mox__cuda_same_args(inst, i, ln->k, ln->d)) {
             make_gate(dev, inst, i, want, off, count, &gate);
             st = update_node(dev, inst, i, ln, &gate);
         }
