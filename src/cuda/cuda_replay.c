@@ -21,21 +21,29 @@
  * no execution waiting on another queue or holding a transfer. The first
  * node that differs ends it; the launch is then described in full from its
  * first node, which writes again everything written here (each dispatch's
- * may_fail and carry range), so giving up changes nothing. The plan taken
- * is the one mox__cuda_plan_take would find (the first recent plan with
- * the launch's node count; when that one does not match, the full
- * description decides), and the instance the one it would take (the most
- * recently idle: no deps array). */
+ * may_fail and carry range), so giving up changes nothing. A node that
+ * differs only from this plan (its geometry, entry or edges) sends it to
+ * the next recent plan of as many nodes; the plan taken is the first that
+ * matches, the one mox__cuda_plan_take would find, and the instance the
+ * one it would take (the most recently idle: no deps array). A matching
+ * plan with no idle instance leaves the launch to the full description,
+ * which makes one. */
 #include "cuda/cuda_plan_internal.h"
 
 #include <string.h>
 
+/* What comparing a node with a plan's found. */
+typedef enum replay_verdict {
+    REPLAY_SAME,       /* described: the plan's node */
+    REPLAY_OTHER_PLAN, /* not this plan's node: another recent plan may match */
+    REPLAY_FULL        /* the full description is needed whatever the plan */
+} replay_verdict;
+
 /* Node `at` of the launch, dispatch i of execution pub, whose first node
  * is `base` (`prev`: the execution before it in the launch, or NULL, whose
  * first node is prev_base), against node `at` of plan p and of instance
- * inst. False when it does not repeat the plan's node as the full
- * description would have given it. */
-static bool replay_node(const mox__cuda_dev *dev, const mox__cuda_group *g, const mox__cuda_plan *p,
+ * inst (NULL: the plan has no idle one; nothing of it is compared). */
+static replay_verdict replay_node(const mox__cuda_dev *dev, const mox__cuda_group *g, const mox__cuda_plan *p,
                         const mox__cuda_inst *inst, const mox__submission *pub, uint32_t base,
                         const mox__submission *prev, uint32_t prev_base, uint32_t i, uint32_t at,
                         mox__cuda_lnode *ln)
@@ -43,11 +51,12 @@ static bool replay_node(const mox__cuda_dev *dev, const mox__cuda_group *g, cons
     const mox__dispatch *d = pub->dispatches[i];
     const plan_node *n = &p->nodes[at];
     if (d->kind != MOX__CMD_KERNEL || (d->kernel_features & MOX_KFEAT_FAIL))
-        return false;
+        return REPLAY_FULL;
     const mox__cuda_kernel *k = &((const mox__cuda_module *)d->module)->kernels[d->kernel];
-    if (d->config.shared_bytes > k->max_dynamic_shared ||
-        memcmp(&n->config, &d->config, sizeof n->config) != 0)
-        return false;
+    if (d->config.shared_bytes > k->max_dynamic_shared)
+        return REPLAY_FULL; /* the full description says why */
+    if (memcmp(&n->config, &d->config, sizeof n->config) != 0)
+        return REPLAY_OTHER_PLAN;
     /* Its edges: the core's (to nodes of its execution, replayed with
      * may_fail clear: no gate dependency), or a queue's FIFO order after
      * the sinks of the execution before it. */
@@ -55,11 +64,11 @@ static bool replay_node(const mox__cuda_dev *dev, const mox__cuda_group *g, cons
     uint32_t ne = n->edge_cnt, npred = d->pred_count;
     if (npred) {
         if (npred != ne)
-            return false;
+            return REPLAY_OTHER_PLAN;
         const uint32_t *preds = pub->preds + d->pred_first;
         for (uint32_t e = 0; e < npred; e++)
             if (pe[e] != base + preds[e])
-                return false;
+                return REPLAY_OTHER_PLAN;
     } else if (prev) {
         uint32_t e = 0;
         mox__dispatch *const *wd = prev->dispatches;
@@ -67,21 +76,21 @@ static bool replay_node(const mox__cuda_dev *dev, const mox__cuda_group *g, cons
             if (wd[j]->succ_count != 0)
                 continue;
             if (e == ne || pe[e] != prev_base + j)
-                return false;
+                return REPLAY_OTHER_PLAN;
             e++;
         }
         if (e != ne)
-            return false;
+            return REPLAY_OTHER_PLAN;
     } else if (ne) {
-        return false;
+        return REPLAY_OTHER_PLAN;
     }
     const mox__gate *gates = &pub->gates[d->gate_first];
     for (uint32_t j = 0, cnt = d->gate_count; j < cnt; j++)
         if (!mox__cuda_gate_never_closes(dev, g, &gates[j]))
-            return false;
+            return REPLAY_FULL;
     CUfunction fn = mox__cuda_entry_fn(k, d, 0);
     if (fn != n->fn)
-        return false;
+        return REPLAY_OTHER_PLAN;
     mox__cuda_dstate *ds = d->be;
     if (ds) {
         ds->may_fail = 0;
@@ -90,6 +99,8 @@ static bool replay_node(const mox__cuda_dev *dev, const mox__cuda_group *g, cons
             ds->carry_count = 0;
         }
     }
+    if (!inst)
+        return REPLAY_SAME;
     ln->d = d;
     ln->k = k;
     ln->fn = fn;
@@ -100,44 +111,57 @@ static bool replay_node(const mox__cuda_dev *dev, const mox__cuda_group *g, cons
      * dependency matches one of dep_count 0. */
     ln->stale = !inst->params_valid || inst->node_state[at].gate.dep_count != 0 ||
                 !mox__cuda_same_args(inst, at, k, d);
-    return true;
+    return REPLAY_SAME;
 }
 
-/* The first of the stream's recent plans with `count` nodes, at *j. */
-static mox__cuda_plan *recent_of_count(mox__cuda_plan *const *recent, uint32_t count, uint32_t *j)
+/* Launch g against plan p, node by node. */
+static replay_verdict replay_against(const mox__cuda_dev *dev, const mox__cuda_group *g,
+                                     const mox__cuda_plan *p, mox__cuda_lnode *nodes)
 {
-    for (uint32_t r = 0; r < MOX__CUDA_STREAM_PLANS && recent[r]; r++) {
-        if (recent[r]->count == count) {
-            *j = r;
-            return recent[r];
-        }
-    }
-    return NULL;
-}
-
-bool mox__cuda_replay(mox__cuda_dev *dev, mox__cuda_group *g, uint32_t stream, mox__cuda_ldesc *desc,
-                      mox__cuda_plan **plan)
-{
-    mox__cuda_plan **recent = dev->stream_plan[stream];
-    uint32_t j = 0;
-    mox__cuda_plan *p = recent_of_count(recent, g->count, &j);
-    if (!p || !p->use_graph || !p->idle || g->count > dev->scratch_nodes_cap)
-        return false;
     const mox__cuda_inst *inst = p->idle;
-    mox__cuda_lnode *nodes = dev->scratch_nodes;
     const mox__submission *prev = NULL;
     uint32_t prev_base = 0;
     for (uint32_t s = 0, at = 0, nsubs = g->nsubs; s < nsubs; s++) {
         const mox__submission *pub = g->subs[s];
         if (pub->wait_count || pub->transfer_count)
-            return false;
+            return REPLAY_FULL;
         uint32_t base = at;
-        for (uint32_t i = 0, count = pub->count; i < count; i++, at++)
-            if (!replay_node(dev, g, p, inst, pub, base, prev, prev_base, i, at, &nodes[at]))
-                return false;
+        for (uint32_t i = 0, count = pub->count; i < count; i++, at++) {
+            replay_verdict v = replay_node(dev, g, p, inst, pub, base, prev, prev_base, i, at, &nodes[at]);
+            if (v != REPLAY_SAME)
+                return v;
+        }
         prev = pub;
         prev_base = base;
     }
+    return REPLAY_SAME;
+}
+
+bool mox__cuda_replay(mox__cuda_dev *dev, mox__cuda_group *g, uint32_t stream, mox__cuda_ldesc *desc,
+                      mox__cuda_plan **plan)
+{
+    if (dev->mode == MOX__CUDA_LAUNCH_STREAM || g->count > dev->scratch_nodes_cap)
+        return false;
+    /* The recent plans in order, as plan_find compares them: the first
+     * that matches is the one it would find. */
+    mox__cuda_plan **recent = dev->stream_plan[stream];
+    mox__cuda_plan *p = NULL;
+    uint32_t j = 0;
+    for (; j < MOX__CUDA_STREAM_PLANS && recent[j]; j++) {
+        if (recent[j]->count != g->count)
+            continue;
+        replay_verdict v = replay_against(dev, g, recent[j], dev->scratch_nodes);
+        if (v == REPLAY_FULL)
+            return false;
+        if (v == REPLAY_SAME) {
+            p = recent[j];
+            break;
+        }
+    }
+    /* None, or one without an idle instance (the full description makes
+     * one; it needs the launch described). */
+    if (!p || !p->idle || !p->use_graph)
+        return false;
     /* Taken as mox__cuda_plan_take takes them: the plan to the front of
      * the stream's recent ones, its most recently idle instance. */
     for (; j > 0; j--)
@@ -151,7 +175,7 @@ bool mox__cuda_replay(mox__cuda_dev *dev, mox__cuda_group *g, uint32_t stream, m
     g->inst = taken;
     *plan = p;
     desc->count = g->count;
-    desc->nodes = nodes;
+    desc->nodes = dev->scratch_nodes;
     desc->edges = p->edges;
     desc->gdeps = desc->ext = NULL;
     desc->edge_count = p->edge_count;
