@@ -109,6 +109,11 @@ typedef struct mox__cuda_kernel {
     uint32_t max_dynamic_shared; /* bytes a launch may ask (MOX_KFEAT_DYNAMIC_SHARED kernels) */
     uint32_t param_count;
     uint32_t param_size[MOX_MAX_PARAMS]; /* bytes each parameter occupies */
+    /* Every parameter 4 or 8 bytes (buffers, built-in scalars): an
+     * instance keeps each of a node's last arguments in 8 bytes, compared
+     * as one word (cuda_plan_internal.h); `wide`: bit p, parameter p has 8. */
+    bool word_params;
+    uint32_t wide_params;
     bool grid_wait;         /* its entries start with griddepcontrol.wait (module marker) */
 } mox__cuda_kernel;
 

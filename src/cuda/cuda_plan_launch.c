@@ -132,11 +132,7 @@ static mox_status update_node(mox__cuda_dev *dev, mox__cuda_inst *inst, uint32_t
     atomic_fetch_add(&dev->stats.node_updates, 1);
     inst->run_obs = 0; /* other arguments: its runs may take another time */
     inst->node_state[i].gate = *gate;
-    unsigned char *last = inst->last_args + inst->node_state[i].args_offset;
-    for (uint32_t a = 0; a < d->param_count; a++) {
-        memcpy(last, d->params[a], ln->k->param_size[a]);
-        last += ln->k->param_size[a];
-    }
+    mox__cuda_keep_args(inst->last_args + inst->node_state[i].args_offset, ln->k, d);
     return MOX_OK;
 }
 
