@@ -278,7 +278,8 @@ typedef struct mox__cuda_lnode {
     uint32_t edge_off, edge_cnt;   /* graph predecessors (launch indices) */
     uint32_t gdep_off, gdep_cnt;   /* gate dependencies (launch indices) */
     uint32_t ext_off, ext_cnt;     /* gate dependencies (absolute slots) */
-    bool stale;                    /* replayed launches: its parameters must be set (cuda_replay.c) */
+    bool stale;                    /* replayed launches: its parameters must be set (cuda_replay.c);
+                                    * their fn and edges are left unwritten (the plan's) */
 } mox__cuda_lnode;
 
 /* The function kernel node `ln` runs: its gate has dependencies exactly
@@ -304,6 +305,7 @@ typedef struct mox__cuda_ldesc {
      * dependencies, `edges` are the plan's, and each node's `stale` says
      * whether the instance needs its parameters set. */
     bool replayed;
+    uint32_t stale;                /* replayed: nodes whose parameters must be set */
 } mox__cuda_ldesc;
 
 /* A growable array for building a launch (cuda_submit.c). */

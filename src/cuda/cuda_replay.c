@@ -46,7 +46,7 @@ typedef enum replay_verdict {
 static replay_verdict replay_node(const mox__cuda_dev *dev, const mox__cuda_group *g, const mox__cuda_plan *p,
                         const mox__cuda_inst *inst, const mox__submission *pub, uint32_t base,
                         const mox__submission *prev, uint32_t prev_base, uint32_t i, uint32_t at,
-                        mox__cuda_lnode *ln)
+                        mox__cuda_lnode *ln, uint32_t *stale)
 {
     const mox__dispatch *d = pub->dispatches[i];
     const plan_node *n = &p->nodes[at];
@@ -101,24 +101,25 @@ static replay_verdict replay_node(const mox__cuda_dev *dev, const mox__cuda_grou
     }
     if (!inst)
         return REPLAY_SAME;
+    /* What launch_nodes would decide (cuda_plan_launch.c): a gate of no
+     * dependency matches one of dep_count 0. Launching reads no more of
+     * the node than this (its entry and edges are the plan's). */
     ln->d = d;
     ln->k = k;
-    ln->fn = fn;
-    ln->edge_off = n->edge_off;
-    ln->edge_cnt = ne;
-    ln->gdep_off = ln->gdep_cnt = ln->ext_off = ln->ext_cnt = 0;
-    /* What launch_nodes would decide (cuda_plan_launch.c): a gate of no
-     * dependency matches one of dep_count 0. */
+    ln->gdep_cnt = ln->ext_cnt = 0;
     ln->stale = !inst->params_valid || inst->node_state[at].gate.dep_count != 0 ||
                 !mox__cuda_same_args(inst, at, k, d);
+    *stale += ln->stale;
     return REPLAY_SAME;
 }
 
-/* Launch g against plan p, node by node. */
+/* Launch g against plan p, node by node; *stale counts the nodes whose
+ * parameters p's idle instance must be given. */
 static replay_verdict replay_against(const mox__cuda_dev *dev, const mox__cuda_group *g,
-                                     const mox__cuda_plan *p, mox__cuda_lnode *nodes)
+                                     const mox__cuda_plan *p, mox__cuda_lnode *nodes, uint32_t *stale)
 {
     const mox__cuda_inst *inst = p->idle;
+    *stale = 0;
     const mox__submission *prev = NULL;
     uint32_t prev_base = 0;
     for (uint32_t s = 0, at = 0, nsubs = g->nsubs; s < nsubs; s++) {
@@ -127,7 +128,8 @@ static replay_verdict replay_against(const mox__cuda_dev *dev, const mox__cuda_g
             return REPLAY_FULL;
         uint32_t base = at;
         for (uint32_t i = 0, count = pub->count; i < count; i++, at++) {
-            replay_verdict v = replay_node(dev, g, p, inst, pub, base, prev, prev_base, i, at, &nodes[at]);
+            replay_verdict v = replay_node(dev, g, p, inst, pub, base, prev, prev_base, i, at, &nodes[at],
+                                           stale);
             if (v != REPLAY_SAME)
                 return v;
         }
@@ -146,11 +148,11 @@ bool mox__cuda_replay(mox__cuda_dev *dev, mox__cuda_group *g, uint32_t stream, m
      * that matches is the one it would find. */
     mox__cuda_plan **recent = dev->stream_plan[stream];
     mox__cuda_plan *p = NULL;
-    uint32_t j = 0;
+    uint32_t j = 0, stale = 0;
     for (; j < MOX__CUDA_STREAM_PLANS && recent[j]; j++) {
         if (recent[j]->count != g->count)
             continue;
-        replay_verdict v = replay_against(dev, g, recent[j], dev->scratch_nodes);
+        replay_verdict v = replay_against(dev, g, recent[j], dev->scratch_nodes, &stale);
         if (v == REPLAY_FULL)
             return false;
         if (v == REPLAY_SAME) {
@@ -183,6 +185,7 @@ bool mox__cuda_replay(mox__cuda_dev *dev, mox__cuda_group *g, uint32_t stream, m
     desc->deps_array = false;
     desc->has_transfer = false;
     desc->replayed = true;
+    desc->stale = stale;
     atomic_fetch_add_explicit(&dev->stats.replays, 1, memory_order_relaxed);
     return true;
 }
