@@ -84,9 +84,12 @@ static replay_verdict replay_node(const mox__cuda_dev *dev, const mox__cuda_grou
     } else if (ne) {
         return REPLAY_OTHER_PLAN;
     }
+    /* A gate on the execution before it in this launch (a pipeline's
+     * usual one) never closes: that execution's nodes were replayed, so
+     * none of them can fail. */
     const mox__gate *gates = &pub->gates[d->gate_first];
     for (uint32_t j = 0, cnt = d->gate_count; j < cnt; j++)
-        if (!mox__cuda_gate_never_closes(dev, g, &gates[j]))
+        if (gates[j].sub != prev && !mox__cuda_gate_never_closes(dev, g, &gates[j]))
             return REPLAY_FULL;
     CUfunction fn = mox__cuda_entry_fn(k, d, 0);
     if (fn != n->fn)
