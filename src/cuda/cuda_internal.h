@@ -278,8 +278,10 @@ typedef struct mox__cuda_lnode {
     uint32_t edge_off, edge_cnt;   /* graph predecessors (launch indices) */
     uint32_t gdep_off, gdep_cnt;   /* gate dependencies (launch indices) */
     uint32_t ext_off, ext_cnt;     /* gate dependencies (absolute slots) */
-    bool stale;                    /* replayed launches: its parameters must be set (cuda_replay.c);
-                                    * their fn and edges are left unwritten (the plan's) */
+    /* Replayed launches (cuda_replay.c) list only the nodes whose
+     * parameters must be set, each with its index; their fn and edges are
+     * left unwritten (the plan's). */
+    uint32_t node;
 } mox__cuda_lnode;
 
 /* The function kernel node `ln` runs: its gate has dependencies exactly
@@ -305,7 +307,7 @@ typedef struct mox__cuda_ldesc {
      * dependencies, `edges` are the plan's, and each node's `stale` says
      * whether the instance needs its parameters set. */
     bool replayed;
-    uint32_t stale;                /* replayed: nodes whose parameters must be set */
+    uint32_t stale;                /* replayed: nodes listed in `nodes`, their parameters to set */
 } mox__cuda_ldesc;
 
 /* A growable array for building a launch (cuda_submit.c). */
@@ -579,6 +581,7 @@ struct mox__cuda_inst {
     uint64_t run_ns;
     uint32_t run_obs;         /* runs measured exactly since */
     mox__cuda_node_state *node_state;
+    uint32_t gated_nodes;     /* nodes whose last gate has dependencies */
     unsigned char *last_args;
     bool params_valid;        /* node_state/last_args describe the exec */
     bool dirty;               /* status words may be nonzero: reset before reuse */

@@ -131,6 +131,7 @@ static mox_status update_node(mox__cuda_dev *dev, mox__cuda_inst *inst, uint32_t
     }
     atomic_fetch_add(&dev->stats.node_updates, 1);
     inst->run_obs = 0; /* other arguments: its runs may take another time */
+    inst->gated_nodes += (gate->dep_count != 0) - (inst->node_state[i].gate.dep_count != 0);
     inst->node_state[i].gate = *gate;
     mox__cuda_keep_args(inst->last_args + inst->node_state[i].args_offset, ln->k, d);
     return MOX_OK;
@@ -170,8 +171,17 @@ static mox_status launch_nodes(mox__cuda_dev *dev, mox__cuda_inst *inst, const m
 {
     mox__cuda_plan *p = inst->plan;
     uint32_t off = 0;
-    /* A replayed launch whose every node matches skips the loop. */
-    for (uint32_t i = 0, n = b->replayed && b->stale == 0 ? 0 : b->count; i < n; i++) {
+    /* A replayed launch lists only the nodes to update, in node order
+     * (cuda_replay.c); none of its gates has a dependency. */
+    for (uint32_t k = 0; b->replayed && k < b->stale; k++) {
+        const mox__cuda_lnode *ln = &b->nodes[k];
+        mox_gate gate;
+        make_gate(dev, inst, ln->node, want, 0, 0, &gate);
+        mox_status st = update_node(dev, inst, ln->node, ln, &gate);
+        if (st != MOX_OK)
+            return st;
+    }
+    for (uint32_t i = 0, n = b->replayed ? 0 : b->count; i < n; i++) {
         const mox__cuda_lnode *ln = &b->nodes[i];
         uint32_t count = ln->gdep_cnt + ln->ext_cnt;
         mox_gate gate;
@@ -179,9 +189,8 @@ static mox_status launch_nodes(mox__cuda_dev *dev, mox__cuda_inst *inst, const m
         if (!p->use_graph) {
             make_gate(dev, inst, i, want, off, count, &gate);
             st = enqueue_node(dev, inst, i, ln, group, stream, &gate);
-        } else if (b->replayed ? ln->stale
-                               : !inst->params_valid || !same_gate(&inst->node_state[i].gate, inst, want, off, count) ||
-                                     !mox__cuda_same_args(inst, i, ln->k, ln->d)) {
+        } else if (!inst->params_valid || !same_gate(&inst->node_state[i].gate, inst, want, off, count) ||
+                   !mox__cuda_same_args(inst, i, ln->k, ln->d)) {
             make_gate(dev, inst, i, want, off, count, &gate);
             st = update_node(dev, inst, i, ln, &gate);
         }

@@ -42,11 +42,12 @@ typedef enum replay_verdict {
 /* Node `at` of the launch, dispatch i of execution pub, whose first node
  * is `base` (`prev`: the execution before it in the launch, or NULL, whose
  * first node is prev_base), against node `at` of plan p and of instance
- * inst (NULL: the plan has no idle one; nothing of it is compared). */
+ * inst (NULL: the plan has no idle one; nothing of it is compared); a
+ * node whose parameters inst must be given goes to nodes[(*stale)++]. */
 static replay_verdict replay_node(const mox__cuda_dev *dev, const mox__cuda_group *g, const mox__cuda_plan *p,
                         const mox__cuda_inst *inst, const mox__submission *pub, uint32_t base,
                         const mox__submission *prev, uint32_t prev_base, uint32_t i, uint32_t at,
-                        mox__cuda_lnode *ln, uint32_t *stale)
+                        bool plain, mox__cuda_lnode *nodes, uint32_t *stale)
 {
     const mox__dispatch *d = pub->dispatches[i];
     const plan_node *n = &p->nodes[at];
@@ -105,23 +106,27 @@ static replay_verdict replay_node(const mox__cuda_dev *dev, const mox__cuda_grou
     if (!inst)
         return REPLAY_SAME;
     /* What launch_nodes would decide (cuda_plan_launch.c): a gate of no
-     * dependency matches one of dep_count 0. Launching reads no more of
-     * the node than this (its entry and edges are the plan's). */
+     * dependency matches one of dep_count 0 (`plain`: the instance is
+     * valid and no node's gate has one). A node to update is listed with
+     * what launching reads of it (its entry and edges are the plan's). */
+    if (plain ? mox__cuda_same_args(inst, at, k, d)
+              : inst->params_valid && inst->node_state[at].gate.dep_count == 0 &&
+                    mox__cuda_same_args(inst, at, k, d))
+        return REPLAY_SAME;
+    mox__cuda_lnode *ln = &nodes[(*stale)++];
     ln->d = d;
     ln->k = k;
-    ln->gdep_cnt = ln->ext_cnt = 0;
-    ln->stale = !inst->params_valid || inst->node_state[at].gate.dep_count != 0 ||
-                !mox__cuda_same_args(inst, at, k, d);
-    *stale += ln->stale;
+    ln->node = at;
     return REPLAY_SAME;
 }
 
-/* Launch g against plan p, node by node; *stale counts the nodes whose
- * parameters p's idle instance must be given. */
+/* Launch g against plan p, node by node; nodes[0, *stale) lists those
+ * whose parameters p's idle instance must be given. */
 static replay_verdict replay_against(const mox__cuda_dev *dev, const mox__cuda_group *g,
                                      const mox__cuda_plan *p, mox__cuda_lnode *nodes, uint32_t *stale)
 {
     const mox__cuda_inst *inst = p->idle;
+    bool plain = inst && inst->params_valid && inst->gated_nodes == 0;
     *stale = 0;
     const mox__submission *prev = NULL;
     uint32_t prev_base = 0;
@@ -131,8 +136,8 @@ static replay_verdict replay_against(const mox__cuda_dev *dev, const mox__cuda_g
             return REPLAY_FULL;
         uint32_t base = at;
         for (uint32_t i = 0, count = pub->count; i < count; i++, at++) {
-            replay_verdict v = replay_node(dev, g, p, inst, pub, base, prev, prev_base, i, at, &nodes[at],
-                                           stale);
+            replay_verdict v = replay_node(dev, g, p, inst, pub, base, prev, prev_base, i, at, plain,
+                                           nodes, stale);
             if (v != REPLAY_SAME)
                 return v;
         }

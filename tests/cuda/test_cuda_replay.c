@@ -54,21 +54,26 @@ static int teardown(void **state)
     return 0;
 }
 
-/* scale(in -> tmp, n) then finish(tmp -> out, n2); `pred`: finish after
+/* scale(in -> tmp, n1) then finish(tmp -> out, n2); `pred`: finish after
  * scale (else the two are independent). */
-static void two_stage(fx_sub *s, uint32_t grid, uint32_t n2, bool pred)
+static void two_stage_n(fx_sub *s, uint32_t grid, uint32_t n1, uint32_t n2, bool pred)
 {
     fx_sub_init(s);
     fx_kernel(s, &F, FX_SCALE, grid, 256);
     fx_ptr(s, in);
     fx_ptr(s, tmp);
-    fx_u32(s, N);
+    fx_u32(s, n1);
     fx_kernel(s, &F, FX_FINISH, (n2 + 127) / 128, 128);
     fx_ptr(s, tmp);
     fx_ptr(s, out);
     fx_u32(s, n2);
     if (pred)
         fx_pred(s, 0);
+}
+
+static void two_stage(fx_sub *s, uint32_t grid, uint32_t n2, bool pred)
+{
+    two_stage_n(s, grid, N, n2, pred);
 }
 
 static void check_out(uint32_t n)
@@ -122,6 +127,21 @@ static void a_repeated_batch_is_replayed(void **state)
     check_out(N - 1);
     assert_int_equal(stat(&F.dev->stats.replays), r0 + 6);
     assert_int_equal(stat(&F.dev->stats.node_updates), upd0 + 1);
+    /* Both nodes' arguments: both updated, in node order. */
+    two_stage_n(&s, GRID, N - 2, N - 2, true);
+    run_on(&s, Q);
+    check_out(N - 2);
+    assert_int_equal(stat(&F.dev->stats.replays), r0 + 7);
+    assert_int_equal(stat(&F.dev->stats.node_updates), upd0 + 3);
+    /* And back: the instance's last arguments are those just given. */
+    two_stage(&s, GRID, N, true);
+    run_on(&s, Q);
+    check_out(N);
+    assert_int_equal(stat(&F.dev->stats.replays), r0 + 8);
+    assert_int_equal(stat(&F.dev->stats.node_updates), upd0 + 5);
+    two_stage(&s, GRID, N, true);
+    run_on(&s, Q);
+    assert_int_equal(stat(&F.dev->stats.node_updates), upd0 + 5);
 }
 
 static void another_shape_is_not_replayed(void **state)
