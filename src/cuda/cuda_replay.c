@@ -21,7 +21,8 @@
  * no execution waiting on another queue or holding a transfer. The first
  * node that differs ends it; the launch is then described in full from its
  * first node, which writes again everything written here (each dispatch's
- * may_fail and carry range), so giving up changes nothing. A node that
+ * may_fail and carry range, as they were before it was described), so
+ * giving up changes nothing. A node that
  * differs only from this plan (its geometry, entry or edges) sends it to
  * the next recent plan of as many nodes; the plan taken is the first that
  * matches, the one mox__cuda_plan_take would find, and the instance the
@@ -44,10 +45,11 @@ typedef enum replay_verdict {
  * first node is prev_base), against node `at` of plan p and of instance
  * inst (NULL: the plan has no idle one; nothing of it is compared); a
  * node whose parameters inst must be given goes to nodes[(*stale)++]. */
-static replay_verdict replay_node(const mox__cuda_dev *dev, const mox__cuda_group *g, const mox__cuda_plan *p,
-                        const mox__cuda_inst *inst, const mox__submission *pub, uint32_t base,
-                        const mox__submission *prev, uint32_t prev_base, uint32_t i, uint32_t at,
-                        bool plain, mox__cuda_lnode *nodes, uint32_t *stale)
+static replay_verdict replay_node(const mox__cuda_dev *dev, const mox__cuda_group *g,
+                                  const mox__cuda_plan *p, const mox__cuda_inst *inst,
+                                  const mox__submission *pub, uint32_t base, const mox__submission *prev,
+                                  uint32_t prev_base, uint32_t i, uint32_t at, bool plain,
+                                  mox__cuda_lnode *nodes, uint32_t *stale)
 {
     const mox__dispatch *d = pub->dispatches[i];
     const plan_node *n = &p->nodes[at];
