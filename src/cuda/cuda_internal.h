@@ -49,6 +49,8 @@
 #define MOX__CUDA_DEFER_DEPTH 2u
 #define MOX__CUDA_MERGE_SUBS 16u
 #define MOX__CUDA_MERGE_NODES 256u
+/* Successors a launch's group holds without an allocation (cuda_group.c). */
+#define MOX__CUDA_SUCCS_INLINE 2u
 
 typedef struct mox__cuda_dev mox__cuda_dev;
 typedef struct mox__cuda_plan mox__cuda_plan;
@@ -265,9 +267,11 @@ struct mox__cuda_group {
     uint32_t pin_count;
     struct mox__cuda_mirror *mirrors; /* status words copied into its copies' own slots */
     uint32_t mirror_count;
-    /* Room for a launch's executions (at most MOX__CUDA_MERGE_SUBS), not
+    /* Room for a launch's executions (at most MOX__CUDA_MERGE_SUBS) and
+     * its first successors (mostly one: the next launch of its stream), not
      * zeroed: each is written before it is read. Last. */
     mox__submission *subs_inline[MOX__CUDA_MERGE_SUBS];
+    mox__cuda_group *succs_inline[MOX__CUDA_SUCCS_INLINE];
 };
 
 /* One node of a launch, flattened over the coalesced submissions. */
