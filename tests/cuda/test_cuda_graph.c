@@ -6,8 +6,8 @@
  * coalesced into shared launches and add instances only up to what is in
  * flight; independent dispatches all run; a plan evicted from the full
  * cache is made again; transfers in
- * submissions copy through staging; held submissions start on release.
- * Exits 77 without a GPU. */
+ * submissions copy through staging; held submissions start on release; a
+ * group's successors outgrow its inline room. Exits 77 without a GPU. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
