@@ -308,8 +308,8 @@ typedef struct mox__cuda_ldesc {
     bool deps_array;               /* a node has more than MOX_GATE_INLINE_DEPS of them */
     bool has_transfer;
     /* Described against the plan it repeats (cuda_replay.c): no gate
-     * dependencies, `edges` are the plan's, and each node's `stale` says
-     * whether the instance needs its parameters set. */
+     * dependencies, `edges` are the plan's, and `nodes` lists only the
+     * `stale` nodes whose parameters the instance must be given. */
     bool replayed;
     uint32_t stale;                /* replayed: nodes listed in `nodes`, their parameters to set */
 } mox__cuda_ldesc;

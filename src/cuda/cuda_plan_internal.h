@@ -83,6 +83,26 @@ static inline void mox__cuda_keep_args(unsigned char *last, const mox__cuda_kern
     }
 }
 
+/* memcmp of one packed argument's bytes: mostly 4 or 8 (a kernel with one
+ * parameter of another size keeps all packed), compared inline rather
+ * than through a call per argument. */
+static inline bool mox__cuda_same_bytes(const void *a, const void *b, uint32_t size)
+{
+    if (size == 8) {
+        uint64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        return x == y;
+    }
+    if (size == 4) {
+        uint32_t x, y;
+        memcpy(&x, a, 4);
+        memcpy(&y, b, 4);
+        return x == y;
+    }
+    return memcmp(a, b, size) == 0;
+}
+
 /* Whether dispatch d's arguments are those node i of the instance was
  * last given. */
 static inline bool mox__cuda_same_args(const mox__cuda_inst *inst, uint32_t i, const mox__cuda_kernel *k,
@@ -100,7 +120,7 @@ static inline bool mox__cuda_same_args(const mox__cuda_inst *inst, uint32_t i, c
         return true;
     }
     for (uint32_t a = 0; a < n; a++) {
-        if (memcmp(last, d->params[a], k->param_size[a]) != 0)
+        if (!mox__cuda_same_bytes(last, d->params[a], k->param_size[a]))
             return false;
         last += k->param_size[a];
     }

@@ -6,7 +6,8 @@
  * geometry, other edges (inside an execution, or the FIFO edges between
  * merged ones), a kernel that can fail, a gate on a running dispatch that
  * can, or a plan whose only instance is busy. Results are checked each
- * time. Exits 77 without a GPU. */
+ * time. The arguments an instance keeps are compared byte by byte (no
+ * device needed for that one). Exits 77 without a GPU. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "cuda/cuda_plan_internal.h"
 #include "cuda_fixture.h"
 
 #define N 1000u
@@ -345,6 +347,53 @@ static void a_busy_plan_is_not_replayed(void **state)
     assert_true(got[1] == 1.0f && got[2] == 1.0f);
 }
 
+/* The arguments an instance keeps (cuda_plan_internal.h), with no
+ * device: a kernel whose parameters are all 4 or 8 bytes keeps words (a
+ * 4-byte argument's neighbouring bytes do not count), any other packed
+ * bytes; either way a change of any argument byte is seen. */
+static void kept_arguments_compare_every_byte(void **state)
+{
+    (void)state;
+    static const uint32_t sizes[2][4] = {{8, 4, 8, 4}, {8, 2, 16, 4}};
+    for (int packed = 0; packed < 2; packed++) {
+        mox__cuda_kernel k;
+        memset(&k, 0, sizeof k);
+        k.param_count = 4;
+        k.word_params = !packed;
+        for (uint32_t a = 0; a < 4; a++) {
+            k.param_size[a] = sizes[packed][a];
+            k.wide_params |= (uint32_t)(sizes[packed][a] == 8) << a;
+        }
+        _Alignas(16) unsigned char values[4][16];
+        memset(values, 0x5a, sizeof values);
+        void *params[4] = {values[0], values[1], values[2], values[3]};
+        mox__dispatch d;
+        memset(&d, 0, sizeof d);
+        d.param_count = 4;
+        d.params = params;
+        unsigned char last[64];
+        mox__cuda_node_state ns;
+        memset(&ns, 0, sizeof ns);
+        mox__cuda_inst inst;
+        memset(&inst, 0, sizeof inst);
+        inst.node_state = &ns;
+        inst.last_args = last;
+        assert_true(mox__cuda_args_bytes(&k) <= sizeof last);
+        assert_int_equal(mox__cuda_args_bytes(&k), packed ? 30 : 32);
+        mox__cuda_keep_args(last, &k, &d);
+        assert_true(mox__cuda_same_args(&inst, 0, &k, &d));
+        for (uint32_t a = 0; a < 4; a++) {
+            for (uint32_t b = 0; b < 16; b++) {
+                values[a][b] ^= 0x01;
+                bool counts = b < sizes[packed][a];
+                assert_int_equal(mox__cuda_same_args(&inst, 0, &k, &d), !counts);
+                values[a][b] ^= 0x01;
+            }
+        }
+        assert_true(mox__cuda_same_args(&inst, 0, &k, &d));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -354,6 +403,7 @@ int main(void)
         cmocka_unit_test(a_kernel_that_can_fail_is_not_replayed),
         cmocka_unit_test(a_gate_that_may_close_is_not_replayed),
         cmocka_unit_test(a_busy_plan_is_not_replayed),
+        cmocka_unit_test(kept_arguments_compare_every_byte),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
