@@ -116,6 +116,10 @@ typedef struct mox__cuda_kernel {
      * as one word (cuda_plan_internal.h); `wide`: bit p, parameter p has 8. */
     bool word_params;
     uint32_t wide_params;
+    /* The entry a dispatch runs when its gate has no dependency, by
+     * whether it asks for the no-alias one: mox__cuda_entry_fn(k, d, 0),
+     * set once the module's entries are loaded (cuda_replay.c reads it). */
+    CUfunction entry_plain[2];
     bool grid_wait;         /* its entries start with griddepcontrol.wait (module marker) */
 } mox__cuda_kernel;
 
@@ -138,13 +142,18 @@ void mox__cuda_module_unload(mox__cuda_module *module);
  * has no dependency (no failure can reach it) the one of those without the
  * gate check, and where it has exactly one (inline: make_gate) the one
  * checking one dependency, where those exist. */
-static inline CUfunction mox__cuda_entry_fn(const mox__cuda_kernel *k, const mox__dispatch *d, uint32_t deps)
+static inline CUfunction mox__cuda_entry_of(const mox__cuda_kernel *k, uint32_t entry, uint32_t deps)
 {
-    bool noalias = d->entry == MOX__ENTRY_NOALIAS && k->fn_noalias;
+    bool noalias = entry == MOX__ENTRY_NOALIAS && k->fn_noalias;
     CUfunction special = deps == 0   ? (noalias ? k->fn_ungated_noalias : k->fn_ungated)
                          : deps == 1 ? (noalias ? k->fn_gate1_noalias : k->fn_gate1)
                                      : NULL;
     return special ? special : noalias ? k->fn_noalias : k->fn;
+}
+
+static inline CUfunction mox__cuda_entry_fn(const mox__cuda_kernel *k, const mox__dispatch *d, uint32_t deps)
+{
+    return mox__cuda_entry_of(k, d->entry, deps);
 }
 
 /* ---- per-submission state: lives in sub->be ---- */

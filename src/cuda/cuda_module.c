@@ -208,6 +208,8 @@ mox_status mox__cuda_module_load(mox__cuda_dev *dev, const void *image, size_t s
             goto fail;
         }
         st = load_variants(dev, m->module, ak, need, grid_wait, &k[i]);
+        k[i].entry_plain[0] = mox__cuda_entry_of(&k[i], MOX__ENTRY_DEFAULT, 0);
+        k[i].entry_plain[1] = mox__cuda_entry_of(&k[i], MOX__ENTRY_NOALIAS, 0);
         if (st == MOX_OK)
             st = allow_dynamic_shared(dev, ak, &k[i]);
         if (st != MOX_OK)

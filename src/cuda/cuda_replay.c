@@ -42,17 +42,16 @@ typedef enum replay_verdict {
 
 /* Node `at` of the launch, dispatch i of execution pub, whose first node
  * is `base` (`prev`: the execution before it in the launch, or NULL, whose
- * first node is prev_base), against node `at` of plan p and of instance
+ * first node is prev_base), against node `at` of plan p (n) and of instance
  * inst (NULL: the plan has no idle one; nothing of it is compared); a
  * node whose parameters inst must be given goes to nodes[(*stale)++]. */
 static replay_verdict replay_node(const mox__cuda_dev *dev, const mox__cuda_group *g,
-                                  const mox__cuda_plan *p, const mox__cuda_inst *inst,
+                                  const mox__cuda_plan *p, const plan_node *n, const mox__cuda_inst *inst,
                                   const mox__submission *pub, uint32_t base, const mox__submission *prev,
                                   uint32_t prev_base, uint32_t i, uint32_t at, bool plain,
                                   mox__cuda_lnode *nodes, uint32_t *stale)
 {
     const mox__dispatch *d = pub->dispatches[i];
-    const plan_node *n = &p->nodes[at];
     if (d->kind != MOX__CMD_KERNEL || (d->kernel_features & MOX_KFEAT_FAIL))
         return REPLAY_FULL;
     const mox__cuda_kernel *k = &((const mox__cuda_module *)d->module)->kernels[d->kernel];
@@ -91,11 +90,13 @@ static replay_verdict replay_node(const mox__cuda_dev *dev, const mox__cuda_grou
      * usual one) never closes: that execution's nodes were replayed, so
      * none of them can fail. */
     const mox__gate *gates = &pub->gates[d->gate_first];
-    for (uint32_t j = 0, cnt = d->gate_count; j < cnt; j++)
-        if (gates[j].sub != prev && !mox__cuda_gate_never_closes(dev, g, &gates[j]))
-            return REPLAY_FULL;
-    CUfunction fn = mox__cuda_entry_fn(k, d, 0);
-    if (fn != n->fn)
+    uint32_t ngates = d->gate_count;
+    if (ngates != 1 || gates[0].sub != prev) {
+        for (uint32_t j = 0; j < ngates; j++)
+            if (gates[j].sub != prev && !mox__cuda_gate_never_closes(dev, g, &gates[j]))
+                return REPLAY_FULL;
+    }
+    if (k->entry_plain[d->entry == MOX__ENTRY_NOALIAS] != n->fn)
         return REPLAY_OTHER_PLAN;
     mox__cuda_dstate *ds = d->be;
     if (ds) {
@@ -131,14 +132,15 @@ static replay_verdict replay_against(const mox__cuda_dev *dev, const mox__cuda_g
     bool plain = inst && inst->params_valid && inst->gated_nodes == 0;
     *stale = 0;
     const mox__submission *prev = NULL;
+    const plan_node *n = p->nodes;
     uint32_t prev_base = 0;
     for (uint32_t s = 0, at = 0, nsubs = g->nsubs; s < nsubs; s++) {
         const mox__submission *pub = g->subs[s];
         if (pub->wait_count || pub->transfer_count)
             return REPLAY_FULL;
         uint32_t base = at;
-        for (uint32_t i = 0, count = pub->count; i < count; i++, at++) {
-            replay_verdict v = replay_node(dev, g, p, inst, pub, base, prev, prev_base, i, at, plain,
+        for (uint32_t i = 0, count = pub->count; i < count; i++, at++, n++) {
+            replay_verdict v = replay_node(dev, g, p, n, inst, pub, base, prev, prev_base, i, at, plain,
                                            nodes, stale);
             if (v != REPLAY_SAME)
                 return v;
