@@ -56,10 +56,10 @@ static mox_status launch_status(mox__cuda_dev *dev, mox__cuda_group *g, CUresult
 static bool states_ok(const mox__cuda_group *g)
 {
     for (uint32_t s = 0, nsubs = g->nsubs; s < nsubs; s++) {
-        mox__dispatch *const *ds = g->subs[s]->dispatches;
-        for (uint32_t i = 0, n = g->subs[s]->count; i < n; i++) {
-            ds[i]->state = MOX_DISPATCH_OK;
-            ds[i]->fail_code = 0;
+        const mox__submission *pub = g->subs[s];
+        for (mox__dispatch *const *d = pub->dispatches, *const *end = d + pub->count; d != end; d++) {
+            (*d)->state = MOX_DISPATCH_OK;
+            (*d)->fail_code = 0;
         }
     }
     return false;

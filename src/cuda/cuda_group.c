@@ -21,8 +21,8 @@ static void *zalloc(size_t count, size_t size)
 /* A launch's group comes from the per-thread block cache (alloc.h): one
  * per launch, so a launch + wait round trip would otherwise pay malloc and
  * free each time. Its fields are zeroed with unrolled stores (no memset
- * call); a merged launch's executions fit its inline room (no array made
- * and freed per launch). */
+ * call); a merged launch's executions and the group's first successors
+ * fit its inline room (no array made and freed per launch). */
 mox__cuda_group *mox__cuda_group_new(uint32_t nsubs)
 {
     mox__cuda_group *g = mox__block_alloc(sizeof *g);
@@ -42,8 +42,9 @@ void mox__cuda_group_free(mox__cuda_group *g)
     if (g->subs != g->subs_inline)
         mox__free(g->subs);
     /* A lone launch often has none of these: one test, not five calls. */
-    if (g->succs || g->read_insts || g->live_gates || g->copybacks || g->stages || g->carried) {
-        mox__free(g->succs);
+    mox__cuda_group **succs = g->succs != g->succs_inline ? g->succs : NULL;
+    if (succs || g->read_insts || g->live_gates || g->copybacks || g->stages || g->carried) {
+        mox__free(succs);
         mox__free(g->read_insts);
         mox__free(g->live_gates);
         mox__free(g->copybacks);
@@ -61,10 +62,19 @@ bool mox__cuda_add_succ(mox__cuda_group *earlier, mox__cuda_group *later)
     for (uint32_t i = 0; i < earlier->nsucc; i++)
         if (earlier->succs[i] == later)
             return true;
-    mox__cuda_group **n = mox__realloc(earlier->succs, (earlier->nsucc + 1) * sizeof *n);
-    if (!n)
-        return false;
-    earlier->succs = n;
+    /* The first few in the group's own room (no allocation per launch),
+     * the rest in an array that grows by one. */
+    if (earlier->nsucc < MOX__CUDA_SUCCS_INLINE) {
+        earlier->succs = earlier->succs_inline;
+    } else {
+        bool inline_room = earlier->succs == earlier->succs_inline;
+        mox__cuda_group **n = mox__realloc(inline_room ? NULL : earlier->succs, (earlier->nsucc + 1) * sizeof *n);
+        if (!n)
+            return false;
+        if (inline_room)
+            memcpy(n, earlier->succs_inline, sizeof earlier->succs_inline);
+        earlier->succs = n;
+    }
     earlier->succs[earlier->nsucc++] = later;
     later->npred++;
     return true;

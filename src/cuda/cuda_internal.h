@@ -49,6 +49,8 @@
 #define MOX__CUDA_DEFER_DEPTH 2u
 #define MOX__CUDA_MERGE_SUBS 16u
 #define MOX__CUDA_MERGE_NODES 256u
+/* Successors a launch's group holds without an allocation (cuda_group.c). */
+#define MOX__CUDA_SUCCS_INLINE 2u
 
 typedef struct mox__cuda_dev mox__cuda_dev;
 typedef struct mox__cuda_plan mox__cuda_plan;
@@ -109,6 +111,15 @@ typedef struct mox__cuda_kernel {
     uint32_t max_dynamic_shared; /* bytes a launch may ask (MOX_KFEAT_DYNAMIC_SHARED kernels) */
     uint32_t param_count;
     uint32_t param_size[MOX_MAX_PARAMS]; /* bytes each parameter occupies */
+    /* Every parameter 4 or 8 bytes (buffers, built-in scalars): an
+     * instance keeps each of a node's last arguments in 8 bytes, compared
+     * as one word (cuda_plan_internal.h); `wide`: bit p, parameter p has 8. */
+    bool word_params;
+    uint32_t wide_params;
+    /* The entry a dispatch runs when its gate has no dependency, by
+     * whether it asks for the no-alias one: mox__cuda_entry_fn(k, d, 0),
+     * set once the module's entries are loaded (cuda_replay.c reads it). */
+    CUfunction entry_plain[2];
     bool grid_wait;         /* its entries start with griddepcontrol.wait (module marker) */
 } mox__cuda_kernel;
 
@@ -131,13 +142,18 @@ void mox__cuda_module_unload(mox__cuda_module *module);
  * has no dependency (no failure can reach it) the one of those without the
  * gate check, and where it has exactly one (inline: make_gate) the one
  * checking one dependency, where those exist. */
-static inline CUfunction mox__cuda_entry_fn(const mox__cuda_kernel *k, const mox__dispatch *d, uint32_t deps)
+static inline CUfunction mox__cuda_entry_of(const mox__cuda_kernel *k, uint32_t entry, uint32_t deps)
 {
-    bool noalias = d->entry == MOX__ENTRY_NOALIAS && k->fn_noalias;
+    bool noalias = entry == MOX__ENTRY_NOALIAS && k->fn_noalias;
     CUfunction special = deps == 0   ? (noalias ? k->fn_ungated_noalias : k->fn_ungated)
                          : deps == 1 ? (noalias ? k->fn_gate1_noalias : k->fn_gate1)
                                      : NULL;
     return special ? special : noalias ? k->fn_noalias : k->fn;
+}
+
+static inline CUfunction mox__cuda_entry_fn(const mox__cuda_kernel *k, const mox__dispatch *d, uint32_t deps)
+{
+    return mox__cuda_entry_of(k, d->entry, deps);
 }
 
 /* ---- per-submission state: lives in sub->be ---- */
@@ -260,9 +276,11 @@ struct mox__cuda_group {
     uint32_t pin_count;
     struct mox__cuda_mirror *mirrors; /* status words copied into its copies' own slots */
     uint32_t mirror_count;
-    /* Room for a launch's executions (at most MOX__CUDA_MERGE_SUBS), not
+    /* Room for a launch's executions (at most MOX__CUDA_MERGE_SUBS) and
+     * its first successors (mostly one: the next launch of its stream), not
      * zeroed: each is written before it is read. Last. */
     mox__submission *subs_inline[MOX__CUDA_MERGE_SUBS];
+    mox__cuda_group *succs_inline[MOX__CUDA_SUCCS_INLINE];
 };
 
 /* One node of a launch, flattened over the coalesced submissions. */
@@ -273,6 +291,10 @@ typedef struct mox__cuda_lnode {
     uint32_t edge_off, edge_cnt;   /* graph predecessors (launch indices) */
     uint32_t gdep_off, gdep_cnt;   /* gate dependencies (launch indices) */
     uint32_t ext_off, ext_cnt;     /* gate dependencies (absolute slots) */
+    /* Replayed launches (cuda_replay.c) list only the nodes whose
+     * parameters must be set, each with its index; their fn and edges are
+     * left unwritten (the plan's). */
+    uint32_t node;
 } mox__cuda_lnode;
 
 /* The function kernel node `ln` runs: its gate has dependencies exactly
@@ -294,6 +316,11 @@ typedef struct mox__cuda_ldesc {
     uint32_t deps_total;           /* gate dependency words: of gdeps and ext */
     bool deps_array;               /* a node has more than MOX_GATE_INLINE_DEPS of them */
     bool has_transfer;
+    /* Described against the plan it repeats (cuda_replay.c): no gate
+     * dependencies, `edges` are the plan's, and `nodes` lists only the
+     * `stale` nodes whose parameters the instance must be given. */
+    bool replayed;
+    uint32_t stale;                /* replayed: nodes listed in `nodes`, their parameters to set */
 } mox__cuda_ldesc;
 
 /* A growable array for building a launch (cuda_submit.c). */
@@ -567,6 +594,7 @@ struct mox__cuda_inst {
     uint64_t run_ns;
     uint32_t run_obs;         /* runs measured exactly since */
     mox__cuda_node_state *node_state;
+    uint32_t gated_nodes;     /* nodes whose last gate has dependencies */
     unsigned char *last_args;
     bool params_valid;        /* node_state/last_args describe the exec */
     bool dirty;               /* status words may be nonzero: reset before reuse */
@@ -585,6 +613,16 @@ mox__cuda_inst *mox__cuda_plan_take(mox__cuda_dev *dev, const mox__cuda_ldesc *d
  * when it is NULL (the driver builds and instantiates their graphs). */
 mox_status mox__cuda_plan_acquire(mox__cuda_dev *dev, const mox__cuda_ldesc *desc,
                                   mox__cuda_plan *plan, mox__cuda_inst **out);
+/* The launcher, dev->lock held, phase A of launch g (cuda_launch.c), before
+ * anything is described: when g repeats the shape of a plan its stream
+ * found recently, with no gate that may close, no wait on another queue
+ * and an idle instance, describes it in one pass against that plan and
+ * the instance's last parameters, takes both (as mox__cuda_plan_take
+ * would) and returns true. False, having taken nothing: describe it in
+ * full. Nodes it wrote meanwhile are described again from the start
+ * (cuda_replay.c). */
+bool mox__cuda_replay(mox__cuda_dev *dev, mox__cuda_group *g, uint32_t stream, mox__cuda_ldesc *desc,
+                      mox__cuda_plan **plan);
 /* Launches `inst` for `desc` on `stream`: resets dirty slots, uploads
  * changed deps, updates the nodes whose parameters changed, launches
  * (graph) or enqueues each node (stream plans; transfers go through
@@ -645,6 +683,7 @@ typedef struct mox__cuda_stats {
     atomic_ullong inline_blocks;   /* waiting threads' blocking waits on their launch's event */
     atomic_ullong spin_events;     /* launches whose event is a spin event (MOX_CUDA_EVENTS) */
     atomic_ullong wake_events;     /* blocking-sync events recorded to sleep on (mox__cuda_event_sleep) */
+    atomic_ullong replays;         /* launches described against the plan they repeat (cuda_replay.c) */
 } mox__cuda_stats;
 
 /* MOX_CUDA_EVENTS: the kind of event a launch records. A blocking-sync

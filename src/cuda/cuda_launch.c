@@ -348,11 +348,16 @@ void mox__cuda_launch_group(mox__cuda_dev *dev, mox__submission *const *subs, ui
         return;
     }
     build b = {.edges = &dev->scratch_u32[0], .gdeps = &dev->scratch_u32[1], .ext = &dev->scratch_u32[2]};
-    b.edges->n = b.gdeps->n = b.ext->n = 0;
-    mox_status st = build_desc(dev, g, &b);
     mox__cuda_plan *plan = NULL;
+    mox_status st = MOX_OK;
+    /* A repeat of a recent plan is described against it (cuda_replay.c). */
+    if (!mox__cuda_replay(dev, g, stream, &b.desc, &plan)) {
+        b.edges->n = b.gdeps->n = b.ext->n = 0;
+        st = build_desc(dev, g, &b);
+        if (st == MOX_OK)
+            g->inst = mox__cuda_plan_take(dev, &b.desc, stream, &plan);
+    }
     if (st == MOX_OK) {
-        g->inst = mox__cuda_plan_take(dev, &b.desc, stream, &plan);
         g->event_spin = mox__cuda_event_spin(dev);
         mox__cuda_event_take(dev, g->event_spin, &g->event);
     }

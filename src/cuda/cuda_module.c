@@ -168,10 +168,13 @@ mox_status mox__cuda_module_load(mox__cuda_dev *dev, const void *image, size_t s
             goto fail;
         }
         k[i].param_count = (uint32_t)ak->param_count;
+        k[i].word_params = true;
         for (size_t p = 0; p < ak->param_count; p++) {
             const mox_abi_param *ap = &ak->params[p];
-            k[i].param_size[p] =
-                ap->kind == MOX_PARAM_BUFFER ? (uint32_t)sizeof(void *) : (uint32_t)ap->layout->size;
+            uint32_t bytes = ap->kind == MOX_PARAM_BUFFER ? (uint32_t)sizeof(void *) : (uint32_t)ap->layout->size;
+            k[i].param_size[p] = bytes;
+            k[i].word_params &= bytes == 4 || bytes == 8;
+            k[i].wide_params |= (uint32_t)(bytes == 8) << p;
         }
         r = dev->api->cuModuleGetFunction(&k[i].fn, m->module, sym);
         if (r != CUDA_SUCCESS) {
@@ -205,6 +208,8 @@ mox_status mox__cuda_module_load(mox__cuda_dev *dev, const void *image, size_t s
             goto fail;
         }
         st = load_variants(dev, m->module, ak, need, grid_wait, &k[i]);
+        k[i].entry_plain[0] = mox__cuda_entry_of(&k[i], MOX__ENTRY_DEFAULT, 0);
+        k[i].entry_plain[1] = mox__cuda_entry_of(&k[i], MOX__ENTRY_NOALIAS, 0);
         if (st == MOX_OK)
             st = allow_dynamic_shared(dev, ak, &k[i]);
         if (st != MOX_OK)

@@ -198,8 +198,7 @@ static mox_status plan_create(mox__cuda_dev *dev, const mox__cuda_ldesc *b, uint
         n->kind = d->kind;
         ungated += ln->k && n->fn && (n->fn == ln->k->fn_ungated || n->fn == ln->k->fn_ungated_noalias);
         n->config = d->config;
-        for (uint32_t a = 0; ln->k && a < ln->k->param_count; a++)
-            n->args_size += ln->k->param_size[a];
+        n->args_size = ln->k ? mox__cuda_args_bytes(ln->k) : 0;
         n->edge_off = ln->edge_off;
         n->edge_cnt = ln->edge_cnt;
         p->args_total += n->args_size;

@@ -102,47 +102,12 @@ static bool same_gate(const mox_gate *last, const mox__cuda_inst *inst, const ui
     return true;
 }
 
-/* memcmp of one kernel argument's bytes: arguments are mostly 4 or 8
- * bytes, compared inline rather than through a call per argument. */
-static bool same_arg(const void *a, const void *b, uint32_t size)
-{
-    if (size == 8) {
-        uint64_t x, y;
-        memcpy(&x, a, 8);
-        memcpy(&y, b, 8);
-        return x == y;
-    }
-    if (size == 4) {
-        uint32_t x, y;
-        memcpy(&x, a, 4);
-        memcpy(&y, b, 4);
-        return x == y;
-    }
-    return memcmp(a, b, size) == 0;
-}
-
 /* A kernel's parameter list: its gate, then the dispatch's arguments. */
 static void kernel_params(void **params, mox_gate *gate, const mox__dispatch *d)
 {
     params[0] = gate;
     for (uint32_t a = 0; a < d->param_count; a++)
         params[a + 1] = d->params[a];
-}
-
-/* Whether dispatch d's arguments are those node i of the instance was
- * last given. */
-static bool same_args(const mox__cuda_inst *inst, uint32_t i, const mox__cuda_kernel *k,
-                      const mox__dispatch *d)
-{
-    const unsigned char *last = inst->last_args + inst->node_state[i].args_offset;
-    void *const *params = d->params;
-    const uint32_t *size = k->param_size;
-    for (uint32_t a = 0, n = d->param_count; a < n; a++) {
-        if (!same_arg(last, params[a], size[a]))
-            return false;
-        last += size[a];
-    }
-    return true;
 }
 
 /* Gives kernel node i of a graph instance the gate and d's arguments. */
@@ -166,12 +131,9 @@ static mox_status update_node(mox__cuda_dev *dev, mox__cuda_inst *inst, uint32_t
     }
     atomic_fetch_add(&dev->stats.node_updates, 1);
     inst->run_obs = 0; /* other arguments: its runs may take another time */
+    inst->gated_nodes += (gate->dep_count != 0) - (inst->node_state[i].gate.dep_count != 0);
     inst->node_state[i].gate = *gate;
-    unsigned char *last = inst->last_args + inst->node_state[i].args_offset;
-    for (uint32_t a = 0; a < d->param_count; a++) {
-        memcpy(last, d->params[a], ln->k->param_size[a]);
-        last += ln->k->param_size[a];
-    }
+    mox__cuda_keep_args(inst->last_args + inst->node_state[i].args_offset, ln->k, d);
     return MOX_OK;
 }
 
@@ -209,7 +171,17 @@ static mox_status launch_nodes(mox__cuda_dev *dev, mox__cuda_inst *inst, const m
 {
     mox__cuda_plan *p = inst->plan;
     uint32_t off = 0;
-    for (uint32_t i = 0; i < b->count; i++) {
+    /* A replayed launch lists only the nodes to update, in node order
+     * (cuda_replay.c); none of its gates has a dependency. */
+    for (uint32_t k = 0; b->replayed && k < b->stale; k++) {
+        const mox__cuda_lnode *ln = &b->nodes[k];
+        mox_gate gate;
+        make_gate(dev, inst, ln->node, want, 0, 0, &gate);
+        mox_status st = update_node(dev, inst, ln->node, ln, &gate);
+        if (st != MOX_OK)
+            return st;
+    }
+    for (uint32_t i = 0, n = b->replayed ? 0 : b->count; i < n; i++) {
         const mox__cuda_lnode *ln = &b->nodes[i];
         uint32_t count = ln->gdep_cnt + ln->ext_cnt;
         mox_gate gate;
@@ -218,7 +190,7 @@ static mox_status launch_nodes(mox__cuda_dev *dev, mox__cuda_inst *inst, const m
             make_gate(dev, inst, i, want, off, count, &gate);
             st = enqueue_node(dev, inst, i, ln, group, stream, &gate);
         } else if (!inst->params_valid || !same_gate(&inst->node_state[i].gate, inst, want, off, count) ||
-                   !same_args(inst, i, ln->k, ln->d)) {
+                   !mox__cuda_same_args(inst, i, ln->k, ln->d)) {
             make_gate(dev, inst, i, want, off, count, &gate);
             st = update_node(dev, inst, i, ln, &gate);
         }

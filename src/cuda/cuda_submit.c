@@ -294,6 +294,35 @@ void mox__cuda_release_held(mox__cuda_dev *dev)
     mox__cuda_launcher_enter(dev);
 }
 
+/* process_execute's common case, with nobody launching: an execution that
+ * waits for nothing and holds no transfer, to a stream already
+ * `defer_depth` deep (or holding others back), held back short of a full
+ * list. Done here without the launcher's queue and loop, exactly as the
+ * launcher would with it as its only request (a flush mark_pending asks
+ * is run by the launcher, as there). False, having done nothing, for any
+ * other execution. dev->lock held. */
+static bool hold_back_at_once(mox__cuda_dev *dev, mox__cuda_sub *me)
+{
+    const mox__submission *pub = me->pub;
+    if (dev->launching || dev->exec_head || dev->hold_asked || dev->release_asked || dev->flush_mask ||
+        mox__cuda_held(dev) || !dev->coalesce || pub->wait_count || pub->transfer_count)
+        return false;
+    mox__cuda_stream_state *ss = &dev->stream_state[me->stream];
+    if ((ss->pending_count == 0 && ss->depth < dev->defer_depth) || ss->pending_count + 1 >= MOX__CUDA_MERGE_SUBS ||
+        atomic_load_explicit(&pub->awaited, memory_order_acquire))
+        return false;
+    mark_pending(dev, me, false);
+    if (ss->pending_tail)
+        ss->pending_tail->next_pending = me;
+    else
+        ss->pending_head = me;
+    ss->pending_tail = me;
+    ss->pending_count++;
+    if (dev->flush_mask)
+        mox__cuda_launcher_enter(dev);
+    return true;
+}
+
 void mox__cuda_submit(mox__cuda_dev *dev, mox__submission *pub)
 {
     mox__cuda_sub *me = mox__cuda_sub_of(pub);
@@ -306,12 +335,14 @@ void mox__cuda_submit(mox__cuda_dev *dev, mox__submission *pub)
     atomic_store_explicit(&me->pending, false, memory_order_relaxed);
     me->pub = pub;
     me->stream = pub->queue;
-    if (dev->exec_tail)
-        dev->exec_tail->next_exec = me;
-    else
-        dev->exec_head = me;
-    dev->exec_tail = me;
-    mox__cuda_launcher_enter(dev);
+    if (!hold_back_at_once(dev, me)) {
+        if (dev->exec_tail)
+            dev->exec_tail->next_exec = me;
+        else
+            dev->exec_head = me;
+        dev->exec_tail = me;
+        mox__cuda_launcher_enter(dev);
+    }
     mox__unlock(&dev->lock);
 }
 

@@ -6,8 +6,8 @@
  * coalesced into shared launches and add instances only up to what is in
  * flight; independent dispatches all run; a plan evicted from the full
  * cache is made again; transfers in
- * submissions copy through staging; held submissions start on release.
- * Exits 77 without a GPU. */
+ * submissions copy through staging; held submissions start on release; a
+ * group's successors outgrow its inline room. Exits 77 without a GPU. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -292,6 +292,30 @@ static void held_submissions_start_on_release(void **state)
     check_out(N);
 }
 
+/* A group keeps its first MOX__CUDA_SUCCS_INLINE successors in its own
+ * room and the rest in an array: each added once, counted once. */
+static void group_successors_outgrow_the_inline_room(void **state)
+{
+    (void)state;
+    enum { K = MOX__CUDA_SUCCS_INLINE + 3 };
+    mox__cuda_group *g = mox__cuda_group_new(1);
+    mox__cuda_group *later[K];
+    assert_non_null(g);
+    for (uint32_t i = 0; i < K; i++) {
+        later[i] = mox__cuda_group_new(1);
+        assert_non_null(later[i]);
+        assert_true(mox__cuda_add_succ(g, later[i]));
+        assert_true(mox__cuda_add_succ(g, later[i])); /* once per pair */
+        assert_int_equal(g->nsucc, i + 1);
+        assert_int_equal(later[i]->npred, 1);
+    }
+    for (uint32_t i = 0; i < K; i++)
+        assert_ptr_equal(g->succs[i], later[i]);
+    mox__cuda_group_free(g);
+    for (uint32_t i = 0; i < K; i++)
+        mox__cuda_group_free(later[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -303,6 +327,7 @@ int main(void)
         cmocka_unit_test(an_evicted_plan_is_made_again),
         cmocka_unit_test(transfers_copy_through_staging),
         cmocka_unit_test(held_submissions_start_on_release),
+        cmocka_unit_test(group_successors_outgrow_the_inline_room),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
