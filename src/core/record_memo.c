@@ -62,13 +62,7 @@ static inline bool memo_push(mox__sub *s, mox__dispatch *d, uint32_t i)
 {
     if (!mox__sub_grow(s, (void **)&s->d, &s->cap, s->d_inline, sizeof *s->d, i + 1))
         return false;
-    s->d[i] = d;
-    s->count = i + 1;
-    s->pub.dispatches = s->d;
-    s->pub.count = i + 1;
-    d->index = i;
-    s->unloaded += d->kind == MOX__CMD_KERNEL && !d->module;
-    s->pub.transfer_count += d->kind != MOX__CMD_KERNEL;
+    mox__sub_memo_append(s, d, i);
     return true;
 }
 
@@ -79,7 +73,7 @@ static bool memo_leave(mox__sub *s)
     return mox__sub_replay(s);
 }
 
-mox_status mox__sub_record(mox__sub *s, mox__dispatch *d)
+mox_status mox__sub_record_slow(mox__sub *s, mox__dispatch *d)
 {
     uint32_t i = s->count;
     if (i == 0) {

@@ -79,7 +79,21 @@ static inline void mox__tracker_record_unref(mox__tracker *t, mox__sub *sub, boo
         t->writer.dispatch = dispatch;
         return;
     }
-    mox__tracker_readers(t)[t->reader_count++] = (mox__access){sub, 0};
+    /* A reader on the queue of the last one listed stands for it: it
+     * signals a higher value of the same timeline, and a writer waits for
+     * the highest value of each other queue (prepare.c, build_points) and
+     * for its own queue not at all. So the list holds one reader per run
+     * on a queue instead of every batch in flight that reads the buffer (a
+     * pipeline's input), which a writer would visit and growing would
+     * prune. */
+    mox__access *r = mox__tracker_readers(t);
+    uint32_t n = t->reader_count;
+    if (n && r[n - 1].sub->pub.signal.sem == sub->pub.signal.sem) {
+        mox__sub_unref(r[n - 1].sub);
+        r[n - 1].sub = sub;
+        return;
+    }
+    r[t->reader_count++] = (mox__access){sub, 0};
 }
 
 /* Records `sub` (referenced) as the new last writer or as a reader. */

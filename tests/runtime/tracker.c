@@ -40,11 +40,23 @@ static seen deps_since(mox__tracker *t, bool writes, uint64_t since)
     return s;
 }
 
-static mox__sub *new_sub(void)
+/* Each batch signals a queue of its own unless a test says otherwise
+ * (a reader on the queue of the last one listed replaces it). */
+static mox__semaphore queues[64];
+static unsigned next_queue;
+
+static mox__sub *new_sub_on(mox__semaphore *queue, uint64_t value)
 {
     mox__sub *s = mox__sub_create(&fake_dev);
     assert_non_null(s);
+    s->pub.signal = (mox__sem_point){queue, value};
     return s;
+}
+
+static mox__sub *new_sub(void)
+{
+    assert_true(next_queue < 64);
+    return new_sub_on(&queues[next_queue++], 1);
 }
 
 static void finish(mox__sub *s) { atomic_store(&s->done, true); }
@@ -146,6 +158,48 @@ static void finished_writer_kept_for_earlier_queued(void **state)
     mox__sub_unref(w);
 }
 
+/* Readers on one queue: each stands for the one before it (a higher value
+ * of the same timeline), so the list keeps the last of a run; a reader on
+ * another queue in between is kept, and so is the run's last before it. */
+static void readers_on_one_queue_keep_the_last(void **state)
+{
+    (void)state;
+    mox__semaphore q0, q1;
+    mox__tracker t;
+    mox__tracker_init(&t);
+    mox__sub *r[6];
+    for (int i = 0; i < 4; i++) {
+        r[i] = new_sub_on(&q0, (uint64_t)i + 1);
+        assert_true(mox__tracker_reserve(&t));
+        mox__tracker_record(&t, r[i], false, 0);
+        assert_int_equal(t.reader_count, 1);
+        assert_int_equal(refs(r[i]), 2);
+        if (i > 0)
+            assert_int_equal(refs(r[i - 1]), 1); /* its entry's reference went */
+    }
+    seen s = deps(&t, true);
+    assert_int_equal(s.n, 1);
+    assert_ptr_equal(s.subs[0], r[3]);
+
+    r[4] = new_sub_on(&q1, 1); /* another queue: listed after it */
+    assert_true(mox__tracker_reserve(&t));
+    mox__tracker_record(&t, r[4], false, 0);
+    r[5] = new_sub_on(&q0, 5); /* q0 again, after q1's: listed too */
+    assert_true(mox__tracker_reserve(&t));
+    mox__tracker_record(&t, r[5], false, 0);
+    s = deps(&t, true);
+    assert_int_equal(s.n, 3);
+    assert_ptr_equal(s.subs[0], r[3]);
+    assert_ptr_equal(s.subs[1], r[4]);
+    assert_ptr_equal(s.subs[2], r[5]);
+
+    mox__tracker_clear(&t);
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(refs(r[i]), 1);
+        mox__sub_unref(r[i]);
+    }
+}
+
 static void edges_within_a_batch(void **state)
 {
     (void)state;
@@ -225,6 +279,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(writer_then_readers),
         cmocka_unit_test(finished_writer_kept_for_earlier_queued),
+        cmocka_unit_test(readers_on_one_queue_keep_the_last),
         cmocka_unit_test(edges_within_a_batch),
         cmocka_unit_test(ping_pong_keeps_one_edge_each),
     };
