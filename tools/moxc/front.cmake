@@ -45,6 +45,7 @@ set(MOXC_FRONT_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/gate_defer.c
   ${CMAKE_CURRENT_LIST_DIR}/gate_defer_expr.c
   ${CMAKE_CURRENT_LIST_DIR}/gate_defer_guard.c
+  ${CMAKE_CURRENT_LIST_DIR}/gate_defer_stmt.c
   ${CMAKE_CURRENT_LIST_DIR}/gate_defer_helper.c
   ${CMAKE_CURRENT_LIST_DIR}/gate_defer_one.c
   ${CMAKE_CURRENT_LIST_DIR}/gate_defer_calls.c

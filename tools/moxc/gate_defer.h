@@ -1,8 +1,10 @@
 /* gate_defer.h - state shared by the deferred-gate-check analysis
- * (gate_defer.c: rules, driver, statements; gate_defer_expr.c: expressions;
- * gate_defer_guard.c: the statements the copy guards; gate_defer_calls.c:
- * calls and helper functions; gate_defer_text.c: the text edits of the
- * kernel's deferred copy). See gate_defer.c for the rules. */
+ * (gate_defer.c: rules and driver; gate_defer_stmt.c: statements;
+ * gate_defer_expr.c: expressions; gate_defer_guard.c: the statements the
+ * copy guards; gate_defer_calls.c: calls and pure helper functions;
+ * gate_defer_helper.c: helpers followed into; gate_defer_one.c: one-thread
+ * conditions; gate_defer_text.c: the text edits of the kernel's deferred
+ * copy). See gate_defer.c for the rules. */
 #ifndef MOXC_GATE_DEFER_H
 #define MOXC_GATE_DEFER_H
 
@@ -69,6 +71,7 @@ void moxc__gd_declare(gd *g, CXCursor decl);
 unsigned moxc__gd_declared_depth(gd *g, CXCursor decl);
 void moxc__gd_push_ctrl(gd *g, bool tainted, CXSourceLocation loc);
 void moxc__gd_pop_ctrl(gd *g, bool tainted);
+/* ---- statements (gate_defer_stmt.c) ---- */
 void moxc__gd_stmt(gd *g, CXCursor s);
 
 /* Records that the copy guards something here (the last pass): whether
