@@ -217,17 +217,6 @@ static enum CXChildVisitResult prescan(CXCursor c, CXCursor parent, void *data) 
     return L->failed ? CXChildVisit_Break : CXChildVisit_Recurse;
 }
 
-static CXCursor body_of(CXCursor fn) {
-    moxc__children ch;
-    moxc__children_of(fn, &ch);
-    CXCursor body = clang_getNullCursor();
-    for (size_t i = 0; i < ch.count; i++)
-        if (clang_getCursorKind(ch.items[i]) == CXCursor_CompoundStmt)
-            body = ch.items[i];
-    moxc__children_free(&ch);
-    return body;
-}
-
 /* ---------------- driver ---------------- */
 
 static void free_seq(lw_seq *s) {
@@ -270,7 +259,7 @@ static void lower_kernel(moxc__tu *t, size_t k, CXCursor fn, const char *text, s
         memcpy(L.block, L.abi->required_block, sizeof L.block);
         L.threads = L.block[0] * L.block[1] * L.block[2];
     }
-    CXCursor body = body_of(fn);
+    CXCursor body = moxc__function_body(fn);
     scan s = {&L, (L.abi->features & (MOX_KFEAT_BARRIER | MOX_KFEAT_WARP)) != 0};
     if (!text)
         lw_fail(&L, fn, "the source text is not available");

@@ -46,6 +46,28 @@ char *moxc__annotation(CXCursor c, const char *prefix) {
     return found;
 }
 
+CXCursor moxc__last_expression_child(CXCursor c) {
+    moxc__children ch;
+    moxc__children_of(c, &ch);
+    CXCursor last = clang_getNullCursor();
+    for (size_t i = 0; i < ch.count; i++)
+        if (clang_isExpression(clang_getCursorKind(ch.items[i])))
+            last = ch.items[i];
+    moxc__children_free(&ch);
+    return last;
+}
+
+CXCursor moxc__function_body(CXCursor fn) {
+    moxc__children ch;
+    moxc__children_of(fn, &ch);
+    CXCursor body = clang_getNullCursor();
+    for (size_t i = 0; i < ch.count; i++)
+        if (clang_getCursorKind(ch.items[i]) == CXCursor_CompoundStmt)
+            body = ch.items[i];
+    moxc__children_free(&ch);
+    return body;
+}
+
 bool moxc__is_shared_array(CXCursor c) {
     char *text = moxc__annotation(c, "mox_shared");
     bool yes = text && strcmp(text, "mox_shared") == 0;

@@ -124,6 +124,11 @@ typedef struct moxc__children {
 } moxc__children;
 void moxc__children_of(CXCursor c, moxc__children *out); /* out->items malloc'd */
 void moxc__children_free(moxc__children *ch);
+/* The last child of `c` that is an expression (a variable's initializer),
+ * or a null cursor. */
+CXCursor moxc__last_expression_child(CXCursor c);
+/* A function definition's body (its compound statement), or a null cursor. */
+CXCursor moxc__function_body(CXCursor fn);
 /* Text of the first annotate attribute on `c` starting with `prefix`, malloc'd, or NULL. */
 char *moxc__annotation(CXCursor c, const char *prefix);
 /* Whether `c` declares a MOX_SHARED array (not MOX_SHARED_DYNAMIC). */

@@ -43,18 +43,6 @@ static bool scratch_address(gd *g, CXCursor arg) {
            !clang_equalCursors(clang_getCursorSemanticParent(ref), g->kernel);
 }
 
-/* The helper's body, or a null cursor. */
-static CXCursor body_of(CXCursor fn) {
-    moxc__children ch;
-    moxc__children_of(fn, &ch);
-    CXCursor body = clang_getNullCursor();
-    for (size_t i = 0; i < ch.count; i++)
-        if (clang_getCursorKind(ch.items[i]) == CXCursor_CompoundStmt)
-            body = ch.items[i];
-    moxc__children_free(&ch);
-    return body;
-}
-
 /* Taints each parameter whose argument is tainted; refuses a pointer
  * argument that is not the caller's scratch. */
 static void bind_arguments(gd *g, CXCursor call, CXCursor fn, const char *name) {
@@ -84,7 +72,7 @@ static void bind_arguments(gd *g, CXCursor call, CXCursor fn, const char *name) 
 
 bool moxc__gd_walk_helper(gd *g, CXCursor call) {
     CXCursor fn = clang_getCursorDefinition(clang_getCursorReferenced(call));
-    CXCursor body = clang_Cursor_isNull(fn) ? fn : body_of(fn);
+    CXCursor body = clang_Cursor_isNull(fn) ? fn : moxc__function_body(fn);
     if (clang_Cursor_isNull(body) || g->helper_depth >= HELPER_DEPTH_MAX) {
         moxc__gd_problem(g, moxc__cursor_loc(call), clang_Cursor_isNull(body)
                                                         ? "a call to a helper whose body the analysis cannot see"

@@ -28,18 +28,6 @@ static bool is_thread_index_member(CXCursor c) {
     return yes;
 }
 
-/* The initializer of local variable `var`, or a null cursor. */
-static CXCursor initializer_of(CXCursor var) {
-    moxc__children ch;
-    moxc__children_of(var, &ch);
-    CXCursor init = clang_getNullCursor();
-    for (size_t i = 0; i < ch.count; i++)
-        if (clang_isExpression(clang_getCursorKind(ch.items[i])))
-            init = ch.items[i];
-    moxc__children_free(&ch);
-    return init;
-}
-
 /* The thread index as written: mox_thread_idx().x (.y, .z), or a local
  * initialized with it (`uint32_t t = mox_thread_idx().x;`). */
 static bool is_thread_index(CXCursor c) {
@@ -51,7 +39,7 @@ static bool is_thread_index(CXCursor c) {
     CXCursor var = clang_getCursorReferenced(c);
     if (clang_getCursorKind(var) != CXCursor_VarDecl || clang_Cursor_hasVarDeclGlobalStorage(var))
         return false;
-    CXCursor init = initializer_of(var);
+    CXCursor init = moxc__last_expression_child(var);
     return !clang_Cursor_isNull(init) && is_thread_index_member(init);
 }
 

@@ -19,13 +19,7 @@ static void exit_under_ctrl(gd *g, CXCursor s, const char *what) {
 }
 
 static void walk_decl(gd *g, CXCursor var) {
-    moxc__children ch;
-    moxc__children_of(var, &ch);
-    CXCursor init = clang_getNullCursor();
-    for (size_t i = 0; i < ch.count; i++)
-        if (clang_isExpression(clang_getCursorKind(ch.items[i])))
-            init = ch.items[i];
-    moxc__children_free(&ch);
+    CXCursor init = moxc__last_expression_child(var);
     bool is_local = clang_getCursorKind(var) == CXCursor_VarDecl && !clang_Cursor_hasVarDeclGlobalStorage(var);
     if (is_local)
         moxc__gd_declare(g, var);
