@@ -180,6 +180,18 @@ static void mark_pending(mox__cuda_dev *dev, mox__cuda_sub *me, bool awaited_see
         dev->flush_mask |= 1u << me->stream;
 }
 
+/* Holds `me` back at the tail of its stream's pending list (mark_pending). */
+static void append_pending(mox__cuda_dev *dev, mox__cuda_stream_state *ss, mox__cuda_sub *me, bool awaited_seen)
+{
+    mark_pending(dev, me, awaited_seen);
+    if (ss->pending_tail)
+        ss->pending_tail->next_pending = me;
+    else
+        ss->pending_head = me;
+    ss->pending_tail = me;
+    ss->pending_count++;
+}
+
 /* An execution, by the launcher: held back to merge, or launched. */
 static void process_execute(mox__cuda_dev *dev, mox__submission *pub)
 {
@@ -219,13 +231,7 @@ static void process_execute(mox__cuda_dev *dev, mox__submission *pub)
     bool defer = mox__cuda_held(dev) || blocked || (dev->coalesce && !transfer && !awaited &&
                                (ss->pending_count > 0 || ss->depth >= dev->defer_depth));
     if (defer) {
-        mark_pending(dev, me, awaited);
-        if (ss->pending_tail)
-            ss->pending_tail->next_pending = me;
-        else
-            ss->pending_head = me;
-        ss->pending_tail = me;
-        ss->pending_count++;
+        append_pending(dev, ss, me, awaited);
         if (!mox__cuda_held(dev) && ss->pending_count >= MOX__CUDA_MERGE_SUBS)
             mox__cuda_flush_stream(dev, stream);
     } else {
@@ -311,13 +317,7 @@ static bool hold_back_at_once(mox__cuda_dev *dev, mox__cuda_sub *me)
     if ((ss->pending_count == 0 && ss->depth < dev->defer_depth) || ss->pending_count + 1 >= MOX__CUDA_MERGE_SUBS ||
         atomic_load_explicit(&pub->awaited, memory_order_acquire))
         return false;
-    mark_pending(dev, me, false);
-    if (ss->pending_tail)
-        ss->pending_tail->next_pending = me;
-    else
-        ss->pending_head = me;
-    ss->pending_tail = me;
-    ss->pending_count++;
+    append_pending(dev, ss, me, false);
     if (dev->flush_mask)
         mox__cuda_launcher_enter(dev);
     return true;
