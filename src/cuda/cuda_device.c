@@ -24,14 +24,119 @@ mox_status mox__cuda_dev_enter(mox__cuda_dev *dev)
     return r == CUDA_SUCCESS ? MOX_OK : mox__cuda_fail(dev->api, r, "cuCtxSetCurrent", NULL);
 }
 
-#define TRY(call, what)                                                         \
+/* The helpers of mox__cuda_dev_open: a driver call that fails ends the
+ * open with its message. */
+#define CHECK(call, what)                                                       \
     do {                                                                        \
         CUresult r_ = (call);                                                   \
-        if (r_ != CUDA_SUCCESS) {                                               \
-            st = mox__cuda_fail(api, r_, what, "opening the CUDA device");      \
-            goto fail;                                                          \
-        }                                                                       \
+        if (r_ != CUDA_SUCCESS)                                                 \
+            return mox__cuda_fail(api, r_, what, "opening the CUDA device");    \
     } while (0)
+
+/* Retains the device's primary context and makes it current. Reopening
+ * after a sticky fault: the process's primary context is still the
+ * faulted one (the driver keeps it, even with no reference left; seen on
+ * the H200: retain answers CUDA_ERROR_ILLEGAL_ADDRESS). It is unusable for
+ * everyone, so reset it and start a fresh one. */
+static mox_status retain_context(mox__cuda_dev *dev)
+{
+    const mox__cuda_api *api = dev->api;
+    CUresult r = api->cuDevicePrimaryCtxRetain(&dev->ctx, dev->device);
+    if (r == CUDA_SUCCESS) {
+        r = api->cuCtxSetCurrent(dev->ctx);
+        if (r == CUDA_SUCCESS)
+            r = api->cuCtxSynchronize();
+        if (r != CUDA_SUCCESS) {
+            api->cuDevicePrimaryCtxRelease(dev->device);
+            dev->ctx = NULL;
+        }
+    }
+    if (mox__cuda_error_is_sticky(r)) {
+        /* The driver checks the thread's current context too: drop the
+         * faulted one from this thread before resetting. */
+        api->cuCtxSetCurrent(NULL);
+        CHECK(api->cuDevicePrimaryCtxReset(dev->device), "cuDevicePrimaryCtxReset");
+        r = api->cuDevicePrimaryCtxRetain(&dev->ctx, dev->device);
+        if (r != CUDA_SUCCESS) {
+            dev->ctx = NULL;
+            return mox__cuda_fail(api, r, "cuDevicePrimaryCtxRetain",
+                                  "after resetting the context of a faulted device: the driver "
+                                  "keeps this process's device lost");
+        }
+    }
+    CHECK(r, "cuDevicePrimaryCtxRetain");
+    CHECK(api->cuCtxSetCurrent(dev->ctx), "cuCtxSetCurrent");
+    return MOX_OK;
+}
+
+/* The device's limits, and whether it can map host memory (the failure
+ * flags need it). */
+static mox_status read_limits(mox__cuda_dev *dev)
+{
+    const mox__cuda_api *api = dev->api;
+    mox__cuda_limits *l = &dev->limits;
+    l->max_block[0] = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
+    l->max_block[1] = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
+    l->max_block[2] = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
+    l->max_grid[0] = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
+    l->max_grid[1] = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
+    l->max_grid[2] = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
+    l->max_threads = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    l->warp_size = attr(dev, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+    l->shared_per_block = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+    l->shared_optin = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    if (l->shared_optin < l->shared_per_block)
+        l->shared_optin = l->shared_per_block;
+    l->sm_count = attr(dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    l->cc_major = attr(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    l->cc_minor = attr(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    mox__cuda_settle_pdl(dev);
+    size_t total = 0;
+    CHECK(api->cuDeviceTotalMem(&total, dev->device), "cuDeviceTotalMem");
+    l->total_mem = total;
+    if (!attr(dev, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY) || !attr(dev, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING))
+        return mox__cuda_error(MOX_ERR_DEVICE_UNAVAILABLE,
+                               "CUDA device %s cannot map host memory (needed for failure flags)", dev->name);
+    return MOX_OK;
+}
+
+/* The streams, and the gate status pool: every word OK but the sentinel
+ * slot's, FAILED forever. */
+static mox_status make_streams_and_pool(mox__cuda_dev *dev)
+{
+    const mox__cuda_api *api = dev->api;
+    for (uint32_t i = 0; i < MOX__CUDA_STREAMS; i++)
+        CHECK(api->cuStreamCreate(&dev->streams[i], CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    CHECK(api->cuStreamCreate(&dev->copy_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    CHECK(api->cuMemAlloc(&dev->pool, (size_t)MOX__CUDA_POOL_SLOTS * 8u), "cuMemAlloc");
+    CHECK(api->cuMemsetD32Async(dev->pool, 0, (size_t)MOX__CUDA_POOL_SLOTS * 2u, dev->copy_stream),
+          "cuMemsetD32Async");
+    CHECK(api->cuMemsetD32Async(dev->pool + 8u * MOX__CUDA_SENTINEL_SLOT, MOX_DISPATCH_FAILED, 1,
+                                dev->copy_stream),
+          "cuMemsetD32Async");
+    CHECK(api->cuStreamSynchronize(dev->copy_stream), "cuStreamSynchronize");
+    dev->slot_used = mox__calloc(MOX__CUDA_POOL_SLOTS, 1);
+    if (!dev->slot_used)
+        return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory opening the CUDA device");
+    dev->slot_used[MOX__CUDA_SENTINEL_SLOT] = 1;
+    dev->slot_used[MOX__CUDA_OK_SLOT] = 1;
+    dev->slot_hint = MOX__CUDA_FIRST_SLOT;
+    return MOX_OK;
+}
+
+/* The device's identity: handle, context, name, ordinal and UUID. */
+static mox_status identify(mox__cuda_dev *dev, int ordinal)
+{
+    const mox__cuda_api *api = dev->api;
+    CHECK(api->cuDeviceGet(&dev->device, ordinal), "cuDeviceGet");
+    mox_status st = retain_context(dev);
+    if (st != MOX_OK)
+        return st;
+    CHECK(api->cuDeviceGetName(dev->name, (int)sizeof dev->name - 1, dev->device), "cuDeviceGetName");
+    dev->ordinal = (uint32_t)ordinal;
+    return mox__cuda_uuid_of(api, dev->device, dev->uuid);
+}
+#undef CHECK
 
 mox_status mox__cuda_dev_open(int ordinal, mox__cuda_dev **out)
 {
@@ -52,109 +157,27 @@ mox_status mox__cuda_dev_open(int ordinal, mox__cuda_dev **out)
     mox__cuda_dev *dev = mox__calloc(1, sizeof *dev);
     if (!dev)
         return mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory opening the CUDA device");
-    mox_status st = MOX_OK;
     dev->api = api;
     atomic_init(&dev->lost, false);
     mox__mutex_init(&dev->lock);
     pthread_mutex_init(&dev->pool_lock, NULL);
     mox__cond_init(&dev->work_cv);
-    if ((st = mox__cuda_read_settings(dev)) != MOX_OK)
-        goto fail;
-
-    TRY(api->cuDeviceGet(&dev->device, ordinal), "cuDeviceGet");
-    /* Reopening after a sticky fault: the process's primary context is still
-     * the faulted one (the driver keeps it, even with no reference left;
-     * seen on the H200: retain answers CUDA_ERROR_ILLEGAL_ADDRESS). It is
-     * unusable for everyone, so reset it and start a fresh one. */
-    r = api->cuDevicePrimaryCtxRetain(&dev->ctx, dev->device);
-    if (r == CUDA_SUCCESS) {
-        r = api->cuCtxSetCurrent(dev->ctx);
-        if (r == CUDA_SUCCESS)
-            r = api->cuCtxSynchronize();
-        if (r != CUDA_SUCCESS) {
-            api->cuDevicePrimaryCtxRelease(dev->device);
-            dev->ctx = NULL;
-        }
+    mox_status st = mox__cuda_read_settings(dev);
+    if (st == MOX_OK)
+        st = identify(dev, ordinal);
+    if (st == MOX_OK)
+        st = read_limits(dev);
+    if (st == MOX_OK)
+        st = make_streams_and_pool(dev);
+    if (st == MOX_OK)
+        st = mox__cuda_completion_start(dev);
+    if (st != MOX_OK) {
+        mox__cuda_dev_close(dev);
+        return st;
     }
-    if (mox__cuda_error_is_sticky(r)) {
-        /* The driver checks the thread's current context too: drop the
-         * faulted one from this thread before resetting. */
-        api->cuCtxSetCurrent(NULL);
-        TRY(api->cuDevicePrimaryCtxReset(dev->device), "cuDevicePrimaryCtxReset");
-        r = api->cuDevicePrimaryCtxRetain(&dev->ctx, dev->device);
-        if (r != CUDA_SUCCESS) {
-            dev->ctx = NULL;
-            st = mox__cuda_fail(api, r, "cuDevicePrimaryCtxRetain",
-                                "after resetting the context of a faulted device: the driver "
-                                "keeps this process's device lost");
-            goto fail;
-        }
-    }
-    TRY(r, "cuDevicePrimaryCtxRetain");
-    TRY(api->cuCtxSetCurrent(dev->ctx), "cuCtxSetCurrent");
-    TRY(api->cuDeviceGetName(dev->name, (int)sizeof dev->name - 1, dev->device), "cuDeviceGetName");
-    dev->ordinal = (uint32_t)ordinal;
-    if ((st = mox__cuda_uuid_of(api, dev->device, dev->uuid)) != MOX_OK)
-        goto fail;
-
-    mox__cuda_limits *l = &dev->limits;
-    l->max_block[0] = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
-    l->max_block[1] = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
-    l->max_block[2] = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
-    l->max_grid[0] = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
-    l->max_grid[1] = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
-    l->max_grid[2] = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
-    l->max_threads = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
-    l->warp_size = attr(dev, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
-    l->shared_per_block = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
-    l->shared_optin = attr(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
-    if (l->shared_optin < l->shared_per_block)
-        l->shared_optin = l->shared_per_block;
-    l->sm_count = attr(dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-    l->cc_major = attr(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
-    l->cc_minor = attr(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
-    mox__cuda_settle_pdl(dev);
-    size_t total = 0;
-    TRY(api->cuDeviceTotalMem(&total, dev->device), "cuDeviceTotalMem");
-    l->total_mem = total;
-    if (!attr(dev, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY) ||
-        !attr(dev, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING)) {
-        st = mox__cuda_error(MOX_ERR_DEVICE_UNAVAILABLE,
-                             "CUDA device %s cannot map host memory (needed for failure flags)",
-                             dev->name);
-        goto fail;
-    }
-
-    for (uint32_t i = 0; i < MOX__CUDA_STREAMS; i++)
-        TRY(api->cuStreamCreate(&dev->streams[i], CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-    TRY(api->cuStreamCreate(&dev->copy_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-
-    TRY(api->cuMemAlloc(&dev->pool, (size_t)MOX__CUDA_POOL_SLOTS * 8u), "cuMemAlloc");
-    TRY(api->cuMemsetD32Async(dev->pool, 0, (size_t)MOX__CUDA_POOL_SLOTS * 2u, dev->copy_stream),
-        "cuMemsetD32Async");
-    TRY(api->cuMemsetD32Async(dev->pool + 8u * MOX__CUDA_SENTINEL_SLOT, MOX_DISPATCH_FAILED, 1,
-                              dev->copy_stream),
-        "cuMemsetD32Async");
-    TRY(api->cuStreamSynchronize(dev->copy_stream), "cuStreamSynchronize");
-    dev->slot_used = mox__calloc(MOX__CUDA_POOL_SLOTS, 1);
-    if (!dev->slot_used) {
-        st = mox__cuda_error(MOX_ERR_OUT_OF_MEMORY, "out of memory opening the CUDA device");
-        goto fail;
-    }
-    dev->slot_used[MOX__CUDA_SENTINEL_SLOT] = 1;
-    dev->slot_used[MOX__CUDA_OK_SLOT] = 1;
-    dev->slot_hint = MOX__CUDA_FIRST_SLOT;
-
-    st = mox__cuda_completion_start(dev);
-    if (st != MOX_OK)
-        goto fail;
     *out = dev;
     return MOX_OK;
-fail:
-    mox__cuda_dev_close(dev);
-    return st;
 }
-#undef TRY
 
 /* MOX_CUDA_STATS=1: the backend's counters on stderr when a device closes
  * (how many launches, instantiations, parameter updates... a run needed). */
