@@ -113,161 +113,213 @@ static bool any_unwatched(const mox__cuda_dev *dev)
     return false;
 }
 
-static void *completion_main(void *arg)
-{
-    mox__cuda_dev *dev = arg;
-    const mox__cuda_api *api = dev->api;
-    mox__thread_mark_runtime("mox-cuda-done");
-    api->cuCtxSetCurrent(dev->ctx);
+/* The completion thread's state between rounds, and one round's snapshot
+ * of the in-flight list. */
+typedef struct completion_loop {
     mox__cuda_group *snap[SNAPSHOT];
     CUresult res[SNAPSHOT];
     uint32_t npreds[SNAPSHOT];
     bool watched[SNAPSHOT];
-    uint64_t spin_start = mox__cuda_now_ns();
-    uint32_t backoff_us = 20;
-    uint64_t idle_spin_ns = 1000ull * (dev->spin_us < IDLE_SPIN_US ? dev->spin_us : IDLE_SPIN_US);
+    uint32_t n, unwatched;
+    bool one_stream;
+    uint64_t spin_start, idle_spin_ns;
+    uint32_t backoff_us;
+} completion_loop;
+
+/* Nothing in flight (dev->lock held, and held again on return): spins a
+ * while, polls while waiting threads complete the launches, or sleeps on
+ * the condition variable. False when the device is stopping. */
+static bool idle_round(mox__cuda_dev *dev, completion_loop *c)
+{
+    /* Nothing in flight: launches record spin events again. */
+    atomic_store_explicit(&dev->sleepy, false, memory_order_relaxed);
+    if (dev->stopping)
+        return false;
+    if (mox__cuda_now_ns() - c->spin_start < c->idle_spin_ns || watched_from_outside(dev)) {
+        /* Just completed something, or a thread waits on this
+         * device: a launch + wait loop submits again within
+         * microseconds, and a waiter's merged launch is seen at
+         * once. Spinning here means that
+         * launch needs no condition signal (a futex syscall on the
+         * submitting thread) and no wake-up of this thread before
+         * its first query: most of the round trip over a raw spin
+         * wait. The lock stays free meanwhile (new work shows as a
+         * change of `pushes`). */
+        uint32_t seen = atomic_load_explicit(&dev->pushes, memory_order_relaxed);
+        mox__unlock(&dev->lock);
+        while (atomic_load_explicit(&dev->pushes, memory_order_relaxed) == seen &&
+               (mox__cuda_now_ns() - c->spin_start < c->idle_spin_ns || watched_from_outside(dev)))
+            mox__cuda_cpu_relax();
+        mox__lock(&dev->lock);
+        return true;
+    }
+    if (mox__cuda_now_ns() < dev->quiet_until_ns) {
+        /* Waiting threads complete the launches: look again soon. */
+        if (timed_wait(dev, QUIET_POLL_US, true) || dev->inflight_head)
+            c->spin_start = mox__cuda_now_ns(); /* signalled, or launches came: spin on them */
+        return true;
+    }
+    dev->waiting = true;
+    mox__cond_wait(&dev->work_cv, &dev->lock, 0);
+    dev->waiting = false;
+    c->spin_start = mox__cuda_now_ns();
+    c->backoff_us = 20;
+    return true;
+}
+
+/* Reaps, then snapshots the in-flight list (dev->lock held). Groups leave
+ * the list here or in mox__cuda_complete_inline. One a waiting thread
+ * finished while it was in a snapshot (snapped) is freed only here, with
+ * no snapshot held, so the snapshot's pointers stay valid after the lock
+ * is dropped; any other the waiting thread frees itself (its block cache
+ * serves its next launch). Whether a group is still to be finished is
+ * decided under the lock. */
+static void take_snapshot(mox__cuda_dev *dev, completion_loop *c)
+{
+    mox__cuda_groups_reap(dev);
+    c->n = c->unwatched = 0;
+    c->one_stream = true;
+    for (mox__cuda_group *g = dev->inflight_head; g && c->n < SNAPSHOT; g = g->next) {
+        /* Waiting for another device's point counts as a predecessor.
+         * A group a waiting user thread watches is its to complete
+         * (mox__cuda_complete_inline): not queried here, so the two
+         * threads do not contend for the driver's locks. */
+        c->npreds[c->n] = g->npred + !mox__cuda_foreign_ready(g);
+        c->watched[c->n] = g->claimed;
+        c->unwatched += !g->claimed;
+        g->snapped = !g->claimed; /* it may use g after the lock: g is not freed elsewhere */
+        c->snap[c->n++] = g;
+        if (g->stream != dev->inflight_head->stream)
+            c->one_stream = false;
+    }
+}
+
+/* Queries and finishes the snapshot's groups that ended (no lock held);
+ * returns how many it finished. */
+static uint32_t finish_snapped(mox__cuda_dev *dev, completion_loop *c)
+{
+    uint32_t finished = 0;
+    for (uint32_t i = 0; i < c->n; i++) {
+        /* npred only drops on this thread; a group's predecessors come
+         * before it in the list, so one pass sees them finish first.
+         * The snapshot's count serves until something finished in this
+         * pass: taking the lock per group per round (every microsecond
+         * while spinning) made the submitting thread, which needs the
+         * same lock, collide with it and sleep in the kernel. */
+        /* A group watched at the snapshot may be finished and freed by
+         * its waiter any time now: not touched. */
+        if (c->watched[i])
+            continue;
+        mox__cuda_group *g = c->snap[i];
+        uint32_t npred = c->npreds[i];
+        if (npred && finished) {
+            mox__lock(&dev->lock);
+            npred = g->npred + !mox__cuda_foreign_ready(g);
+            mox__unlock(&dev->lock);
+        }
+        if (npred)
+            continue;
+        c->res[i] = g->launched ? dev->api->cuEventQuery(g->event) : CUDA_SUCCESS;
+        if (c->res[i] == CUDA_ERROR_NOT_READY)
+            continue;
+        mox__lock(&dev->lock);
+        bool ours = g->linked && !g->claimed;
+        if (ours)
+            mox__cuda_inflight_unlink(dev, g);
+        mox__unlock(&dev->lock);
+        if (!ours)
+            continue; /* a waiting thread is completing it, or did */
+        mox__cuda_group_finish(dev, g, c->res[i], NULL);
+        c->snap[i] = NULL; /* freed */
+        finished++;
+    }
+    return finished;
+}
+
+/* After a round that finished nothing (no lock held): spins a poll period
+ * while within the spin window, or sleeps on the first launch's event.
+ * True when it slept. */
+static bool pace_round(mox__cuda_dev *dev, completion_loop *c)
+{
+    if (c->unwatched &&
+        (mox__cuda_now_ns() - c->spin_start < (uint64_t)dev->spin_us * 1000u || watched_from_outside(dev))) {
+        /* At most one query round per poll_ns (default 1 us): each
+         * query takes driver locks that the submitting threads need
+         * too; a shorter pace answers a lone waiter sooner. */
+        uint64_t until = mox__cuda_now_ns() + dev->poll_ns;
+        while (mox__cuda_now_ns() < until)
+            mox__cuda_cpu_relax();
+        return false;
+    }
+    if (c->unwatched && c->one_stream && !c->watched[0] && c->snap[0] && c->snap[0]->launched &&
+        c->npreds[0] == 0) {
+        /* From now on launches can be slept on until their own end. */
+        atomic_store_explicit(&dev->sleepy, true, memory_order_relaxed);
+        CUresult woke; /* the next round queries it: then it is finished here */
+        if (mox__cuda_event_sleep(dev, c->snap[0], &woke)) {
+            /* Errors come back from the query that follows. */
+            atomic_fetch_add_explicit(&dev->stats.event_sleeps, 1, memory_order_relaxed);
+            c->spin_start = mox__cuda_now_ns();
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The round's end (takes dev->lock and keeps it): releases the snapshot,
+ * and waits when nothing moved and nothing is to be queried soon. */
+static void end_round(mox__cuda_dev *dev, completion_loop *c, uint32_t finished, bool slept)
+{
+    mox__lock(&dev->lock);
+    for (uint32_t i = 0; i < c->n; i++)
+        if (c->snap[i] && !c->watched[i])
+            c->snap[i]->snapped = false; /* a waiter that finishes it may free it now */
+    if (!c->unwatched && any_unwatched(dev))
+        c->unwatched = 1; /* given back since the snapshot: query it now */
+    if (finished || slept || !dev->inflight_head)
+        return;
+    if (c->unwatched &&
+        (mox__cuda_now_ns() - c->spin_start < (uint64_t)dev->spin_us * 1000u || watched_from_outside(dev)))
+        return;
+    /* Everything watched: a waiter gives a launch back with a
+     * signal; new launches are looked for every QUIET_POLL_US. */
+    bool quiet = !c->unwatched;
+    if (!quiet) /* sleeping on launches nobody watches: let later ones be slept on */
+        atomic_store_explicit(&dev->sleepy, true, memory_order_relaxed);
+    if (timed_wait(dev, quiet ? QUIET_POLL_US : c->backoff_us, quiet) || (quiet && any_unwatched(dev)))
+        c->spin_start = mox__cuda_now_ns(); /* new work: spin again */
+    else if (!quiet && c->backoff_us < 1000)
+        c->backoff_us *= 2;
+}
+
+static void *completion_main(void *arg)
+{
+    mox__cuda_dev *dev = arg;
+    mox__thread_mark_runtime("mox-cuda-done");
+    dev->api->cuCtxSetCurrent(dev->ctx);
+    completion_loop c;
+    c.spin_start = mox__cuda_now_ns();
+    c.backoff_us = 20;
+    c.idle_spin_ns = 1000ull * (dev->spin_us < IDLE_SPIN_US ? dev->spin_us : IDLE_SPIN_US);
 
     mox__lock(&dev->lock);
     for (;;) {
         if (!dev->inflight_head) {
-            /* Nothing in flight: launches record spin events again. */
-            atomic_store_explicit(&dev->sleepy, false, memory_order_relaxed);
-            if (dev->stopping)
+            if (!idle_round(dev, &c))
                 break;
-            if (mox__cuda_now_ns() - spin_start < idle_spin_ns || watched_from_outside(dev)) {
-                /* Just completed something, or a thread waits on this
-                 * device: a launch + wait loop submits again within
-                 * microseconds, and a waiter's merged launch is seen at
-                 * once. Spinning here means that
-                 * launch needs no condition signal (a futex syscall on the
-                 * submitting thread) and no wake-up of this thread before
-                 * its first query: most of the round trip over a raw spin
-                 * wait. The lock stays free meanwhile (new work shows as a
-                 * change of `pushes`). */
-                uint32_t seen = atomic_load_explicit(&dev->pushes, memory_order_relaxed);
-                mox__unlock(&dev->lock);
-                while (atomic_load_explicit(&dev->pushes, memory_order_relaxed) == seen &&
-                       (mox__cuda_now_ns() - spin_start < idle_spin_ns || watched_from_outside(dev)))
-                    mox__cuda_cpu_relax();
-                mox__lock(&dev->lock);
-                continue;
-            }
-            if (mox__cuda_now_ns() < dev->quiet_until_ns) {
-                /* Waiting threads complete the launches: look again soon. */
-                if (timed_wait(dev, QUIET_POLL_US, true) || dev->inflight_head)
-                    spin_start = mox__cuda_now_ns(); /* signalled, or launches came: spin on them */
-                continue;
-            }
-            dev->waiting = true;
-            mox__cond_wait(&dev->work_cv, &dev->lock, 0);
-            dev->waiting = false;
-            spin_start = mox__cuda_now_ns();
-            backoff_us = 20;
             continue;
         }
-        /* Groups leave the list here or in mox__cuda_complete_inline. One
-         * a waiting thread finished while it was in a snapshot (snapped) is
-         * freed only here, with no snapshot held, so the snapshot's pointers
-         * stay valid after the lock is dropped; any other the waiting thread
-         * frees itself (its block cache serves its next launch). Whether a
-         * group is still to be finished is decided under the lock. */
-        mox__cuda_groups_reap(dev);
-        uint32_t n = 0, unwatched = 0;
-        bool one_stream = true;
-        for (mox__cuda_group *g = dev->inflight_head; g && n < SNAPSHOT; g = g->next) {
-            /* Waiting for another device's point counts as a predecessor.
-             * A group a waiting user thread watches is its to complete
-             * (mox__cuda_complete_inline): not queried here, so the two
-             * threads do not contend for the driver's locks. */
-            npreds[n] = g->npred + !mox__cuda_foreign_ready(g);
-            watched[n] = g->claimed;
-            unwatched += !g->claimed;
-            g->snapped = !g->claimed; /* it may use g after the lock: g is not freed elsewhere */
-            snap[n++] = g;
-            if (g->stream != dev->inflight_head->stream)
-                one_stream = false;
-        }
+        take_snapshot(dev, &c);
         mox__unlock(&dev->lock);
-
-        uint32_t finished = 0;
-        for (uint32_t i = 0; i < n; i++) {
-            /* npred only drops on this thread; a group's predecessors come
-             * before it in the list, so one pass sees them finish first.
-             * The snapshot's count serves until something finished in this
-             * pass: taking the lock per group per round (every microsecond
-             * while spinning) made the submitting thread, which needs the
-             * same lock, collide with it and sleep in the kernel. */
-            /* A group watched at the snapshot may be finished and freed by
-             * its waiter any time now: not touched. */
-            if (watched[i])
-                continue;
-            uint32_t npred = npreds[i];
-            if (npred && finished) {
-                mox__lock(&dev->lock);
-                npred = snap[i]->npred + !mox__cuda_foreign_ready(snap[i]);
-                mox__unlock(&dev->lock);
-            }
-            if (npred)
-                continue;
-            res[i] = snap[i]->launched ? api->cuEventQuery(snap[i]->event) : CUDA_SUCCESS;
-            if (res[i] == CUDA_ERROR_NOT_READY)
-                continue;
-            mox__lock(&dev->lock);
-            bool ours = snap[i]->linked && !snap[i]->claimed;
-            if (ours)
-                mox__cuda_inflight_unlink(dev, snap[i]);
-            mox__unlock(&dev->lock);
-            if (!ours)
-                continue; /* a waiting thread is completing it, or did */
-            mox__cuda_group_finish(dev, snap[i], res[i], NULL);
-            snap[i] = NULL; /* freed */
-            finished++;
-        }
+        uint32_t finished = finish_snapped(dev, &c);
         bool slept = false;
         if (finished) {
-            spin_start = mox__cuda_now_ns();
-            backoff_us = 20;
-        } else if (unwatched && (mox__cuda_now_ns() - spin_start < (uint64_t)dev->spin_us * 1000u ||
-                                 watched_from_outside(dev))) {
-            /* At most one query round per poll_ns (default 1 us): each
-             * query takes driver locks that the submitting threads need
-             * too; a shorter pace answers a lone waiter sooner. */
-            uint64_t until = mox__cuda_now_ns() + dev->poll_ns;
-            while (mox__cuda_now_ns() < until)
-                mox__cuda_cpu_relax();
-        } else if (unwatched && one_stream && !watched[0] && snap[0] && snap[0]->launched &&
-                   npreds[0] == 0) {
-            /* From now on launches can be slept on until their own end. */
-            atomic_store_explicit(&dev->sleepy, true, memory_order_relaxed);
-            CUresult woke; /* the next round queries it: then it is finished here */
-            if (mox__cuda_event_sleep(dev, snap[0], &woke)) {
-                /* Errors come back from the query that follows. */
-                atomic_fetch_add_explicit(&dev->stats.event_sleeps, 1, memory_order_relaxed);
-                spin_start = mox__cuda_now_ns();
-                slept = true;
-            }
+            c.spin_start = mox__cuda_now_ns();
+            c.backoff_us = 20;
+        } else {
+            slept = pace_round(dev, &c);
         }
-
-        mox__lock(&dev->lock);
-        for (uint32_t i = 0; i < n; i++)
-            if (snap[i] && !watched[i])
-                snap[i]->snapped = false; /* a waiter that finishes it may free it now */
-        if (!unwatched && any_unwatched(dev))
-            unwatched = 1; /* given back since the snapshot: query it now */
-        if (!finished && !slept && dev->inflight_head &&
-            (!unwatched ||
-             (mox__cuda_now_ns() - spin_start >= (uint64_t)dev->spin_us * 1000u && !watched_from_outside(dev)))) {
-            /* Everything watched: a waiter gives a launch back with a
-             * signal; new launches are looked for every QUIET_POLL_US. */
-            bool quiet = !unwatched;
-            if (!quiet) /* sleeping on launches nobody watches: let later ones be slept on */
-                atomic_store_explicit(&dev->sleepy, true, memory_order_relaxed);
-            if (timed_wait(dev, quiet ? QUIET_POLL_US : backoff_us, quiet) ||
-                (quiet && any_unwatched(dev)))
-                spin_start = mox__cuda_now_ns(); /* new work: spin again */
-            else if (!quiet && backoff_us < 1000)
-                backoff_us *= 2;
-        }
+        end_round(dev, &c, finished, slept);
     }
     mox__unlock(&dev->lock);
     return NULL;
