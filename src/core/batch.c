@@ -8,6 +8,7 @@
 #include "debug_check.h"
 #include "error.h"
 #include "op.h"
+#include "record_memo.h"
 
 struct mox_batch {
     mox_device *device;        /* retained (borrowed by a sequence's batch) */

@@ -80,40 +80,84 @@ static __attribute__((noinline)) bool gates_grow(mox__sub *s, gate_list *g)
     return true;
 }
 
+/* Appends ub's unfinished earlier writer to dispatch i's gates (those
+ * from g->at[first] on, n so far) unless the dispatch comes after the
+ * batch's own first write of it (gate_to; -1: no such writer) or one of
+ * its gates names that writer already. false on out of memory. */
+static inline bool add_gate(mox__sub *s, uint32_t i, const mox__ub *ub, uint32_t first,
+                            uint32_t *n, gate_list *g)
+{
+    if ((int32_t)i > ub->gate_to)
+        return true;
+    bool dup = false;
+    for (uint32_t e = first; e < *n; e++)
+        dup |= g->at[e].sub == ub->ext_writer.sub && g->at[e].dispatch == ub->ext_writer.dispatch;
+    if (dup)
+        return true;
+    if (*n == g->cap) {
+        g->n = *n;
+        if (!gates_grow(s, g))
+            return false;
+    }
+    g->at[(*n)++] = ub->ext_writer;
+    return true;
+}
+
+static inline bool gated_kind(const mox__dispatch *d)
+{
+    return d->kind == MOX__CMD_KERNEL || d->kind == MOX__CMD_COPY;
+}
+
 /* Dispatch i's gates, appended to g: the unfinished earlier writers of
  * buffers it touches before the batch itself writes them (later accesses
- * depend on that in-batch writer, which inherits the gate). Device work is
- * gated (A9); host transfers never are. */
+ * depend on that in-batch writer, which inherits the gate), in argument
+ * order. Device work is gated (A9); host transfers never are. */
 static inline bool add_gates(mox__sub *s, uint32_t i, mox__dispatch *d, gate_list *g)
 {
     /* Locals: the gates' stores (uint32_t dispatch) could alias all these. */
     const uint32_t first = g->n;
     uint32_t n = first;
     d->gate_first = first;
-    uint32_t args = d->kind == MOX__CMD_KERNEL || d->kind == MOX__CMD_COPY ? d->arg_count : 0;
+    uint32_t args = gated_kind(d) ? d->arg_count : 0;
     const mox__karg *karg = d->args;
     const mox__ub *ubs = s->ubs;
     for (uint32_t a = 0; a < args; a++) {
         const mox__karg *k = &karg[a];
-        if (!k->buffer)
-            continue;
-        const mox__ub *ub = &ubs[k->ub];
-        if ((int32_t)i > ub->gate_to)
-            continue;
-        bool dup = false;
-        for (uint32_t e = first; e < n; e++)
-            dup |= g->at[e].sub == ub->ext_writer.sub && g->at[e].dispatch == ub->ext_writer.dispatch;
-        if (dup)
-            continue;
-        if (n == g->cap) {
-            g->n = n;
-            if (!gates_grow(s, g))
-                return false;
-        }
-        g->at[n++] = ub->ext_writer;
+        if (k->buffer && !add_gate(s, i, &ubs[k->ub], first, &n, g))
+            return false;
     }
     g->n = n;
     d->gate_count = n - first;
+    return true;
+}
+
+/* The gates of a batch whose seal took its tables from the memo (`laid`,
+ * record_memo.h): the same as add_gates gives, from each dispatch's gate
+ * candidates (the buffers it touches before the batch writes them, in
+ * argument order, each once) instead of its arguments. */
+static bool build_gates_laid(mox__sub *s, int32_t gate_to)
+{
+    gate_list g = {s->gates_inline, 0, MOX__SUB_INLINE_GATES};
+    s->gates = g.at;
+    mox__dispatch **ds = s->d;
+    const mox__ub *ubs = s->ubs;
+    const uint8_t *c = (const uint8_t *)s->cands;
+    for (uint32_t i = 0; i < s->count; i++) {
+        mox__dispatch *d = ds[i];
+        const uint32_t first = g.n;
+        uint32_t n = first, cands = *c++;
+        const uint8_t *u = c;
+        c += cands;
+        d->gate_first = first;
+        if ((int32_t)i > gate_to || !gated_kind(d))
+            cands = 0;
+        for (uint32_t k = 0; k < cands; k++)
+            if (!add_gate(s, i, &ubs[u[k]], first, &n, &g))
+                return false;
+        g.n = n;
+        d->gate_count = n - first;
+    }
+    s->pub.gates = g.n ? g.at : NULL;
     return true;
 }
 
@@ -162,6 +206,15 @@ static bool build_gates_and_succs(mox__sub *s, bool gated, int32_t gate_to)
     return true;
 }
 
+/* The batch's gates and, unless its seal laid them out, its successors.
+ * false on out of memory. */
+static inline bool build_gates(mox__sub *s, bool gated, int32_t gate_to)
+{
+    if (s->laid)
+        return !gated || build_gates_laid(s, gate_to);
+    return !(gated || s->npreds) || build_gates_and_succs(s, gated, gate_to);
+}
+
 static void undo_prepare(mox__sub *s)
 {
     for (uint32_t i = 0; i < s->nwaits; i++)
@@ -173,9 +226,11 @@ static void undo_prepare(mox__sub *s)
         mox__free(s->gates);
     s->gates = NULL;
     s->pub.gates = NULL;
-    if (s->succs != s->succs_inline)
-        mox__block_free(s->succs, s->npreds * sizeof *s->succs);
-    s->succs = s->succs_inline;
+    if (!s->laid) { /* (a laid batch's successors are its own, from its seal) */
+        if (s->succs != s->succs_inline)
+            mox__block_free(s->succs, s->npreds * sizeof *s->succs);
+        s->succs = s->succs_inline;
+    }
     s->npoints = 0;
 }
 
@@ -286,8 +341,7 @@ mox_error *mox__sub_prepare_locked(mox_device *dev, mox__sub *s)
             wc.oom = true;
     }
     uint32_t queue = wc.oom ? 0 : choose_queue(dev, &wc);
-    if (wc.oom || ((gated || s->npreds) && !build_gates_and_succs(s, gated, gate_to)) ||
-        !build_points(s, &dev->sems[queue])) {
+    if (wc.oom || !build_gates(s, gated, gate_to) || !build_points(s, &dev->sems[queue])) {
         undo_prepare(s);
         return mox__error_new(MOX_ERR_OUT_OF_MEMORY, "out of memory submitting a batch");
     }

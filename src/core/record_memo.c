@@ -23,7 +23,7 @@
 
 #include "alloc.h"
 #include "error.h"
-#include "submission.h"
+#include "record_memo.h"
 #include "trace.h"
 
 /* The largest batch remembered (a larger one is recorded as before). At
@@ -33,8 +33,12 @@ enum { MEMO_DISPATCHES = 64, MEMO_ARGS = 4 * MEMO_DISPATCHES, MEMO_UBS = 16,
 
 typedef struct memo_dispatch {
     uint32_t arg_first, arg_count;
-    uint32_t pred_first, pred_count, succ_count;
+    uint32_t pred_first, pred_count, succ_first, succ_count;
 } memo_dispatch;
+
+/* The gate candidates' bytes (a count per dispatch, an index per
+ * argument at most), in whole 8-byte words. */
+enum { MEMO_CAND_WORDS = (MEMO_DISPATCHES + MEMO_ARGS + 7) / 8 };
 
 struct mox__record_memo {
     /* Unique to this memo's contents: its first value comes from a
@@ -44,9 +48,12 @@ struct mox__record_memo {
     uint32_t count;            /* 0: empty */
     uint32_t npreds, nubs;
     memo_dispatch d[MEMO_DISPATCHES];
-    mox__karg args[MEMO_ARGS]; /* as recorded (buffers not referenced) */
+    mox__karg args[MEMO_ARGS]; /* buffer and access as recorded (not referenced) */
     mox__ub ubs[MEMO_UBS];     /* as the seal leaves them */
     uint32_t preds[MEMO_PREDS];
+    uint32_t succs[MEMO_PREDS]; /* as preparation lays them out (prepare.c) */
+    uint32_t cand_words;
+    uint64_t cands[MEMO_CAND_WORDS]; /* as mox__sub.cands says (submission.h) */
 };
 
 static _Atomic uint64_t memo_epoch;
@@ -98,11 +105,40 @@ mox_status mox__sub_record_slow(mox__sub *s, mox__dispatch *d)
     return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory recording a batch");
 }
 
-/* The batch's edges and ub table from the memo when its dispatches name
- * the same buffers in the same places with the same accesses (it has as
- * many dispatches as the memo; its arguments' ub indices are written on
- * the way, replay rewrites them otherwise). false when it differs, or on
- * out of memory (nothing else changed then). */
+/* The memo's successors and gate candidates, copied into the batch (its
+ * preds copied already): the batch is then `laid`. false on out of memory,
+ * with nothing taken. */
+static bool memo_lay(mox__sub *s, const mox__record_memo *m)
+{
+    const uint32_t words = m->cand_words, npreds = m->npreds;
+    uint64_t *c = s->cands_inline;
+    uint32_t *succs = s->succs_inline;
+    if (words > sizeof s->cands_inline / sizeof *c && !(c = mox__block_alloc(words * sizeof *c)))
+        return false;
+    if (npreds > 4 && !(succs = mox__block_alloc(npreds * sizeof *succs))) {
+        if (c != s->cands_inline)
+            mox__block_free(c, words * sizeof *c);
+        return false;
+    }
+    s->heap_arrays |= c != s->cands_inline || npreds > 4;
+    for (uint32_t w = 0; w < words; w++)
+        c[w] = m->cands[w];
+    for (uint32_t p = 0; p < npreds; p++)
+        succs[p] = m->succs[p];
+    s->cands = c;
+    s->cands_words = words;
+    s->succs = succs;
+    s->pub.succs = npreds ? succs : NULL;
+    s->laid = true;
+    return true;
+}
+
+/* The batch's edges, ub table, successors and gate candidates from the
+ * memo when its dispatches name the same buffers in the same places with
+ * the same accesses (it has as many dispatches as the memo). Its
+ * arguments' ub indices are not written (a laid batch's are never read;
+ * replay writes them when it differs). false when it differs, or on out
+ * of memory (nothing else changed then). */
 static bool memo_apply(mox__sub *s, const mox__record_memo *m)
 {
     uintptr_t diff = 0;
@@ -113,22 +149,22 @@ static bool memo_apply(mox__sub *s, const mox__record_memo *m)
         diff |= n ^ md->arg_count;
         if (diff)
             return false;
-        mox__karg *restrict k = d->args;
+        const mox__karg *restrict k = d->args;
         const mox__karg *restrict ma = &m->args[md->arg_first];
-        for (uint32_t a = 0; a < n; a++) {
+        for (uint32_t a = 0; a < n; a++)
             diff |= ((uintptr_t)k[a].buffer ^ (uintptr_t)ma[a].buffer) |
                     (uintptr_t)(k[a].access ^ ma[a].access);
-            k[a].ub = ma[a].ub;
-        }
         /* (replay rewrites these when the batch differs further on) */
         d->pred_first = md->pred_first;
         d->pred_count = md->pred_count;
+        d->succ_first = md->succ_first;
         d->succ_count = md->succ_count;
     }
     if (diff ||
         !mox__sub_grow(s, (void **)&s->preds, &s->cap_preds, s->preds_inline, sizeof *s->preds,
                        m->npreds) ||
-        !mox__sub_grow(s, (void **)&s->ubs, &s->cap_ubs, s->ubs_inline, sizeof *s->ubs, m->nubs))
+        !mox__sub_grow(s, (void **)&s->ubs, &s->cap_ubs, s->ubs_inline, sizeof *s->ubs, m->nubs) ||
+        !memo_lay(s, m))
         return false;
     for (uint32_t p = 0; p < m->npreds; p++)
         s->preds[p] = m->preds[p];
@@ -138,6 +174,51 @@ static bool memo_apply(mox__sub *s, const mox__record_memo *m)
     s->nubs = m->nubs;
     s->pub.preds = s->preds;
     return true;
+}
+
+/* The successors of the sealed batch `s` as preparation lays them out
+ * (prepare.c: each dispatch's after its predecessors', in dispatch order)
+ * and its gate candidates, into the memo (its d[] filled in; the
+ * candidates always fit: a count per dispatch, an index per argument at
+ * most). */
+static void memo_store_layout(mox__record_memo *m, const mox__sub *s)
+{
+    uint32_t fill[MEMO_DISPATCHES], at = 0;
+    for (uint32_t i = 0; i < s->count; i++) {
+        m->d[i].succ_first = at;
+        at += m->d[i].succ_count;
+        fill[i] = 0;
+    }
+    for (uint32_t i = 0; i < s->count; i++)
+        for (uint32_t k = m->d[i].pred_first; k < m->d[i].pred_first + m->d[i].pred_count; k++) {
+            uint32_t p = s->preds[k];
+            m->succs[m->d[p].succ_first + fill[p]++] = i;
+        }
+    uint8_t *c = (uint8_t *)m->cands;
+    uint32_t len = 0;
+    for (uint32_t i = 0; i < s->count; i++) {
+        const mox__dispatch *d = s->d[i];
+        const uint32_t head = len++;
+        for (uint32_t a = 0; a < d->arg_count; a++) {
+            const mox__karg *k = &d->args[a];
+            if (!k->buffer)
+                continue;
+            /* (an argument of a buffer the batch wrote before it: the
+             * in-batch writer carries the gate) */
+            const mox__ub *ub = &s->ubs[k->ub];
+            if (ub->first_write >= 0 && (int32_t)i > ub->first_write)
+                continue;
+            bool dup = false;
+            for (uint32_t e = head + 1; e < len; e++)
+                dup |= c[e] == k->ub;
+            if (!dup)
+                c[len++] = (uint8_t)k->ub;
+        }
+        c[head] = (uint8_t)(len - head - 1);
+    }
+    while (len % 8)
+        c[len++] = 0;
+    m->cand_words = len / 8;
 }
 
 /* Remembers the sealed batch `s` (its tables complete) in the thread's
@@ -158,12 +239,14 @@ static void memo_store(const mox__sub *s)
         const mox__dispatch *d = s->d[i];
         if (d->arg_count > MEMO_ARGS - nargs)
             return; /* (the memo stays empty) */
-        m->d[i] = (memo_dispatch){nargs, d->arg_count, d->pred_first, d->pred_count, d->succ_count};
+        m->d[i] = (memo_dispatch){nargs, d->arg_count, d->pred_first, d->pred_count, 0,
+                                  d->succ_count};
         for (uint32_t a = 0; a < d->arg_count; a++) {
             const mox__karg *k = &d->args[a];
-            m->args[nargs++] = (mox__karg){k->buffer, k->access, k->buffer ? k->ub : 0};
+            m->args[nargs++] = (mox__karg){k->buffer, k->access, 0};
         }
     }
+    memo_store_layout(m, s);
     for (uint32_t u = 0; u < s->nubs; u++) {
         const mox__ub *ub = &s->ubs[u];
         m->ubs[u] = (mox__ub){.buffer = ub->buffer, .first_write = ub->first_write,

@@ -71,6 +71,8 @@ static __attribute__((noinline)) void free_heap_arrays(mox__sub *sub)
         mox__free(sub->ub_index);
     if (sub->gates != sub->gates_inline)
         mox__free(sub->gates);
+    if (sub->cands && sub->cands != sub->cands_inline)
+        mox__block_free(sub->cands, sub->cands_words * sizeof *sub->cands);
 }
 
 void mox__sub_free(mox__sub *sub)

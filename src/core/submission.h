@@ -195,6 +195,16 @@ struct mox__sub {
     mox__record_memo *memo;
     uint64_t memo_gen;         /* the memo's generation and dispatch count when the */
     uint32_t memo_count;       /* batch began following it */
+    /* The seal took the batch's tables from the memo (record_memo.h): its
+     * successors are laid out already (succs, pub.succs, succ_first) and
+     * `cands` lists each dispatch's gate candidates (a count, then that
+     * many ub indices, dispatch after dispatch: the buffers it touches
+     * before the batch writes them, in argument order, each once), which
+     * preparation visits instead of the arguments, whose ub indices the
+     * seal then left unwritten. */
+    bool laid;
+    uint32_t cands_words;      /* 8-byte words of cands */
+    uint64_t *cands;
 
     /* submission */
     uint32_t nwaits;
@@ -253,6 +263,7 @@ struct mox__sub {
     mox__sub *waits_inline[4];
     mox__sem_point points_inline[4];
     mox__gate gates_inline[MOX__SUB_INLINE_GATES];
+    uint64_t cands_inline[2];
 };
 
 static inline mox__sub *mox__sub_of(mox__submission *pub) { return (mox__sub *)pub; }
@@ -307,39 +318,6 @@ mox_status mox__sub_push(mox__sub *sub, mox__dispatch *d);
  * (a batch that stops following its memo). false on out of memory (the
  * batch must then be discarded). */
 bool mox__sub_replay(mox__sub *s);
-/* A batch's recording (batch.c) goes through these: mox__sub_record
- * pushes as mox__sub_push does, taking the edges from the thread's memo of
- * its last batch while the batch repeats it; mox__sub_seal completes the
- * batch's tables when its recording ends, before anything reads them, and
- * remembers a batch that did not follow the memo (record_memo.c).
- * Codes: MOX_ERR_OUT_OF_MEMORY (the batch must then be discarded). */
-mox_status mox__sub_record_slow(mox__sub *s, mox__dispatch *d);
-mox_status mox__sub_seal(mox__sub *s);
-/* Appends dispatch i to a batch that follows the memo (its edges left for
- * the seal). */
-static inline void mox__sub_memo_append(mox__sub *s, mox__dispatch *d, uint32_t i)
-{
-    s->d[i] = d;
-    s->count = i + 1;
-    s->pub.dispatches = s->d;
-    s->pub.count = i + 1;
-    d->index = i;
-    s->unloaded += d->kind == MOX__CMD_KERNEL && !d->module;
-    s->pub.transfer_count += d->kind != MOX__CMD_KERNEL;
-}
-/* (Inline: every push of a batch that repeats the memo only appends; its
- * first push, a batch off the memo and a grown array go out of line.) */
-static inline mox_status mox__sub_record(mox__sub *s, mox__dispatch *d)
-{
-    uint32_t i = s->count;
-    if (__builtin_expect(i != 0 && s->memo && i < s->memo_count && i < s->cap &&
-                         !mox__trace_on(), 1)) {
-        mox__sub_memo_append(s, d, i);
-        return MOX_OK;
-    }
-    return mox__sub_record_slow(s, d);
-}
-
 /* Outcome of trying to submit. */
 typedef enum mox__submit_result {
     MOX__SUBMIT_DONE,          /* handed to the backend (or failed: see *error) */

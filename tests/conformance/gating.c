@@ -211,6 +211,52 @@ static void gated_batch_reports_first_failure_and_no_waiter_hangs(void **state)
     mox_buffer_release(y);
 }
 
+/* A batch recorded as the one before it takes its tables from the
+ * recording thread's memo (src/core/record_memo.c): its gates come from
+ * the memo's candidates (prepare.c). Each of three identical batches
+ * (the first may be remembered, the others repeat it) is gated by the
+ * unfinished failed writer of the buffer it reads first, through the
+ * buffer it then writes and reads again (no gate of its own there: the
+ * batch's own writer carries it), and its independent dispatch runs. */
+static void repeated_batch_gated_as_its_first(void **state)
+{
+    (void)state;
+    const uint32_t n = 64;
+    mox_buffer *in = poisoned_input(n, -5.0f), *mid = conf_zeros(dev, n);
+    mox_buffer *x = conf_zeros(dev, n), *y = conf_zeros(dev, n), *z = conf_zeros(dev, n);
+    assert_int_equal(mox__testing_hold(dev, true), MOX_OK);
+    mox_op *writer = submit_now(conf_fail_if_negative(dev, conf_cfg(n), in, mid, n));
+    mox_op *batches[3];
+    for (int r = 0; r < 3; r++) {
+        mox_batch *b = NULL;
+        assert_int_equal(mox_batch_begin(dev, &b), MOX_OK);
+        assert_int_equal(mox_batch_push(b, conf_scale(dev, conf_cfg(n), mid, x, 2.0f, n)), MOX_OK);
+        assert_int_equal(mox_batch_push(b, conf_fill(dev, conf_cfg(n), z, 3.0f, n)), MOX_OK);
+        assert_int_equal(mox_batch_push(b, conf_scale(dev, conf_cfg(n), x, y, 2.0f, n)), MOX_OK);
+        assert_int_equal(mox_batch_end(b, &batches[r]), MOX_OK);
+        (void)submit_now(batches[r]);
+    }
+    assert_int_equal(mox__testing_hold(dev, false), MOX_OK);
+    assert_int_equal(conf_drive(writer), MOX_ERR_KERNEL_FAILED);
+    const mox_error *orig = mox_result_error(mox_op_result(writer));
+    for (int r = 0; r < 3; r++) {
+        assert_int_equal(conf_drive(batches[r]), MOX_ERR_GATED);
+        const mox_error *g = mox_result_error(mox_op_result(batches[r]));
+        assert_string_equal(mox_error_kernel(g), "scale");
+        assert_ptr_equal(mox_error_cause(g), orig);
+        mox_op_drop(batches[r]);
+    }
+    mox_op_drop(writer);
+    assert_all(x, 0.0f);
+    assert_all(y, 0.0f);
+    assert_all(z, 3.0f);
+    mox_buffer_release(in);
+    mox_buffer_release(mid);
+    mox_buffer_release(x);
+    mox_buffer_release(y);
+    mox_buffer_release(z);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -219,6 +265,7 @@ int main(void)
         cmocka_unit_test(gating_across_batches),
         cmocka_unit_test(finished_failures_do_not_gate),
         cmocka_unit_test(gated_batch_reports_first_failure_and_no_waiter_hangs),
+        cmocka_unit_test(repeated_batch_gated_as_its_first),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -3,7 +3,10 @@
  * counts, ub table and argument ub indices that mox__sub_push alone gives
  * it, whether it repeats the thread's last batch, differs from it in a
  * buffer, an access or its length, or follows a memo that another batch's
- * seal replaced meanwhile. */
+ * seal replaced meanwhile. A batch whose seal took the memo's tables
+ * (`laid`) also has the successors and gate candidates that preparation
+ * would compute from those (prepare.c), and is laid exactly when it
+ * repeats the memo. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +17,7 @@
 
 #include "core/buffer.h"
 #include "core/device.h"
-#include "core/submission.h"
+#include "core/record_memo.h"
 
 static mox_device fake_dev; /* only info sizes are read */
 
@@ -73,6 +76,58 @@ static void push_all(mox__sub *s, const spec *sp)
         assert_int_equal(mox__sub_record(s, make_dispatch(sp, i)), MOX_OK);
 }
 
+/* A laid batch `a` against the batch `r` that mox__sub_push recorded:
+ * its successors are the inverse of r's predecessors, each dispatch's
+ * after the previous one's, in dispatch order (what preparation lays
+ * out), and its gate candidates are, per dispatch, the buffers of its
+ * arguments that r does not write before it, in argument order, each
+ * once. */
+static void same_layout(const mox__sub *a, const mox__sub *r)
+{
+    uint32_t succs[4 * MAX_D * MAX_A], fill[MAX_D], at = 0;
+    for (uint32_t i = 0; i < r->count; i++) {
+        assert_int_equal(a->d[i]->succ_first, at);
+        at += r->d[i]->succ_count;
+        fill[i] = 0;
+    }
+    assert_int_equal(at, r->npreds);
+    for (uint32_t i = 0; i < r->count; i++) {
+        const mox__dispatch *d = r->d[i];
+        for (uint32_t k = d->pred_first; k < d->pred_first + d->pred_count; k++) {
+            uint32_t p = r->preds[k];
+            succs[a->d[p]->succ_first + fill[p]++] = i;
+        }
+    }
+    for (uint32_t i = 0; i < r->count; i++)
+        assert_int_equal(fill[i], r->d[i]->succ_count);
+    assert_ptr_equal(a->pub.succs, r->npreds ? a->succs : NULL);
+    for (uint32_t p = 0; p < r->npreds; p++)
+        assert_int_equal(a->succs[p], succs[p]);
+    const uint8_t *c = (const uint8_t *)a->cands;
+    uint32_t len = 0;
+    for (uint32_t i = 0; i < r->count; i++) {
+        const mox__dispatch *d = r->d[i];
+        uint8_t want[MAX_A];
+        uint32_t n = 0;
+        for (uint32_t k = 0; k < d->arg_count; k++) {
+            if (!d->args[k].buffer)
+                continue;
+            uint32_t u = d->args[k].ub;
+            if (r->ubs[u].first_write >= 0 && (int32_t)i > r->ubs[u].first_write)
+                continue;
+            bool seen = false;
+            for (uint32_t e = 0; e < n; e++)
+                seen |= want[e] == u;
+            if (!seen)
+                want[n++] = (uint8_t)u;
+        }
+        assert_int_equal(c[len++], n);
+        for (uint32_t e = 0; e < n; e++)
+            assert_int_equal(c[len++], want[e]);
+    }
+    assert_true(len <= a->cands_words * 8);
+}
+
 static void same_tables(const mox__sub *a, const mox__sub *b)
 {
     assert_int_equal(a->count, b->count);
@@ -94,23 +149,48 @@ static void same_tables(const mox__sub *a, const mox__sub *b)
         assert_int_equal(x->pred_first, y->pred_first);
         assert_int_equal(x->pred_count, y->pred_count);
         assert_int_equal(x->succ_count, y->succ_count);
-        for (uint32_t k = 0; k < x->arg_count; k++)
+        /* (a laid batch's argument ub indices are not written) */
+        for (uint32_t k = 0; k < x->arg_count && !a->laid; k++)
             if (x->args[k].buffer)
                 assert_int_equal(x->args[k].ub, y->args[k].ub);
     }
+    if (a->laid)
+        same_layout(a, b);
 }
 
-/* Records `sp` through the memo, seals it and checks it against push. */
-static void check(const spec *sp)
+/* Whether two specs record the same dispatches (a value's access is not
+ * recorded). */
+static bool same_spec(const spec *x, const spec *y)
+{
+    if (x->count != y->count)
+        return false;
+    for (uint32_t i = 0; i < x->count; i++) {
+        if (x->nargs[i] != y->nargs[i])
+            return false;
+        for (uint32_t a = 0; a < x->nargs[i]; a++)
+            if (x->buf[i][a] != y->buf[i][a] ||
+                (x->buf[i][a] >= 0 && x->access[i][a] != y->access[i][a]))
+                return false;
+    }
+    return true;
+}
+
+/* Records `sp` through the memo, seals it and checks it against push;
+ * `laid`: whether its seal must take the memo's tables (-1: either). */
+static void check_laid(const spec *sp, int laid)
 {
     mox__sub *s = begin();
     push_all(s, sp);
     assert_int_equal(mox__sub_seal(s), MOX_OK);
+    if (laid >= 0)
+        assert_int_equal(s->laid, laid);
     mox__sub *r = reference(sp);
     same_tables(s, r);
     mox__sub_unref(s);
     mox__sub_unref(r);
 }
+
+static void check(const spec *sp) { check_laid(sp, -1); }
 
 static uint32_t rng_state = 12345;
 static uint32_t rnd(uint32_t n)
@@ -141,7 +221,7 @@ static void repeated_and_changed(void **state)
     for (int round = 0; round < 400; round++) {
         spec sp = random_spec();
         check(&sp); /* remembered (or follows the last one, differing) */
-        check(&sp); /* follows the memo */
+        check_laid(&sp, 1); /* follows the memo */
         spec other = sp;
         uint32_t i = rnd(sp.count), a = rnd(sp.nargs[i]);
         switch (rnd(4)) {
@@ -158,8 +238,9 @@ static void repeated_and_changed(void **state)
             other.count = other.count < MAX_D ? other.count + 1 : other.count;
             break;
         }
-        check(&other);
-        check(&sp);
+        bool same = same_spec(&sp, &other);
+        check_laid(&other, same); /* the memo only when it records the same */
+        check_laid(&sp, same);
     }
 }
 
@@ -180,6 +261,7 @@ static void memo_replaced_meanwhile(void **state)
         for (uint32_t i = half; i < x.count; i++)
             assert_int_equal(mox__sub_record(s, make_dispatch(&x, i)), MOX_OK);
         assert_int_equal(mox__sub_seal(s), MOX_OK);
+        assert_int_equal(s->laid, same_spec(&x, &y)); /* y's memo is x's only then */
         same_tables(s, r);
         mox__sub_unref(s);
         mox__sub_unref(r);
