@@ -19,6 +19,9 @@
 #            reading the one inline dependency at its guards
 #            (mox__gate_view_of_one); only kernels whose first guard comes
 #            after a barrier or warp operation have it (reduce, block_scan)
+#   gate1p   gate1d with the status word prefetched into L1 at entry
+#            (prefetch.global.L1 in mox__gate_view_of_one), so that the
+#            guards after the barrier hit L1 (reduce, block_scan)
 # By default moxc defers kernels whose first guard comes before any
 # barrier or warp operation (vec-add, add-offsets: the deferred row) and
 # those whose guards after one are each one thread's (the reduction: the
@@ -46,6 +49,15 @@ assert end in s, 'mox__gate_leave_deferred changed: update gate_variants.sh'
 open(p, 'w').write(s.replace(end, '    if (v->answer == MOX__GATE_UNASKED || v->answer == MOX__GATE_UNASKED_ONE)\n'
                                   '        (void)mox__gate_bad(v);'))
 P
+    rm -rf "$out/inc_prefetch" && cp -r "$root/include" "$out/inc_prefetch"
+    python3 - "$out" <<'P'
+import sys
+view = '    mox__gate_view v = {g, MOX__GATE_UNASKED_ONE};'
+p = '%s/inc_prefetch/mox/kernel_cuda_gate.h' % sys.argv[1]
+s = open(p).read()
+assert view in s, 'mox__gate_view_of_one changed: update gate_variants.sh'
+open(p, 'w').write(s.replace(view, '    asm volatile("prefetch.global.L1 [%0];" ::"l"(&g->status[2u * g->inline_deps[0]]));\n' + view))
+P
     ask='s/mox__gate_leave_deferred(&mox__gv, MOX_KFEAT_GATE_DEFERRED);/mox__gate_leave_deferred(\&mox__gv, 0u);/'
     for k in vec-add/kernels/vec_add.c reduction/kernels/reduce.c cooperation/kernels/scan.c; do
         b=$(basename "$k" .c)
@@ -58,6 +70,7 @@ P
         "$nvcc" $flags -I"$root/include" -o "$out/cubin/${b}_deferred.cubin" "$out/${b}_deferred.cu"
         "$nvcc" $flags -I"$root/include" -o "$out/cubin/${b}_askend.cubin" "$out/${b}_askend.cu"
         "$nvcc" $flags -I"$out/inc_askall" -o "$out/cubin/${b}_askall.cubin" "$out/${b}_askend.cu"
+        "$nvcc" $flags -I"$out/inc_prefetch" -o "$out/cubin/${b}_prefetch.cubin" "$out/${b}_deferred.cu"
     done
     cc -O2 -std=c11 -I"$(dirname "$nvcc")/../include" "$here/gate_variants_harness.c" -o "$out/harness" \
         -L"$(dirname "$nvcc")/../lib64/stubs" -lcuda
@@ -73,6 +86,7 @@ set_for() { # file entry kind [gate1d]
     L="$L ${e}_gate1=$C/${f}_entry.cubin:mox_entry_${e}__gate1:$kd:1"
     for v in deferred askend askall; do L="$L ${e}_$v=$C/${f}_$v.cubin:mox_entry_${e}:$kd:1"; done
     [ -z "${4:-}" ] || L="$L ${e}_gate1d=$C/${f}_deferred.cubin:mox_entry_${e}__gate1:$kd:1"
+    [ -z "${4:-}" ] || L="$L ${e}_gate1p=$C/${f}_prefetch.cubin:mox_entry_${e}__gate1:$kd:1"
     echo "$L"
 }
 for rep in 1 2; do
