@@ -46,27 +46,25 @@ char *moxc__annotation(CXCursor c, const char *prefix) {
     return found;
 }
 
-CXCursor moxc__last_expression_child(CXCursor c) {
+/* The last child of `c` that `want` accepts, or a null cursor. */
+static CXCursor last_child(CXCursor c, bool (*want)(CXCursor)) {
     moxc__children ch;
     moxc__children_of(c, &ch);
     CXCursor last = clang_getNullCursor();
     for (size_t i = 0; i < ch.count; i++)
-        if (clang_isExpression(clang_getCursorKind(ch.items[i])))
+        if (want(ch.items[i]))
             last = ch.items[i];
     moxc__children_free(&ch);
     return last;
 }
 
-CXCursor moxc__function_body(CXCursor fn) {
-    moxc__children ch;
-    moxc__children_of(fn, &ch);
-    CXCursor body = clang_getNullCursor();
-    for (size_t i = 0; i < ch.count; i++)
-        if (clang_getCursorKind(ch.items[i]) == CXCursor_CompoundStmt)
-            body = ch.items[i];
-    moxc__children_free(&ch);
-    return body;
-}
+static bool is_expression(CXCursor c) { return clang_isExpression(clang_getCursorKind(c)); }
+
+static bool is_compound(CXCursor c) { return clang_getCursorKind(c) == CXCursor_CompoundStmt; }
+
+CXCursor moxc__last_expression_child(CXCursor c) { return last_child(c, is_expression); }
+
+CXCursor moxc__function_body(CXCursor fn) { return last_child(fn, is_compound); }
 
 bool moxc__is_shared_array(CXCursor c) {
     char *text = moxc__annotation(c, "mox_shared");
