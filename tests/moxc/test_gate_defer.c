@@ -91,6 +91,7 @@ static const struct {
     {"loop_in_helper", "a loop whose condition depends on a value read from memory"},
     {"index_in_helper", "a value read from memory is used as an index"},
     {"barrier_in_helper", "a barrier or warp operation in a helper that is not pure"},
+    {"index_through_helper", "a value read from memory is used as an index"},
 };
 
 static void test_eligible_kernels(void **state)

@@ -176,3 +176,22 @@ void barrier_in_helper(const float *in, float *out)
     sync_bump(&v);
     out[i] = v;
 }
+
+/* A helper writing a value read from memory into the caller's local:
+ * the local is tainted after the call (its address was taken), so it
+ * cannot become an index. */
+static void load_index(uint32_t *j, const uint32_t *src, uint32_t i)
+{
+    *j = src[i];
+}
+
+MOX_KERNEL
+void index_through_helper(const uint32_t *which, const float *in, float *out, uint32_t n)
+{
+    uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
+    if (i < n) {
+        uint32_t j = 0u;
+        load_index(&j, which, i);
+        out[i] = in[j & 7u]; /* why: index_through_helper */
+    }
+}
