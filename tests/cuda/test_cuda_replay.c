@@ -223,14 +223,20 @@ static void merged_launches_are_replayed_unless_their_edges_differ(void **state)
     free(s);
 }
 
-/* maybe_fail(a) then finish(a -> b): a kernel that can fail. */
-static void fail_batch(fx_sub *s, uint32_t code, uint32_t spin)
+/* maybe_fail(a): a kernel that can fail, alone. */
+static void writer(fx_sub *s, uint32_t code, uint32_t spin)
 {
     fx_sub_init(s);
     fx_kernel(s, &F, FX_MAYBE_FAIL, 1, 32);
     fx_ptr(s, flags);
     fx_u32(s, code);
     fx_u32(s, spin);
+}
+
+/* maybe_fail(a) then finish(a -> b). */
+static void fail_batch(fx_sub *s, uint32_t code, uint32_t spin)
+{
+    writer(s, code, spin);
     fx_kernel(s, &F, FX_FINISH, 1, 32);
     fx_ptr(s, flags);
     fx_ptr(s, out);
@@ -276,14 +282,6 @@ static void reader(fx_sub *s, fx_sub *writer)
     fx_pred(s, 0);
 }
 
-static void writer(fx_sub *s, uint32_t code, uint32_t spin)
-{
-    fx_sub_init(s);
-    fx_kernel(s, &F, FX_MAYBE_FAIL, 1, 32);
-    fx_ptr(s, flags);
-    fx_u32(s, code);
-    fx_u32(s, spin);
-}
 
 static void a_gate_that_may_close_is_not_replayed(void **state)
 {

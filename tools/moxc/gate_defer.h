@@ -95,6 +95,8 @@ bool moxc__gd_eval(gd *g, CXCursor e);
 /* An expression statement (or a local's initializer when `init_of` is not
  * null): guarded stores, atomics and mox_fail, else moxc__gd_eval. */
 void moxc__gd_expr_stmt(gd *g, CXCursor e, CXCursor init_of);
+/* The taint of one argument; a tainted pointer argument is refused. */
+bool moxc__gd_eval_arg(gd *g, CXCursor arg);
 /* The taint of a call's arguments; a tainted pointer argument is refused. */
 bool moxc__gd_eval_args(gd *g, CXCursor call);
 /* `lhs = rhs` or `lhs op= rhs` (`compound`) as a value: only locals and
@@ -143,9 +145,10 @@ bool moxc__gd_is_effect_name(const char *name);
 
 /* ---- helpers that are not pure (gate_defer_helper.c) ---- */
 /* Walks the helper `call` calls as part of the kernel, with its
- * parameters as tainted as the call's arguments; each pointer argument
- * must be the address of the caller's local or shared array. Returns
- * whether its value may be tainted. */
+ * parameters as tainted as the call's arguments (evaluated here, once);
+ * each pointer argument must be the address of the caller's local or
+ * shared array. Returns whether its value may be tainted: an argument or
+ * a returned value is. */
 bool moxc__gd_walk_helper(gd *g, CXCursor call);
 
 /* ---- text (gate_defer_text.c) ---- */

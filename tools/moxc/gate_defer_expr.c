@@ -247,17 +247,20 @@ bool moxc__gd_scratch_array(gd *g, CXCursor e) {
     return kind == GD_STORE_LOCAL || moxc__gd_scratch_store(kind);
 }
 
+bool moxc__gd_eval_arg(gd *g, CXCursor arg) {
+    bool t = moxc__gd_eval(g, arg);
+    if (moxc__gd_is_pointer(arg) && !moxc__gd_scratch_array(g, arg))
+        check_address(g, t, arg, "a pointer that depends on memory is passed to a call");
+    return t;
+}
+
 /* The arguments' taint; a tainted pointer argument is an address. */
 bool moxc__gd_eval_args(gd *g, CXCursor call) {
     moxc__children ch;
     moxc__children_of(call, &ch);
     bool any = false;
-    for (size_t i = 1; i < ch.count; i++) {
-        bool t = moxc__gd_eval(g, ch.items[i]);
-        if (moxc__gd_is_pointer(ch.items[i]) && !moxc__gd_scratch_array(g, ch.items[i]))
-            check_address(g, t, ch.items[i], "a pointer that depends on memory is passed to a call");
-        any |= t;
-    }
+    for (size_t i = 1; i < ch.count; i++)
+        any |= moxc__gd_eval_arg(g, ch.items[i]);
     moxc__children_free(&ch);
     return any;
 }
@@ -265,7 +268,8 @@ bool moxc__gd_eval_args(gd *g, CXCursor call) {
 static bool eval_call(gd *g, CXCursor call) {
     char *why = NULL;
     gd_call kind = moxc__gd_classify_call(g, call, &why);
-    bool args = moxc__gd_eval_args(g, call);
+    /* a helper followed into evaluates its arguments as it binds them */
+    bool args = kind != GD_CALL_HELPER && moxc__gd_eval_args(g, call);
     bool result = true;
     switch (kind) {
     case GD_CALL_PURE:
@@ -296,7 +300,7 @@ static bool eval_call(gd *g, CXCursor call) {
     case GD_CALL_LOAD:
         break;
     case GD_CALL_HELPER:
-        result = moxc__gd_walk_helper(g, call) || args;
+        result = moxc__gd_walk_helper(g, call);
         break;
     case GD_CALL_EFFECT:
         moxc__gd_problem(g, moxc__cursor_loc(call),

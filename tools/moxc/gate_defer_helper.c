@@ -43,15 +43,21 @@ static bool scratch_address(gd *g, CXCursor arg) {
            !clang_equalCursors(clang_getCursorSemanticParent(ref), g->kernel);
 }
 
-/* Taints each parameter whose argument is tainted; refuses a pointer
- * argument that is not the caller's scratch. */
-static void bind_arguments(gd *g, CXCursor call, CXCursor fn, const char *name) {
+/* Evaluates the arguments, taints each parameter whose argument is
+ * tainted, and refuses a pointer argument that is not the caller's
+ * scratch; returns whether any argument is tainted. */
+static bool bind_arguments(gd *g, CXCursor call, CXCursor fn, const char *name) {
     moxc__children ch;
     moxc__children_of(call, &ch);
     int n = clang_Cursor_getNumArguments(fn);
-    for (int i = 0; i < n && (size_t)i + 1 < ch.count; i++) {
-        CXCursor arg = ch.items[i + 1];
-        CXCursor param = clang_Cursor_getArgument(fn, (unsigned)i);
+    bool any = false;
+    for (size_t i = 1; i < ch.count; i++) {
+        CXCursor arg = ch.items[i];
+        bool tainted = moxc__gd_eval_arg(g, arg);
+        any |= tainted;
+        if (i > (size_t)n)
+            continue;
+        CXCursor param = clang_Cursor_getArgument(fn, (unsigned)(i - 1));
         if (moxc__gd_is_pointer(param)) {
             /* through a pointer to const the helper only reads (eval_args
              * refused a tainted pointer) */
@@ -63,11 +69,12 @@ static void bind_arguments(gd *g, CXCursor call, CXCursor fn, const char *name) 
                 moxc__gd_problem(g, moxc__cursor_loc(arg), msg ? msg : "a pointer argument");
                 free(msg);
             }
-        } else if (moxc__gd_eval(g, arg)) {
+        } else if (tainted) {
             moxc__gd_taint(g, param);
         }
     }
     moxc__children_free(&ch);
+    return any;
 }
 
 bool moxc__gd_walk_helper(gd *g, CXCursor call) {
@@ -80,14 +87,14 @@ bool moxc__gd_walk_helper(gd *g, CXCursor call) {
         return true;
     }
     char *name = moxc__cxstr(clang_getCursorSpelling(fn));
-    bind_arguments(g, call, fn, name ? name : "?");
+    bool args = bind_arguments(g, call, fn, name ? name : "?");
     free(name);
     bool outer_result = g->helper_result;
     g->helper_result = false;
     g->helper_depth++;
     moxc__gd_stmt(g, body);
     g->helper_depth--;
-    bool result = g->helper_result;
+    bool result = g->helper_result || args;
     g->helper_result = outer_result;
     return result;
 }
