@@ -92,6 +92,9 @@ static const struct {
     {"index_in_helper", "a value read from memory is used as an index"},
     {"barrier_in_helper", "a barrier or warp operation in a helper that is not pure"},
     {"index_through_helper", "a value read from memory is used as an index"},
+    {"cast_const_in_helper", "a store to memory, atomic or mox_fail in a helper function"},
+    {"const_passed_on", "a pointer argument of 'set_one' that is not the address of a local or shared array"},
+    {"retarget_in_helper", "a helper assigning its pointer parameter"},
 };
 
 static void test_eligible_kernels(void **state)

@@ -122,6 +122,11 @@ static inline bool moxc__gd_scratch_store(gd_store kind) {
     return kind == GD_STORE_SHARED || kind == GD_STORE_CALLER;
 }
 bool moxc__gd_is_pointer(CXCursor e);
+/* Whether `ref` is a pointer parameter, to non-const, of a helper walked
+ * for a call (not of the kernel): every call passes the address of its
+ * caller's scratch there (gate_defer_helper.c), and the helper may not
+ * assign it. A parameter pointing to const may receive any address. */
+bool moxc__gd_caller_scratch_param(gd *g, CXCursor ref);
 /* What a unary operator does, told from types (its spelling is unknown
  * inside macros): &x, *p, ++/-- (prefix or postfix), or arithmetic. */
 typedef enum { GD_UNARY_ADDRESS, GD_UNARY_DEREF, GD_UNARY_INCDEC, GD_UNARY_VALUE } gd_unary;

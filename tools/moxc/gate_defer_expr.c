@@ -60,15 +60,20 @@ static CXCursor first_child(CXCursor e) {
     return c;
 }
 
-/* A pointer parameter of a helper walked for a call (not of the kernel):
- * it points to a caller's local or shared array. */
+bool moxc__gd_caller_scratch_param(gd *g, CXCursor ref) {
+    if (!g->helper_depth || clang_getCursorKind(ref) != CXCursor_ParmDecl || !moxc__gd_is_pointer(ref) ||
+        clang_equalCursors(clang_getCursorSemanticParent(ref), g->kernel))
+        return false;
+    CXType pointee = clang_getPointeeType(clang_getCanonicalType(clang_getCursorType(ref)));
+    return !clang_isConstQualifiedType(pointee);
+}
+
+/* `base` names such a parameter (through casts: a cast cannot turn a
+ * pointer to const into one). */
 static bool is_helper_pointer_param(gd *g, CXCursor base) {
     base = moxc__strip_wrappers(base, true);
-    if (!g->helper_depth || clang_getCursorKind(base) != CXCursor_DeclRefExpr)
-        return false;
-    CXCursor ref = clang_getCursorReferenced(base);
-    return clang_getCursorKind(ref) == CXCursor_ParmDecl && moxc__gd_is_pointer(ref) &&
-           !clang_equalCursors(clang_getCursorSemanticParent(ref), g->kernel);
+    return clang_getCursorKind(base) == CXCursor_DeclRefExpr &&
+           moxc__gd_caller_scratch_param(g, clang_getCursorReferenced(base));
 }
 
 gd_store moxc__gd_store_kind(gd *g, CXCursor lvalue, CXCursor *root) {
@@ -106,6 +111,9 @@ gd_store moxc__gd_store_kind(gd *g, CXCursor lvalue, CXCursor *root) {
 }
 
 void moxc__gd_assign_local(gd *g, CXCursor decl, bool value, CXCursor where) {
+    /* (what a helper writes through it must stay its caller's scratch) */
+    if (moxc__gd_caller_scratch_param(g, decl))
+        moxc__gd_problem(g, moxc__cursor_loc(where), "a helper assigning its pointer parameter");
     if (!value && g->tainted_ctrl <= moxc__gd_declared_depth(g, decl))
         return;
     if (clang_getCanonicalType(clang_getCursorType(decl)).kind == CXType_Pointer)

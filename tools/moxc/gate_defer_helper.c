@@ -5,7 +5,9 @@
  * a part of one), a local or MOX_SHARED array, or a pointer parameter of
  * the calling helper that is itself such an address; a parameter that
  * points to const may receive any pointer that does not depend on memory
- * (the helper only reads through it). Its body is then
+ * (the helper only reads through it: a store through it, cast or passed
+ * on, is a store to memory), and the helper may not assign a pointer
+ * parameter. Its body is then
  * walked like the kernel's, with each parameter as tainted as the call's
  * argument; what it writes through a pointer parameter counts as the
  * caller's scratch (unguarded: the caller's local is tainted already, as
@@ -37,10 +39,8 @@ static bool scratch_address(gd *g, CXCursor arg) {
         return true;
     if (k != CXCursor_DeclRefExpr)
         return false;
-    CXCursor ref = clang_getCursorReferenced(a);
     /* a pointer parameter of the calling helper, passed on */
-    return g->helper_depth && clang_getCursorKind(ref) == CXCursor_ParmDecl &&
-           !clang_equalCursors(clang_getCursorSemanticParent(ref), g->kernel);
+    return moxc__gd_caller_scratch_param(g, clang_getCursorReferenced(a));
 }
 
 /* Evaluates the arguments, taints each parameter whose argument is

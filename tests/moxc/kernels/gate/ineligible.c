@@ -195,3 +195,56 @@ void index_through_helper(const uint32_t *which, const float *in, float *out, ui
         out[i] = in[j & 7u]; /* why: index_through_helper */
     }
 }
+
+/* A helper casting away the const of its parameter: it may receive any
+ * address (here the kernel's output), so the store goes to memory. */
+static void put_through_const(const float *p, float v)
+{
+    *(float *)p = v; /* why: cast_const_in_helper */
+}
+
+MOX_KERNEL
+void cast_const_in_helper(const float *in, float *out, uint32_t n)
+{
+    uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
+    if (i < n)
+        put_through_const(out + i, in[i] * 2.0f);
+}
+
+/* A pointer to const passed on, cast, where the callee writes: the
+ * callee's argument is not the caller's scratch. */
+static void set_one(float *p)
+{
+    *p = 1.0f;
+}
+
+static void pass_const_on(const float *p)
+{
+    set_one((float *)p); /* why: const_passed_on */
+}
+
+MOX_KERNEL
+void const_passed_on(const float *in, float *out, uint32_t n)
+{
+    uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
+    if (i < n && in[i] > 0.0f)
+        pass_const_on(out + i);
+}
+
+/* A helper pointing its parameter elsewhere before it writes through it. */
+static void retarget(float *p, const float *elsewhere)
+{
+    p = (float *)elsewhere; /* why: retarget_in_helper */
+    *p = 0.0f;
+}
+
+MOX_KERNEL
+void retarget_in_helper(const float *in, float *out, uint32_t n)
+{
+    uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
+    if (i < n) {
+        float v = in[i];
+        retarget(&v, out + i);
+        out[i] = v;
+    }
+}
