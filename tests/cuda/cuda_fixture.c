@@ -228,6 +228,21 @@ void fx_gate(fx_sub *s, fx_sub *earlier, uint32_t dispatch)
     fx_after(s, earlier);
 }
 
+void fx_gated_reader(fx_sub *s, fx *f, fx_sub *writer, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c)
+{
+    fx_sub_init(s);
+    fx_kernel(s, f, FX_FINISH, 1, 32);
+    fx_ptr(s, a);
+    fx_ptr(s, b);
+    fx_u32(s, 1);
+    fx_gate(s, writer, 0);
+    fx_kernel(s, f, FX_FINISH, 1, 32);
+    fx_ptr(s, b);
+    fx_ptr(s, c);
+    fx_u32(s, 1);
+    fx_pred(s, 0);
+}
+
 uint32_t fx_transfer(fx_sub *s, mox__cmd_kind kind, CUdeviceptr buf, uint64_t offset,
                      uint64_t bytes, void *host)
 {

@@ -83,6 +83,9 @@ void fx_ptr(fx_sub *s, CUdeviceptr p);
 void fx_u32(fx_sub *s, uint32_t v);
 void fx_pred(fx_sub *s, uint32_t from);
 void fx_gate(fx_sub *s, fx_sub *earlier, uint32_t dispatch);
+/* A fresh submission: finish(a -> b), gated on `writer`'s dispatch 0,
+ * then finish(b -> c) after it (one block of 32 threads each). */
+void fx_gated_reader(fx_sub *s, fx *f, fx_sub *writer, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c);
 /* Appends a transfer dispatch; returns its index. */
 uint32_t fx_transfer(fx_sub *s, mox__cmd_kind kind, CUdeviceptr buf, uint64_t offset,
                      uint64_t bytes, void *host);

@@ -108,20 +108,10 @@ static void slow_writer(fx_sub *s, uint32_t code, uint32_t spin)
     fx_u32(s, spin);
 }
 
-/* finish(a -> b), gated on `writer`'s dispatch 0, then finish(b -> c). */
+/* finish(a -> b) gated on `writer`'s dispatch 0, then finish(b -> c) (fx_gated_reader). */
 static void reader(fx_sub *s, fx_sub *writer)
 {
-    fx_sub_init(s);
-    fx_kernel(s, &F, FX_FINISH, 1, 32);
-    fx_ptr(s, a);
-    fx_ptr(s, b);
-    fx_u32(s, 1);
-    fx_gate(s, writer, 0);
-    fx_kernel(s, &F, FX_FINISH, 1, 32);
-    fx_ptr(s, b);
-    fx_ptr(s, c);
-    fx_u32(s, 1);
-    fx_pred(s, 0);
+    fx_gated_reader(s, &F, writer, a, b, c);
 }
 
 static void failure_gates_dependents_in_the_batch(void **state)

@@ -266,20 +266,10 @@ static void a_kernel_that_can_fail_is_not_replayed(void **state)
     assert_int_equal(stat(&F.dev->stats.replays), r0);
 }
 
-/* finish(in -> tmp), gated on `writer`'s dispatch 0, then finish(tmp -> out). */
+/* finish(in -> tmp) gated on `writer`'s dispatch 0, then finish(tmp -> out) (fx_gated_reader). */
 static void reader(fx_sub *s, fx_sub *writer)
 {
-    fx_sub_init(s);
-    fx_kernel(s, &F, FX_FINISH, 1, 32);
-    fx_ptr(s, in);
-    fx_ptr(s, tmp);
-    fx_u32(s, 1);
-    fx_gate(s, writer, 0);
-    fx_kernel(s, &F, FX_FINISH, 1, 32);
-    fx_ptr(s, tmp);
-    fx_ptr(s, out);
-    fx_u32(s, 1);
-    fx_pred(s, 0);
+    fx_gated_reader(s, &F, writer, in, tmp, out);
 }
 
 
