@@ -25,9 +25,11 @@ MOX_API mox_status mox_buffer_create(mox_device *device, const mox_type *type, s
 MOX_API mox_status mox_buffer_create_from(mox_device *device, const mox_type *type, size_t length,
                                           const void *data, mox_buffer **out);
 MOX_API mox_buffer *mox_buffer_retain(mox_buffer *buffer);
-/* Never blocks; pending work keeps its own reference. release(NULL) is a no-op. */
+/* Never blocks; pending work keeps its own reference. release(NULL) is a
+ * no-op; releasing a reference twice is undefined (a debug build aborts). */
 MOX_API void mox_buffer_release(mox_buffer *buffer);
 
+/* Getters, setting no error: on NULL they return 0, NULL, NULL. */
 MOX_API size_t mox_buffer_length(const mox_buffer *buffer);
 MOX_API const mox_type *mox_buffer_type(const mox_buffer *buffer);
 MOX_API mox_device *mox_buffer_device(const mox_buffer *buffer); /* borrowed */
@@ -54,7 +56,9 @@ MOX_API mox_op *mox_buffer_readback(mox_buffer *buffer);
  * cause, copies nothing, and gates what reads dst after it. Between
  * backends it is staged through host memory (a readback of src, then a
  * write of dst, both ordered at submission) and, like host access, never
- * gated. count 0 resolves OK at once. Errors (a resolved op):
+ * gated. count 0 resolves OK at once when both ranges start inside their
+ * buffers (src_first <= src length, dst_first <= dst length; past the end
+ * is MOX_ERR_OUT_OF_RANGE, as for any count). Errors (a resolved op):
  * MOX_ERR_INVALID_ARGUMENT (NULL buffer, element types differ, overlapping
  * ranges of one buffer), MOX_ERR_OUT_OF_RANGE; at submission
  * MOX_ERR_DEVICE_LOST (either device lost), MOX_ERR_OUT_OF_MEMORY. */

@@ -69,9 +69,12 @@ MOX_API mox_status mox_device_count(mox_backend backend, uint32_t *count);
 /* A clone sharing the same context. Returns device. */
 MOX_API mox_device *mox_device_retain(mox_device *device);
 /* Drops a reference. Never blocks on GPU work: submitted work finishes with
- * its resources retained. release(NULL) is a no-op. */
+ * its resources retained. release(NULL) is a no-op; releasing a reference
+ * twice is undefined (a debug build aborts, docs/errors.md). */
 MOX_API void mox_device_release(mox_device *device);
 
+/* The getters below read a device and set no error: on NULL they return
+ * MOX_BACKEND_AUTO, "", a zero mox_dim3 or 0. */
 MOX_API mox_backend mox_device_backend(const mox_device *device);
 /* Human-readable name, e.g. "NVIDIA H200" or "CPU (16 threads)". Borrowed. */
 MOX_API const char *mox_device_name(const mox_device *device);

@@ -53,8 +53,9 @@ MOX_API void mox_result_release(const mox_result *result);
 MOX_API mox_status mox_result_status(const mox_result *result);
 /* NULL on success. Borrowed from the result. */
 MOX_API const mox_error *mox_result_error(const mox_result *result);
-/* A launch's result yields its arguments back (A4): the same buffer handles,
- * in parameter order (value arguments give NULL). */
+/* A successful launch's result yields its arguments back (A4): the same
+ * buffer handles, in parameter order (value arguments give NULL). A failed
+ * launch's result holds none (count 0): its error says what happened. */
 MOX_API size_t mox_result_buffer_count(const mox_result *result);
 MOX_API mox_buffer *mox_result_buffer(const mox_result *result, size_t index); /* borrowed */
 /* A readback's bytes (size in *size); NULL for other results. */

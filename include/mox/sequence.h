@@ -30,10 +30,14 @@ MOX_API mox_op *mox_sequence(mox_device *device, mox_record_fn record, void *ctx
 /* Explicit form. begin -> push... -> end (or discard). */
 MOX_API mox_status mox_batch_begin(mox_device *device, mox_batch **out);
 /* Consumes `launch` (an unsubmitted launch op of the same device), always,
- * even on failure. A launch op that carries a construction error makes the
- * push fail with that error and poisons the batch.
+ * even on failure. A failed push, whatever its code, poisons the batch:
+ * later pushes fail with MOX_ERR_STATE (their launches consumed too) and
+ * mox_batch_end returns the first error, so nothing of it runs. A launch
+ * op that carries a construction error fails the push with that error.
  * Codes: the launch's own error, MOX_ERR_DEVICE_MISMATCH, MOX_ERR_INVALID_ARGUMENT
- * (not a launch op, or already submitted), MOX_ERR_STATE (batch poisoned or ended). */
+ * (launch NULL, batch NULL - that one poisons nothing -, not a launch op, or
+ * already submitted), MOX_ERR_OUT_OF_MEMORY, MOX_ERR_STATE (batch poisoned).
+ * Using a batch after mox_batch_end freed it is undefined. */
 MOX_API mox_status mox_batch_push(mox_batch *batch, mox_op *launch);
 /* Ends recording; *out is the batch op. If the batch was poisoned, returns
  * the first recording error and sets *out to NULL (nothing will run). Frees
