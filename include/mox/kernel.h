@@ -67,7 +67,8 @@ typedef struct mox_atomic_i32 {
 #define MOX_TABLE(T, name, N) __attribute__((annotate("mox_table:" MOX__XSTR(N)))) const T name[N]
 #define MOX_SHARED_DYNAMIC(T, name) \
     __attribute__((annotate("mox_shared_dynamic"))) T *const name = (T *)mox__dynamic_shared()
-#define MOX_DEVICE
+/* moxc checks that a helper defined in a header carries it. */
+#define MOX_DEVICE __attribute__((annotate("mox_device")))
 
 #define MOX__FN(ret) ret
 #define MOX__DECL_ONLY 1

@@ -87,6 +87,27 @@ size_t moxc__fn_index(moxc__tu *t, CXCursor def, bool add) {
     return t->fn_count++;
 }
 
+/* A helper that kernels call, defined outside the kernel source (in a
+ * header): moxc inserts __device__ only into the source itself, so it must
+ * carry MOX_DEVICE, or nvcc refuses the call (a host function called from
+ * device code) - on a machine with nvcc only. */
+static void check_header_helper(moxc__tu *t, const moxc__fn *f) {
+    CXFile file;
+    moxc__expansion(moxc__cursor_start(f->cursor), &file, NULL, NULL, NULL);
+    CXSourceLocation loc = moxc__cursor_loc(f->cursor);
+    if (!file || (t->main_file && clang_File_isEqual(file, t->main_file)) || clang_Location_isInSystemHeader(loc) ||
+        moxc__in_mox_include(t->front, loc))
+        return;
+    char *marker = moxc__annotation(f->cursor, "mox_device");
+    if (!marker)
+        moxc__error_at(t->front, loc,
+                       "helper '%s' is defined in a header without MOX_DEVICE; kernels call it, and for CUDA "
+                       "moxc marks only the functions of the kernel source itself: write "
+                       "'MOX_DEVICE static inline ...' in the header",
+                       f->name);
+    free(marker);
+}
+
 /* ---------------- recursion ---------------- */
 
 typedef struct dfs {
@@ -151,6 +172,9 @@ void moxc__check_calls(moxc__tu *t) {
     /* walking a body appends the functions it calls */
     for (size_t i = 0; i < t->fn_count; i++)
         moxc__check_body(t, i);
+    for (size_t i = 0; i < t->fn_count; i++)
+        if (!t->fns[i].is_kernel)
+            check_header_helper(t, &t->fns[i]);
 
     size_t n = t->fn_count;
     if (n == 0)

@@ -231,6 +231,22 @@ static void test_file_scope_mutable(void **state) {
                           "file-scope mutable variables are not supported in kernel sources: 'header_scale'");
 }
 
+/* A helper defined in a header needs MOX_DEVICE when a kernel calls it,
+ * directly or through another helper; one no kernel calls does not. */
+static void test_header_helper_without_marker(void **state) {
+    (void)state;
+    const char *path = REJECT("helper_header.c");
+    const char *header = REJECT("helper_header.h");
+    front_run run = front_parse1(path);
+    front_expect_error_at(&run, header, "EXPECT:unmarked",
+                          "helper 'twice' is defined in a header without MOX_DEVICE; kernels call it");
+    front_expect_error_at(&run, header, "EXPECT:callee",
+                          "helper 'inner' is defined in a header without MOX_DEVICE; kernels call it");
+    assert_null(strstr(run.diagnostics, "'thrice'"));
+    assert_null(strstr(run.diagnostics, "'host_only'"));
+    front_run_free(&run);
+}
+
 static void test_static_local(void **state) {
     (void)state;
     front_expect_rejected(REJECT("static_local.c"), "EXPECT:static",
@@ -295,6 +311,7 @@ int main(void) {
         cmocka_unit_test(test_shared_at_file_scope),
         cmocka_unit_test(test_double_precision),
         cmocka_unit_test(test_file_scope_mutable),
+        cmocka_unit_test(test_header_helper_without_marker),
         cmocka_unit_test(test_static_local),
         cmocka_unit_test(test_macro_declaring_two_functions),
         cmocka_unit_test(test_errors_from_several_sources_are_all_reported),
