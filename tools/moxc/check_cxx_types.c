@@ -66,7 +66,7 @@ static void check_operand(moxc__tu *t, CXCursor e, const char *what, int depth) 
     if (k == CXCursor_CharacterLiteral) {
         if (is_plain_char_literal(t->tu, e))
             moxc__error_at(t->front, moxc__cursor_loc(e),
-                           "%s of a character literal differs between the backends: 'x' is an int in C (the "
+                           "%s of a character literal differs between the backends: it is an int in C (the "
                            "CPU) but a char in C++ (the CUDA translation unit); write the type you mean "
                            "(sizeof(int) or sizeof(char))",
                            what);

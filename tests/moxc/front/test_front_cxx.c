@@ -135,7 +135,7 @@ static void test_f16_by_value(void **state) {
     front_run_free(&run);
 }
 
-#define CHAR_TAIL "of a character literal differs between the backends: 'x' is an int in C (the CPU) but a char in C++"
+#define CHAR_TAIL "of a character literal differs between the backends: it is an int in C (the CPU) but a char in C++"
 #define BOOL_TAIL "of a comparison or logical operator differs between the backends: its result is an int in C"
 
 /* sizeof('a') is 4 on the CPU and 1 in the CUDA translation unit: moxc
