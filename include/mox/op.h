@@ -67,7 +67,9 @@ MOX_API void *mox_result_value(const mox_result *result);
 
 /* Runs after `in` succeeded, on the polling thread. Returns MOX_OK and sets
  * *next to the op to continue with, or returns an error code (the chain then
- * fails with MOX_ERR_CALLBACK naming that code). */
+ * fails with MOX_ERR_CALLBACK naming that code). *next may be another then
+ * op with this callback (an asynchronous loop): each step costs the same
+ * however many ran (docs/async.md, A7). */
 typedef mox_status (*mox_then_fn)(void *ctx, const mox_result *in, mox_op **next);
 /* A CPU transform: returns MOX_OK and sets *value (and optionally *destroy,
  * called when the result is freed), or an error code as above. */

@@ -58,6 +58,26 @@ mox_status mox_op_then(mox_op *op, mox_then_fn fn, void *ctx, mox_op **out)
     return MOX_OK;
 }
 
+/* After a pending poll of a then op's next: a then op it owns (its
+ * callback returned it: nothing else holds it) whose own callback ran
+ * already only forwards its own next's result, so this one takes that
+ * next over and drops it. A callback that continues by returning a new
+ * then op, step after step (an asynchronous loop), so leaves a chain two
+ * then ops deep between polls, where each poll would otherwise walk, and
+ * recurse through, one more level per step. */
+static void take_over_forwarding(mox_op *op)
+{
+    mox_op *next = op->u.then.next;
+    while (next->kind == MOX__OP_THEN && next->stage != MOX__STAGE_RESOLVED && !next->u.then.inner &&
+           next->u.then.next) {
+        mox_op *forwarder = next;
+        next = forwarder->u.then.next;
+        forwarder->u.then.next = NULL;
+        mox_op_drop(forwarder);
+    }
+    op->u.then.next = next;
+}
+
 mox_poll_state mox__then_poll(mox_op *op, mox_waker waker)
 {
     if (op->u.then.inner) {
@@ -88,8 +108,10 @@ mox_poll_state mox__then_poll(mox_op *op, mox_waker waker)
         op->u.then.next = next;
     }
     mox_op *next = op->u.then.next;
-    if (mox_op_poll(next, waker) == MOX_PENDING)
+    if (mox_op_poll(next, waker) == MOX_PENDING) {
+        take_over_forwarding(op);
         return MOX_PENDING;
+    }
     op->result = mox_result_retain(mox_op_result(next));
     op->stage = MOX__STAGE_RESOLVED;
     mox_op_drop(next);

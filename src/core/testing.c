@@ -3,6 +3,7 @@
 
 #include "device.h"
 #include "error.h"
+#include "op.h"
 
 mox_status mox__testing_hold(mox_device *device, bool hold)
 {
@@ -22,4 +23,12 @@ uint32_t mox__testing_in_flight(mox_device *device)
     uint32_t n = device->in_flight;
     mox__unlock(&device->lock);
     return n;
+}
+
+uint32_t mox__testing_then_depth(const mox_op *op)
+{
+    uint32_t depth = 0;
+    for (; op && op->kind == MOX__OP_THEN; op = op->u.then.next)
+        depth++;
+    return depth;
 }

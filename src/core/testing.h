@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include <mox/device.h>
+#include <mox/op.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -48,6 +49,10 @@ MOX_API mox_status mox__testing_hold(mox_device *device, bool hold);
 
 /* Batches submitted and not yet completed. */
 MOX_API uint32_t mox__testing_in_flight(mox_device *device);
+
+/* How many then ops deep `op` is along the ops their callbacks returned
+ * (0 for an op that is not a then op): a continuation loop keeps it at 2. */
+MOX_API uint32_t mox__testing_then_depth(const mox_op *op);
 
 #ifdef __cplusplus
 }

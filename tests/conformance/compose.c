@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/testing.h"
 #include "support.h"
 
 static mox_device *dev;
@@ -64,6 +65,61 @@ static void then_chains_on_success(void **state)
     mox_buffer_release(in);
     mox_buffer_release(mid);
     mox_buffer_release(out);
+}
+
+/* An asynchronous loop: each step's callback continues with a new then
+ * op (negate in place, then this callback again), LOOP_STEPS times, then
+ * a readback. However many steps ran, the chain is at most two then ops
+ * deep between polls (each poll walked, and recursed through, one more
+ * level per step), and it ends with the last op's result. */
+enum { LOOP_STEPS = 3001 }; /* odd: the values end negated */
+typedef struct loop_ctx {
+    int left, calls;
+} loop_ctx;
+
+static mox_status loop_step(void *ctx, const mox_result *in, mox_op **next)
+{
+    loop_ctx *c = ctx;
+    c->calls++;
+    mox_buffer *b = mox_result_buffer(in, 1);
+    if (--c->left == 0) {
+        *next = mox_buffer_readback(b);
+        return MOX_OK;
+    }
+    return mox_op_then(conf_scale(dev, conf_cfg(4), b, b, -1.0f, 4), loop_step, c, next);
+}
+
+static void continuation_loop_stays_shallow(void **state)
+{
+    (void)state;
+    mox_buffer *b = conf_ramp(dev, 4, 1.0f, 1.0f); /* 1, 2, 3, 4 */
+    loop_ctx c = {LOOP_STEPS, 0};
+    mox_op *loop = NULL;
+    assert_int_equal(mox_op_then(conf_scale(dev, conf_cfg(4), b, b, -1.0f, 4), loop_step, &c, &loop), MOX_OK);
+    conf_flag f;
+    conf_flag_init(&f);
+    uint32_t deepest = 0;
+    for (;;) {
+        int seen = conf_flag_calls(&f);
+        if (mox_op_poll(loop, conf_flag_waker(&f)) == MOX_READY)
+            break;
+        uint32_t depth = mox__testing_then_depth(loop);
+        deepest = depth > deepest ? depth : deepest;
+        if (!conf_flag_wait(&f, seen, 60000))
+            fail_msg("the loop stayed PENDING without its waker being called");
+    }
+    conf_flag_destroy(&f);
+    assert_int_equal(c.calls, LOOP_STEPS);
+    assert_true(deepest >= 1 && deepest <= 2);
+    const mox_result *r = mox_op_result(loop);
+    assert_int_equal(mox_result_status(r), MOX_OK);
+    size_t size = 0;
+    const float *v = mox_result_bytes(r, &size);
+    assert_int_equal(size, 4 * sizeof(float));
+    /* LOOP_STEPS negations, each after the one before */
+    assert_true(v[0] == -1.0f && v[3] == -4.0f);
+    mox_op_drop(loop);
+    mox_buffer_release(b);
 }
 
 static void failing_first_stage_skips_the_rest(void **state)
@@ -245,6 +301,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(then_chains_on_success),
+        cmocka_unit_test(continuation_loop_stays_shallow),
         cmocka_unit_test(failing_first_stage_skips_the_rest),
         cmocka_unit_test(callback_errors),
         cmocka_unit_test(map_transforms_on_the_cpu),
