@@ -67,12 +67,15 @@ MOX_API void *mox_result_value(const mox_result *result);
 
 /* Runs after `in` succeeded, on the polling thread. Returns MOX_OK and sets
  * *next to the op to continue with, or returns an error code (the chain then
- * fails with MOX_ERR_CALLBACK naming that code). *next may be another then
- * op with this callback (an asynchronous loop): each step costs the same
- * however many ran (docs/async.md, A7). */
+ * fails with MOX_ERR_CALLBACK naming that code; an op set in *next anyway
+ * is dropped). *next may be another then op with this callback (an
+ * asynchronous loop): then ops never nest, so each step costs the same
+ * however many ran, as for a chain built with then of then (docs/async.md,
+ * A7). */
 typedef mox_status (*mox_then_fn)(void *ctx, const mox_result *in, mox_op **next);
 /* A CPU transform: returns MOX_OK and sets *value (and optionally *destroy,
- * called when the result is freed), or an error code as above. */
+ * called when the result is freed), or an error code as above (a *destroy
+ * set anyway is called on *value). */
 typedef mox_status (*mox_map_fn)(void *ctx, const mox_result *in, void **value,
                                  void (**destroy)(void *value));
 

@@ -1,4 +1,4 @@
-/* compose.c - composition (rule A7): then, map, share/clone.
+/* compose.c - composition (rule A7): map, share/clone (then: then.c).
  *
  * then/map forward the caller's waker to the op they wait on and run the
  * user's function inside poll/wait, on the polling thread, never on a
@@ -32,99 +32,10 @@ bool mox__clone_pending(mox_op *op, bool (*take)(mox_op *submit, void *out), voi
     return taken;
 }
 
-static const mox_result *callback_error(const char *what, mox_status code)
+const mox_result *mox__callback_error(const char *what, mox_status code)
 {
     return mox__result_error(mox__error_new(MOX_ERR_CALLBACK, "%s callback failed with %s", what,
                                             mox_status_name(code)));
-}
-
-/* ---- then ---- */
-
-mox_status mox_op_then(mox_op *op, mox_then_fn fn, void *ctx, mox_op **out)
-{
-    MOX__CHECK(op, OP);
-    if (!out)
-        return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_op_then: out is NULL");
-    *out = NULL;
-    if (!op || !fn)
-        return mox__raise(MOX_ERR_INVALID_ARGUMENT, "mox_op_then: %s is NULL", op ? "fn" : "op");
-    mox_op *t = mox__op_alloc(MOX__OP_THEN, NULL);
-    if (!t)
-        return mox__raise(MOX_ERR_OUT_OF_MEMORY, "out of memory in mox_op_then");
-    t->u.then.inner = op;
-    t->u.then.fn = fn;
-    t->u.then.ctx = ctx;
-    *out = t;
-    return MOX_OK;
-}
-
-/* After a pending poll of a then op's next: a then op it owns (its
- * callback returned it: nothing else holds it) whose own callback ran
- * already only forwards its own next's result, so this one takes that
- * next over and drops it. A callback that continues by returning a new
- * then op, step after step (an asynchronous loop), so leaves a chain two
- * then ops deep between polls, where each poll would otherwise walk, and
- * recurse through, one more level per step. */
-static void take_over_forwarding(mox_op *op)
-{
-    mox_op *next = op->u.then.next;
-    while (next->kind == MOX__OP_THEN && next->stage != MOX__STAGE_RESOLVED && !next->u.then.inner &&
-           next->u.then.next) {
-        mox_op *forwarder = next;
-        next = forwarder->u.then.next;
-        forwarder->u.then.next = NULL;
-        mox_op_drop(forwarder);
-    }
-    op->u.then.next = next;
-}
-
-mox_poll_state mox__then_poll(mox_op *op, mox_waker waker)
-{
-    if (op->u.then.inner) {
-        mox_op *inner = op->u.then.inner;
-        if (mox_op_poll(inner, waker) == MOX_PENDING)
-            return MOX_PENDING;
-        const mox_result *in = mox_op_result(inner);
-        if (mox_result_status(in) != MOX_OK) {
-            op->result = mox_result_retain(in);
-            op->stage = MOX__STAGE_RESOLVED;
-            mox_op_drop(inner);
-            op->u.then.inner = NULL;
-            return MOX_READY;
-        }
-        mox_op *next = NULL;
-        mox_status st = op->u.then.fn(op->u.then.ctx, in, &next);
-        mox_op_drop(inner);
-        op->u.then.inner = NULL;
-        if (st != MOX_OK || !next) {
-            mox_op_drop(next);
-            op->result = st != MOX_OK
-                             ? callback_error("then", st)
-                             : mox__result_error(mox__error_new(MOX_ERR_CALLBACK,
-                                                                "then callback returned no op"));
-            op->stage = MOX__STAGE_RESOLVED;
-            return MOX_READY;
-        }
-        op->u.then.next = next;
-    }
-    mox_op *next = op->u.then.next;
-    if (mox_op_poll(next, waker) == MOX_PENDING) {
-        take_over_forwarding(op);
-        return MOX_PENDING;
-    }
-    op->result = mox_result_retain(mox_op_result(next));
-    op->stage = MOX__STAGE_RESOLVED;
-    mox_op_drop(next);
-    op->u.then.next = NULL;
-    return MOX_READY;
-}
-
-void mox__then_drop(mox_op *op)
-{
-    /* Dropping the inner op before it resolved means fn never runs: no
-     * later stage starts (A8). */
-    mox_op_drop(op->u.then.inner);
-    mox_op_drop(op->u.then.next);
 }
 
 /* ---- map ---- */
@@ -162,7 +73,7 @@ mox_poll_state mox__map_poll(mox_op *op, mox_waker waker)
         if (st != MOX_OK) {
             if (destroy)
                 destroy(value);
-            op->result = callback_error("map", st);
+            op->result = mox__callback_error("map", st);
         } else {
             const mox_result *r = mox__result_ok();
             if (r == mox__result_oom()) {

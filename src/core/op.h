@@ -54,6 +54,12 @@ typedef enum mox__op_stage {
 } mox__op_stage;
 
 typedef struct mox__shared mox__shared;
+/* One callback of a then op, and the ones after its first (then.c). */
+typedef struct mox__then_stage {
+    mox_then_fn fn;
+    void *ctx;
+} mox__then_stage;
+typedef struct mox__then_list mox__then_list;
 
 struct mox_op {
     uint32_t magic;            /* MOX__MAGIC_OP while live (debug_check.h) */
@@ -77,9 +83,9 @@ struct mox_op {
             bool readback_result;
         } submit;
         struct {
-            mox_op *inner, *next;
-            mox_then_fn fn;
-            void *ctx;
+            mox_op *current;          /* the op it waits on */
+            mox__then_stage head;     /* the next callback to run (fn NULL: none) */
+            mox__then_list *more;     /* the callbacks after it, or NULL */
         } then;
         struct {
             mox_op *inner;
@@ -177,9 +183,11 @@ static inline mox__dispatch *mox__op_take_launch(mox_op *op, bool *empty)
     return d;
 }
 
-/* Composition internals (compose.c). */
+/* Composition internals (then.c, compose.c). */
 mox_poll_state mox__then_poll(mox_op *op, mox_waker waker);
 mox_poll_state mox__map_poll(mox_op *op, mox_waker waker);
+/* The result of a then or map callback that returned `code`. */
+const mox_result *mox__callback_error(const char *what, mox_status code);
 mox_poll_state mox__clone_poll(mox_op *op, mox_waker waker);
 void mox__then_drop(mox_op *op);
 /* Calls take(inner, out) under the share's lock when the shared op is a

@@ -28,7 +28,7 @@ uint32_t mox__testing_in_flight(mox_device *device)
 uint32_t mox__testing_then_depth(const mox_op *op)
 {
     uint32_t depth = 0;
-    for (; op && op->kind == MOX__OP_THEN; op = op->u.then.next)
+    for (; op && op->kind == MOX__OP_THEN; op = op->u.then.current)
         depth++;
     return depth;
 }

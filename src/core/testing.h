@@ -50,8 +50,9 @@ MOX_API mox_status mox__testing_hold(mox_device *device, bool hold);
 /* Batches submitted and not yet completed. */
 MOX_API uint32_t mox__testing_in_flight(mox_device *device);
 
-/* How many then ops deep `op` is along the ops their callbacks returned
- * (0 for an op that is not a then op): a continuation loop keeps it at 2. */
+/* How many then ops deep `op` is, following the op each waits on (0 for
+ * an op that is not a then op): then ops of then ops, and those their
+ * callbacks return, are merged into one, so this is 1 for any chain. */
 MOX_API uint32_t mox__testing_then_depth(const mox_op *op);
 
 #ifdef __cplusplus

@@ -40,7 +40,7 @@ static bool pending_submission(mox_op *op, pending_batch *out)
         case MOX__OP_SUBMIT:
             return pending_take(op, out);
         case MOX__OP_THEN:
-            op = op->u.then.next ? op->u.then.next : op->u.then.inner;
+            op = op->u.then.current;
             break;
         case MOX__OP_MAP:
             op = op->u.map.inner;

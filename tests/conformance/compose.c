@@ -69,9 +69,9 @@ static void then_chains_on_success(void **state)
 
 /* An asynchronous loop: each step's callback continues with a new then
  * op (negate in place, then this callback again), LOOP_STEPS times, then
- * a readback. However many steps ran, the chain is at most two then ops
- * deep between polls (each poll walked, and recursed through, one more
- * level per step), and it ends with the last op's result. */
+ * a readback. However many steps ran, the then op waits on a launch, not
+ * on a then op (each poll walked, and recursed through, one more level
+ * per step), and it ends with the last op's result. */
 enum { LOOP_STEPS = 3001 }; /* odd: the values end negated */
 typedef struct loop_ctx {
     int left, calls;
@@ -110,7 +110,7 @@ static void continuation_loop_stays_shallow(void **state)
     }
     conf_flag_destroy(&f);
     assert_int_equal(c.calls, LOOP_STEPS);
-    assert_true(deepest >= 1 && deepest <= 2);
+    assert_int_equal(deepest, 1); /* the returned then ops are taken over */
     const mox_result *r = mox_op_result(loop);
     assert_int_equal(mox_result_status(r), MOX_OK);
     size_t size = 0;
@@ -119,6 +119,60 @@ static void continuation_loop_stays_shallow(void **state)
     /* LOOP_STEPS negations, each after the one before */
     assert_true(v[0] == -1.0f && v[3] == -4.0f);
     mox_op_drop(loop);
+    mox_buffer_release(b);
+}
+
+/* A chain built up front, chain = then(chain, fn) CHAIN_STEPS times: one
+ * then op (no nesting to walk or recurse through), its callbacks run in
+ * order, each on the previous one's result; an error in the middle skips
+ * the rest. */
+enum { CHAIN_STEPS = 3001 };
+typedef struct chain_ctx {
+    int calls, fail_at;
+} chain_ctx;
+
+static mox_status chain_step(void *ctx, const mox_result *in, mox_op **next)
+{
+    chain_ctx *c = ctx;
+    if (++c->calls == c->fail_at)
+        return MOX_ERR_IO;
+    mox_buffer *b = mox_result_buffer(in, 1);
+    *next = conf_scale(dev, conf_cfg(4), b, b, -1.0f, 4);
+    return MOX_OK;
+}
+
+static mox_op *chain_up_front(mox_buffer *b, chain_ctx *c)
+{
+    mox_op *chain = conf_scale(dev, conf_cfg(4), b, b, -1.0f, 4);
+    for (int i = 0; i < CHAIN_STEPS - 1; i++) {
+        mox_op *longer = NULL;
+        assert_int_equal(mox_op_then(chain, chain_step, c, &longer), MOX_OK);
+        chain = longer;
+        assert_int_equal(mox__testing_then_depth(chain), 1);
+    }
+    return chain;
+}
+
+static void chain_built_up_front_is_one_op(void **state)
+{
+    (void)state;
+    mox_buffer *b = conf_ramp(dev, 4, 1.0f, 1.0f); /* 1, 2, 3, 4 */
+    chain_ctx c = {0, 0};
+    mox_op *chain = chain_up_front(b, &c);
+    assert_int_equal(conf_drive(chain), MOX_OK);
+    assert_int_equal(c.calls, CHAIN_STEPS - 1);
+    assert_ptr_equal(mox_result_buffer(mox_op_result(chain), 1), b);
+    mox_op_drop(chain);
+    assert_true(conf_read1(b, 0) == -1.0f && conf_read1(b, 3) == -4.0f); /* odd: negated */
+
+    chain_ctx f = {0, 1000};
+    chain = chain_up_front(b, &f);
+    assert_int_equal(conf_drive(chain), MOX_ERR_CALLBACK);
+    assert_int_equal(f.calls, 1000); /* none after the failing one */
+    assert_non_null(strstr(mox_error_message(mox_result_error(mox_op_result(chain))), "MOX_ERR_IO"));
+    mox_op_drop(chain);
+    /* from -1 .. -4, 1000 launches ran (the first and 999 callbacks' ones): even */
+    assert_true(conf_read1(b, 0) == -1.0f && conf_read1(b, 3) == -4.0f);
     mox_buffer_release(b);
 }
 
@@ -302,6 +356,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(then_chains_on_success),
         cmocka_unit_test(continuation_loop_stays_shallow),
+        cmocka_unit_test(chain_built_up_front_is_one_op),
         cmocka_unit_test(failing_first_stage_skips_the_rest),
         cmocka_unit_test(callback_errors),
         cmocka_unit_test(map_transforms_on_the_cpu),

@@ -2,7 +2,8 @@
  * hook (src/core/testing.h), which reaches every allocation of the runtime,
  * the backend, the artifact layer, the module registry, jansson and
  * libcrypto. A scenario (open a device, register and prepare a module that
- * was never seen, buffers, a launch, a sequence, a then-chain through a
+ * was never seen, buffers, a launch, a sequence, a then-chain (a then of
+ * a then, whose callback continues with a then op) through a
  * shared op, a map, a readback) runs with allocation k failing, for every k
  * and in each mode: once, from k on, a burst then recovery. At each point:
  * every failed step reports MOX_ERR_OUT_OF_MEMORY (or is gated by such a
@@ -59,7 +60,8 @@ typedef struct outcome {
     char message[512];
 } outcome;
 
-/* Records a failed step: it must be out of memory, or gated by it. */
+/* Records a failed step: it must be out of memory, gated by it, or a
+ * callback that failed with it (then_step_nested's mox_op_then). */
 static bool failed(outcome *o, mox_status st, const mox_error *e)
 {
     mox_error *last = e ? NULL : mox_error_last();
@@ -69,7 +71,9 @@ static bool failed(outcome *o, mox_status st, const mox_error *e)
     const mox_error *cause = mox_error_cause(e);
     bool oom = st == MOX_ERR_OUT_OF_MEMORY ||
                (st == MOX_ERR_GATED && mox_error_code(cause) == MOX_ERR_OUT_OF_MEMORY);
-    if (!oom || !msg || !strstr(msg, "out of memory"))
+    bool callback_oom =
+        st == MOX_ERR_CALLBACK && msg && strstr(msg, "callback failed with MOX_ERR_OUT_OF_MEMORY");
+    if (!callback_oom && (!oom || !msg || !strstr(msg, "out of memory")))
         fail_msg("a failed allocation gave %s: \"%s\" (cause %s: \"%s\")", mox_status_name(st), msg ? msg : "", cause ? mox_status_name(mox_error_code(cause)) : "-", cause ? mox_error_message(cause) : "");
     if (o->status == MOX_OK) {
         o->status = st;
@@ -106,6 +110,20 @@ static mox_status then_step(void *ctx, const mox_result *in, mox_op **next)
     mox_launch_config c = {{1, 1, 1}, {N, 1, 1}, 0};
     *next = conf_step(mox_buffer_device(buf), c, buf, N);
     return MOX_OK;
+}
+
+/* Continues with a then op (a step, then then_step): the chain takes it
+ * over (then.c). */
+static mox_status then_step_nested(void *ctx, const mox_result *in, mox_op **next)
+{
+    (void)ctx;
+    mox_buffer *buf = mox_result_buffer(in, 0);
+    mox_launch_config c = {{1, 1, 1}, {N, 1, 1}, 0};
+    mox_op *step = conf_step(mox_buffer_device(buf), c, buf, N);
+    mox_status st = mox_op_then(step, then_step, NULL, next);
+    if (st != MOX_OK)
+        mox_op_drop(step);
+    return st;
 }
 
 static mox_status map_sum(void *ctx, const mox_result *in, void **value, void (**destroy)(void *))
@@ -145,6 +163,12 @@ static bool chain_and_read(outcome *o, mox_buffer **bufs)
         mox_op_drop(first);
         return failed(o, st, NULL);
     }
+    mox_op *longer = NULL; /* a then of a then: merged into one op */
+    if ((st = mox_op_then(chain, then_step_nested, NULL, &longer)) != MOX_OK) {
+        mox_op_drop(chain);
+        return failed(o, st, NULL);
+    }
+    chain = longer;
     if ((st = mox_op_share(chain, &shared)) != MOX_OK) {
         mox_op_drop(chain);
         return failed(o, st, NULL);
@@ -153,7 +177,7 @@ static bool chain_and_read(outcome *o, mox_buffer **bufs)
         mox_op_drop(shared);
         return failed(o, st, NULL);
     }
-    bool ok = run_op(o, clone); /* 11 -> 23 */
+    bool ok = run_op(o, clone); /* 11 -> 23 -> 47 -> 95 */
     if (!run_op(o, shared) || !ok)
         return false;
     mox_op *rb = mox_buffer_readback(bufs[3]);
@@ -163,7 +187,7 @@ static bool chain_and_read(outcome *o, mox_buffer **bufs)
     }
     st = mox_op_wait(mapped);
     if (st == MOX_OK)
-        assert_true(*(float *)mox_result_value(mox_op_result(mapped)) == 23.0f * N);
+        assert_true(*(float *)mox_result_value(mox_op_result(mapped)) == 95.0f * N);
     ok = st == MOX_OK || failed(o, st, mox_result_error(mox_op_result(mapped)));
     mox_op_drop(mapped);
     return ok;
