@@ -135,13 +135,19 @@ function(mox_add_kernels target)
   # the bindings are rewritten only when their bytes change.
   target_sources(${target} PRIVATE "${stamp}" "${dir}/${name}.c")
   set_source_files_properties("${dir}/${name}.c" "${dir}/${name}.h" PROPERTIES GENERATED TRUE)
-  target_include_directories(${target} PRIVATE "${dir}")
+  # A library's bindings header reaches what links the library (in the
+  # build tree; an installed library installs its own headers).
+  get_target_property(type ${target} TYPE)
+  if(type MATCHES "^(STATIC|SHARED|MODULE|OBJECT)_LIBRARY$")
+    target_include_directories(${target} PUBLIC "$<BUILD_INTERFACE:${dir}>")
+  else()
+    target_include_directories(${target} PRIVATE "${dir}")
+  endif()
   # Linked through the target's properties, not target_link_libraries(): a
   # target may use either of that command's signatures (plain or keyword)
   # but not both, so mox must use neither. The same as PRIVATE: the target
   # links libmox, and a static library passes it on to what links it.
   set_property(TARGET ${target} APPEND PROPERTY LINK_LIBRARIES mox::mox)
-  get_target_property(type ${target} TYPE)
   if(type STREQUAL "STATIC_LIBRARY")
     set_property(TARGET ${target} APPEND PROPERTY INTERFACE_LINK_LIBRARIES "$<LINK_ONLY:mox::mox>")
   endif()

@@ -42,9 +42,13 @@ MOX_API mox_status mox_op_wait(mox_op *op);
 /* The result once READY, else NULL. Borrowed: valid until the op is dropped;
  * retain it to keep it longer. */
 MOX_API const mox_result *mox_op_result(const mox_op *op);
-/* Releases the op (A8). Before submission: submits nothing and frees its
- * reservations. After submission: does not block, does not cancel; the work
- * completes with its resources retained. drop(NULL) is a no-op. */
+/* Releases the op (A8). Before submission - never polled, or polled but
+ * still PENDING in the admission queue (its module loading, or no command
+ * slot free): submits nothing, ever, and frees its reservations; what was
+ * enqueued after it no longer waits for it. So polling then dropping is not
+ * fire-and-forget: wait for work that must run. After submission: does not
+ * block, does not cancel; the work completes with its resources retained.
+ * drop(NULL) is a no-op. */
 MOX_API void mox_op_drop(mox_op *op);
 
 /* ---- results: immutable, refcounted ---- */

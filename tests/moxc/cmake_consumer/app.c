@@ -9,6 +9,10 @@
 
 #include <mox/mox.h>
 
+/* The bindings of the static library it links: mox_add_kernels gives a
+ * library's bindings directory to what links it. */
+#include "demo.h"
+
 mox_op *consumer_scale(mox_device *device, const mox_buffer *in, mox_buffer *out, uint32_t n);
 
 static int fail(const char *what, mox_status st)
@@ -31,6 +35,7 @@ int main(void)
     if ((st = mox_buffer_create_from(dev, &mox_type_f32, N, input, &in)) != MOX_OK ||
         (st = mox_buffer_create(dev, &mox_type_f32, N, &out)) != MOX_OK)
         return fail("mox_buffer_create", st);
+    (void)demo_scale; /* declared by the library's bindings */
     mox_op *op = consumer_scale(dev, in, out, N);
     st = mox_op_wait(op);
     if (st != MOX_OK) {
