@@ -75,11 +75,23 @@ static void add_callee(body_walk *w, CXCursor def, CXCursor site) {
     f->call_count++;
 }
 
+/* Whether the call's callee is a _Generic selection (refused as a whole
+ * by check_cxx_types.c: not also as a call through a pointer). */
+static bool calls_generic(CXCursor call) {
+    moxc__children ch;
+    moxc__children_of(call, &ch);
+    CXCursor callee = ch.count ? moxc__strip_wrappers(ch.items[0], true) : clang_getNullCursor();
+    moxc__children_free(&ch);
+    return clang_getCursorKind(callee) == CXCursor_GenericSelectionExpr;
+}
+
 static void walk_call(body_walk *w, CXCursor call) {
     moxc__front *fr = w->t->front;
     CXCursor ref = clang_getCursorReferenced(call);
     CXSourceLocation loc = moxc__cursor_loc(call);
-    if (clang_Cursor_isNull(ref) || clang_getCursorKind(ref) != CXCursor_FunctionDecl) {
+    if (calls_generic(call)) {
+        /* reported by check_cxx_types.c */
+    } else if (clang_Cursor_isNull(ref) || clang_getCursorKind(ref) != CXCursor_FunctionDecl) {
         moxc__error_at(fr, loc, "calls through function pointers are not supported in kernels");
     } else {
         char *name = moxc__cxstr(clang_getCursorSpelling(ref));
@@ -212,8 +224,9 @@ static void walk(body_walk *w, CXCursor c, bool callee) {
     if (typed) {
         CXType type = clang_getCursorType(c);
         if (!w->in_double && moxc__involves_double(type)) {
-            /* sqrt(x): walk_call names the float function, one error */
-            if (!is_hinted_call(c, 0))
+            /* sqrt(x): walk_call names the float function, one error; a
+             * kernel's parameter: its type's error (parse_params.c) */
+            if (!is_hinted_call(c, 0) && !(k == CXCursor_ParmDecl && w->is_kernel))
                 moxc__error_at(w->t->front, moxc__cursor_loc(c),
                                "double precision is not supported in kernels (use float and 'f' literals)");
             w->in_double = true;
@@ -235,6 +248,8 @@ static void walk(body_walk *w, CXCursor c, bool callee) {
     case CXCursor_CallExpr:
         walk_call(w, c);
         break;
+    case CXCursor_GenericSelectionExpr:
+        break; /* refused as a whole (check_cxx_types.c): not its parts too */
     case CXCursor_DeclRefExpr:
         walk_decl_ref(w, c, callee);
         break;

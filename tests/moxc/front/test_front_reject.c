@@ -1,6 +1,7 @@
 /* test_front_reject.c - every rejection of a kernel source, with the
  * file:line it names and its message; malformed input never crashes. One
  * fixture per diagnostic, its line marked with an EXPECT comment. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +147,15 @@ static void test_unsupported_parameter_types(void **state) {
     front_run run = front_parse1(path);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         front_expect_error_at(&run, path, cases[i].marker, cases[i].text);
+    /* a kernel's double parameter: its type's error, not a second one */
+    front_expect_error_at(&run, path, "EXPECT:doublevalue", "unsupported parameter type 'double' for parameter 'd'");
+    char *real = front_real(path), at[PATH_MAX + 32];
+    snprintf(at, sizeof at, "%s:%u:", real, front_marker_line(path, "EXPECT:doublevalue"));
+    size_t count = 0;
+    for (const char *p = run.diagnostics; (p = strstr(p, at)) != NULL; p++)
+        count++;
+    assert_int_equal(count, 1);
+    free(real);
     front_run_free(&run);
 }
 
