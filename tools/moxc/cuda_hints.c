@@ -182,6 +182,21 @@ char *moxc__clang_message(const char *msg, bool after_extern, bool *error) {
             return text;
         }
     }
+    /* C only warns about these conversions; nvcc's C++ refuses them, so a
+     * source that builds without nvcc would fail with it */
+    static const char *const cxx_conversion[] = {"incompatible pointer types ",
+                                                 "incompatible integer to pointer conversion ",
+                                                 "incompatible pointer to integer conversion "};
+    bool conversion = strstr(msg, " discards qualifiers") != NULL;
+    for (size_t i = 0; i < sizeof cxx_conversion / sizeof cxx_conversion[0]; i++)
+        conversion |= moxc__starts_with(msg, cxx_conversion[i]);
+    if (conversion) {
+        *error = true;
+        return moxc__printf("%s; the CUDA translation unit (C++) refuses this conversion, C only warns: "
+                            "fix the types (an atomic on a MOX_SHARED array needs the array declared "
+                            "of mox_atomic_u32 or mox_atomic_i32)",
+                            msg);
+    }
     /* half precision clang 14 cannot take by value on this target */
     if (moxc__starts_with(msg, "_Float16 is not supported on this target") ||
         moxc__starts_with(msg, "parameters cannot have __fp16 type"))

@@ -138,6 +138,20 @@ static void test_f16_by_value(void **state) {
 #define CHAR_TAIL "of a character literal differs between the backends: it is an int in C (the CPU) but a char in C++"
 #define BOOL_TAIL "of a comparison or logical operator differs between the backends: its result is an int in C"
 
+/* Conversions C only warns about are errors: nvcc's C++ refuses them, so
+ * the source would build without nvcc and fail with it. */
+static void test_cxx_conversions(void **state) {
+    (void)state;
+    const char *src = CXX("conversions.c");
+    front_run run = front_parse1(src);
+    front_expect_error_at(&run, src, "EXPECT:atomic",
+                          "incompatible pointer types passing 'uint32_t *'");
+    front_expect_error_at(&run, src, "EXPECT:atomic",
+                          "the CUDA translation unit (C++) refuses this conversion, C only warns");
+    front_expect_error_at(&run, src, "EXPECT:const", "discards qualifiers");
+    front_run_free(&run);
+}
+
 /* sizeof('a') is 4 on the CPU and 1 in the CUDA translation unit: moxc
  * refuses every way the literal's (or a comparison's) type becomes a value. */
 static void test_char_literal_type(void **state) {
@@ -237,6 +251,7 @@ int main(void) {
         cmocka_unit_test(test_block_limits),
         cmocka_unit_test(test_incomplete_record_unqualified),
         cmocka_unit_test(test_f16_by_value),
+        cmocka_unit_test(test_cxx_conversions),
         cmocka_unit_test(test_char_literal_type),
         cmocka_unit_test(test_c11_only),
         cmocka_unit_test(test_near_cases_accepted),
