@@ -234,6 +234,22 @@ static void test_cuda_build(void **state)
     char *other = build_ok(f, only90, NULL, "Built");
     assert_string_not_equal(other, artifact);
     free(other);
+    /* Two sources of one directory: nvcc gets that directory once. */
+    char *features = test_path("kernels/features.c");
+    const char *two[] = {"--nvcc", nvcc, features, NULL};
+    char *both = build_ok(f, two, NULL, "Built");
+    m = load_valid(both);
+    char *dir = test_path("kernels"), *flag = NULL;
+    assert_true(asprintf(&flag, "-I%s", dir) > 0);
+    size_t times = 0;
+    for (size_t i = 0; i < m->nvcc_flag_count; ++i)
+        times += strcmp(m->nvcc_flags[i], flag) == 0;
+    assert_int_equal(times, 1);
+    mox_manifest_free(m);
+    free(flag);
+    free(dir);
+    free(both);
+    free(features);
     free(again);
     free(artifact);
 }

@@ -175,16 +175,30 @@ static bool fix_archs(moxc_plan *plan, FILE *diag)
     return true;
 }
 
+/* The length of the directory part of source path `path` ("/" for one
+ * at the root). */
+static size_t dir_length(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash == path ? 1 : (size_t)(slash - path);
+}
+
 static bool push_includes(const moxc_plan *plan, moxc_strv *flags, bool source_dirs)
 {
     bool ok = moxc_strv_pushf(flags, "-I%s", plan->mox_include);
     /* nvcc sees the sources pasted into kernels_cuda.cu, so their own
-     * directories stand in for the quoted-include lookup beside them. */
+     * directories stand in for the quoted-include lookup beside them (each
+     * directory once, where its first source names it). */
     for (size_t i = 0; source_dirs && i < plan->module->edit_count && ok; ++i) {
         const char *path = plan->module->edits[i].path;
-        const char *slash = strrchr(path, '/');
-        size_t len = slash == path ? 1 : (size_t)(slash - path);
-        ok = moxc_strv_pushf(flags, "-I%.*s", (int)len, path);
+        size_t len = dir_length(path);
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; ++j) {
+            const char *other = plan->module->edits[j].path;
+            seen = dir_length(other) == len && memcmp(other, path, len) == 0;
+        }
+        if (!seen)
+            ok = moxc_strv_pushf(flags, "-I%.*s", (int)len, path);
     }
     for (size_t i = 0; i < plan->include_dirs.count && ok; ++i)
         ok = moxc_strv_pushf(flags, "-I%s", plan->include_dirs.items[i]);
