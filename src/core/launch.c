@@ -360,6 +360,7 @@ mox_status mox_module_prepare(mox_device *device, const mox_module_desc *module)
      * the module share one load; this call just waits for it. */
     mox__waker_cell cell;
     mox__cell_init(&cell);
+    cell.untraced = true; /* no op's: no wake event on an op's track */
     mox__parker parker;
     mox__parker_init(&parker);
     mox__cell_arm(&cell, (mox_waker){mox__parker_unpark, &parker});

@@ -101,7 +101,7 @@ void mox__cell_wake(mox__waker_cell *cell)
     cell->armed = false;
     mox__spin_unlock(&cell->lock);
     if (armed && w.wake) {
-        if (mox__trace_on())
+        if (mox__trace_on() && !cell->untraced)
             mox__trace_wake(cell);
         w.wake(w.ctx);
     }

@@ -103,6 +103,7 @@ struct mox__waker_cell {
     mox__spin lock;      /* guards waker/armed; never held while calling out */
     mox_waker waker;
     bool armed;
+    bool untraced;       /* not an op's (the trace's wake events name the op) */
     _Atomic int pins;
     mox__wait_link link;
 };

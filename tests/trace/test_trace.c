@@ -139,6 +139,8 @@ static void batch_readback_and_failure(void **state)
     assert_int_equal(mox_trace_start(path), MOX_OK);
     mox_device *dev = NULL;
     assert_int_equal(mox_device_open(&dev), MOX_OK);
+    /* waits for the preparation (a wake of no op: not traced) */
+    assert_int_equal(mox_module_prepare(dev, &tk_module), MOX_OK);
     mox_buffer *in = filled(dev, 1.0f), *mid = filled(dev, 0.0f), *out = filled(dev, 0.0f);
     run_work(dev, in, mid, out);
     mox_buffer_release(in);
@@ -150,6 +152,7 @@ static void batch_readback_and_failure(void **state)
     json_t *t = trace_load(path);
     assert_string_equal(json_string_value(json_object_get(json_array_get(t, 0), "name")), "process_name");
     trace_check_pairs(t, "op");
+    trace_check_marks_on_tracks(t, "op");
     const json_t *launch = trace_find(t, "n", "op", "launch scale", 0);
     assert_non_null(launch);
     assert_true(trace_has_buffer(launch, in, "read"));

@@ -74,6 +74,28 @@ void trace_check_pairs(const json_t *trace, const char *cat)
     assert_int_equal(trace_count(trace, "b", cat, ""), trace_count(trace, "e", cat, ""));
 }
 
+void trace_check_marks_on_tracks(const json_t *trace, const char *cat)
+{
+    size_t i, j;
+    json_t *n, *b;
+    json_array_foreach(trace, i, n)
+    {
+        if (!matches(n, "n", cat, ""))
+            continue;
+        const char *id = json_string_value(json_object_get(n, "id"));
+        assert_non_null(id);
+        bool begun = false;
+        json_array_foreach(trace, j, b)
+        {
+            const char *bid = json_string_value(json_object_get(b, "id"));
+            begun = begun || (bid && strcmp(bid, id) == 0 && matches(b, "b", cat, ""));
+        }
+        if (!begun)
+            fail_msg("a \"%s\" mark '%s' (event %zu) on %s, which no span begins",
+                     cat, json_string_value(json_object_get(n, "name")), i, id);
+    }
+}
+
 bool trace_has_buffer(const json_t *event, const void *buffer, const char *access)
 {
     char want[32];

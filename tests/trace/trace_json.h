@@ -17,6 +17,8 @@ size_t trace_count(const json_t *trace, const char *ph, const char *cat, const c
 /* The nth (from 0) such event, borrowed; NULL when there are fewer. */
 json_t *trace_find(const json_t *trace, const char *ph, const char *cat, const char *name, size_t nth);
 /* Every "b" of the category has one "e" with the same id, after it. */
+/* Every "n" event of `cat` lies on a track: a "b" event has its id. */
+void trace_check_marks_on_tracks(const json_t *trace, const char *cat);
 void trace_check_pairs(const json_t *trace, const char *cat);
 /* args.buffers lists `buffer` (by address) with this access. */
 bool trace_has_buffer(const json_t *event, const void *buffer, const char *access);
