@@ -33,8 +33,9 @@ typedef enum mox_backend {
 } mox_backend;
 
 /* Options of mox_device_open_with. Zero means "default" for every field;
- * initialise them with designated initializers ({.backend = ..., ...}):
- * fields may be added at the end. */
+ * initialise them with designated initializers ({.backend = ..., ...}) in
+ * C, and in C++ value-initialise, then set fields (mox_device_options
+ * o{}; o.backend = ...;): fields may be added at the end. */
 typedef struct mox_device_options {
     mox_backend backend;      /* MOX_BACKEND_AUTO honours the MOX_BACKEND variable */
     uint32_t command_capacity; /* max in-flight batches (A3); 0 = default (64) */
@@ -94,7 +95,10 @@ MOX_API uint32_t mox_device_warp_size(const mox_device *device);
  * device may have progressed (an eventfd). Event loops watch it, read it to
  * clear it, then poll their ops. Owned by the device; do not close.
  * Created on the first call (readable at once); -1 if it cannot be created
- * (mox_error_last says why). */
+ * (mox_error_last says why). Closed when the device context's last
+ * reference goes (the device and its clones, its buffers, ops, results and
+ * running work), possibly on a mox thread after mox_device_release: stop
+ * watching it before dropping your last reference (docs/async.md). */
 MOX_API int mox_device_event_fd(mox_device *device);
 
 /* Number of batches submitted to the backend so far (a counter for tests

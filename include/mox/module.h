@@ -36,10 +36,15 @@ typedef struct mox_arg {
     const mox_type *type;     /* values: the value's type; buffers: ignored (the buffer's type is used) */
 } mox_arg;
 
-#define MOX_ARG_READ(b) ((mox_arg){MOX_ARG_BUFFER, MOX_ACCESS_READ, (mox_buffer *)(b), NULL, NULL})
-#define MOX_ARG_WRITE(b) ((mox_arg){MOX_ARG_BUFFER, MOX_ACCESS_WRITE, (b), NULL, NULL})
-#define MOX_ARG_ATOMIC(b) ((mox_arg){MOX_ARG_BUFFER, MOX_ACCESS_ATOMIC, (b), NULL, NULL})
-#define MOX_ARG_VALUE(p, t) ((mox_arg){MOX_ARG_VALUE, MOX_ACCESS_READ, NULL, (p), (t)})
+#ifdef __cplusplus /* a braced temporary: C++ has no compound literals */
+#define MOX__ARG(...) (mox_arg{__VA_ARGS__})
+#else
+#define MOX__ARG(...) ((mox_arg){__VA_ARGS__})
+#endif
+#define MOX_ARG_READ(b) MOX__ARG(MOX_ARG_BUFFER, MOX_ACCESS_READ, (mox_buffer *)(b), NULL, NULL)
+#define MOX_ARG_WRITE(b) MOX__ARG(MOX_ARG_BUFFER, MOX_ACCESS_WRITE, (b), NULL, NULL)
+#define MOX_ARG_ATOMIC(b) MOX__ARG(MOX_ARG_BUFFER, MOX_ACCESS_ATOMIC, (b), NULL, NULL)
+#define MOX_ARG_VALUE(p, t) MOX__ARG(MOX_ARG_VALUE, MOX_ACCESS_READ, NULL, (p), (t))
 
 /* Static description of one generated module, emitted by moxc into the
  * bindings source. Never freed; its address identifies the module. */

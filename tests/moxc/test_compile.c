@@ -81,15 +81,27 @@ static void test_bindings_compile(void **state)
     write_in(f, "demo.h", h);
     write_in(f, "demo.c", c);
     write_in(f, "only_header.c", "#include \"demo.h\"\n");
-    write_in(f, "only_header.cpp", "#include \"demo.h\"\nint main() { return demo_module.kernel_count == 4 ? 0 : 1; }\n");
+    /* C++ (pedantic): the MOX_ARG_* macros, options initialised as install.md says */
+    write_in(f, "only_header.cpp",
+             "#include \"demo.h\"\n"
+             "static mox_arg second(mox_buffer *b, const float *v) {\n"
+             "    mox_arg a[2] = {MOX_ARG_READ(b), MOX_ARG_VALUE(v, &mox_type_f32)};\n"
+             "    return a[1];\n"
+             "}\n"
+             "int main() {\n"
+             "    mox_device_options o{};\n"
+             "    o.backend = MOX_BACKEND_CPU;\n"
+             "    float v = 1.0f;\n"
+             "    return demo_module.kernel_count == 4 && second(nullptr, &v).value == &v && o.cpu_threads == 0 ? 0 : 1;\n"
+             "}\n");
     char *src = in_dir(f, "demo.c"), *obj = in_dir(f, "demo.o");
     char *hc = in_dir(f, "only_header.c"), *hcpp = in_dir(f, "only_header.cpp");
     const char *c11[] = {MOX_CC, STRICT_C, "-I" MOX_INCLUDE_DIR, "-c", src, "-o", obj, NULL};
     expect_compiles(c11);
     const char *header_c[] = {MOX_CC, STRICT_C, "-I" MOX_INCLUDE_DIR, "-fsyntax-only", hc, NULL};
     expect_compiles(header_c);
-    const char *header_cpp[] = {MOX_CXX, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-I" MOX_INCLUDE_DIR,
-                                "-fsyntax-only", hcpp, NULL};
+    const char *header_cpp[] = {MOX_CXX, "-std=c++17", "-Wall", "-Wextra", "-Wpedantic", "-Werror",
+                                "-I" MOX_INCLUDE_DIR, "-fsyntax-only", hcpp, NULL};
     expect_compiles(header_cpp);
     free(src);
     free(obj);
