@@ -139,6 +139,26 @@ static void test_warp_control(void **state) {
     compare("warp_prefix", kdim3(5, 1, 1), kdim3(128, 1, 1), 7, 0x55u, 95);
 }
 
+/* Grid-stride loops, walked side by side: the same words as each thread's
+ * own loop on fibers, for any block shape, with rounds that end at
+ * different threads. */
+static void test_grid_stride(void **state) {
+    (void)state;
+    const mox_kdim3 blocks[] = {kdim3(1, 1, 1), kdim3(64, 1, 1), kdim3(33, 1, 1), kdim3(5, 7, 3)};
+    const mox_kdim3 grids[] = {kdim3(1, 1, 1), kdim3(3, 1, 1), kdim3(2, 2, 1)};
+    for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++)
+        for (size_t g = 0; g < sizeof grids / sizeof grids[0]; g++)
+            for (uint32_t p = 0; p < 5; p += 2) {
+                uint64_t seed = 100 + b * 10 + g * 3 + p;
+                compare("grid_stride", grids[g], blocks[b], p, (uint32_t)(b + g) % 5u, seed);
+                compare("grid_stride_signed", grids[g], blocks[b], p, (uint32_t)(b * 7u + g) % 40u, seed);
+                compare("grid_stride_break", grids[g], blocks[b], p, (uint32_t)g, seed);
+                compare("stride_while_continue", grids[g], blocks[b], p, (uint32_t)g, seed);
+            }
+    for (uint32_t p = 0; p < 5; p++)
+        compare("stride_histogram", kdim3(3, 1, 1), kdim3(64, 1, 1), p, p * 7u, 200 + p);
+}
+
 /* What moxc cannot restructure runs on fibers, without a work-group function. */
 static void test_fallbacks_stay_on_fibers(void **state) {
     (void)state;
@@ -179,7 +199,7 @@ int main(void) {
         cmocka_unit_test(test_barrier_loops),        cmocka_unit_test(test_branches_and_returns),
         cmocka_unit_test(test_per_thread_state),     cmocka_unit_test(test_any_block_shape),
         cmocka_unit_test(test_warp_control),         cmocka_unit_test(test_fallbacks_stay_on_fibers),
-        cmocka_unit_test(test_macro_declarations),
+        cmocka_unit_test(test_macro_declarations),   cmocka_unit_test(test_grid_stride),
     };
     return cmocka_run_group_tests_name("cpu_lower_exec", tests, load, NULL);
 }

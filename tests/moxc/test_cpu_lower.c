@@ -74,6 +74,14 @@ static void test_golden_loop(void **state)
     golden("kernels/wg/loop.c", "wg/loop.c");
 }
 
+/* Grid-stride loops (for and while forms) walked side by side; one that
+ * breaks out stays each thread's own loop. */
+static void test_golden_stride(void **state)
+{
+    (void)state;
+    golden("kernels/wg/stride.c", "wg/stride.c");
+}
+
 /* Only what lives across a barrier is kept per thread. */
 static void test_what_is_privatized(void **state)
 {
@@ -138,7 +146,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_barrier),     cmocka_unit_test(test_golden_warp),
-        cmocka_unit_test(test_golden_loop),        cmocka_unit_test(test_what_is_privatized),
+        cmocka_unit_test(test_golden_loop),        cmocka_unit_test(test_golden_stride),        cmocka_unit_test(test_what_is_privatized),
         cmocka_unit_test(test_fallback_notes),
     };
     return cmocka_run_group_tests_name("moxc_cpu_lower", tests, NULL, NULL);

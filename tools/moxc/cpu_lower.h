@@ -299,6 +299,25 @@ void lw_emit_prologue(lw_em *m, size_t region, const size_t *at, size_t n, bool 
  * skip[0..skips), its end label; with a guard, only the guarded statement. */
 void lw_emit_region_body(lw_em *m, const size_t *at, size_t n, const lw_guard *guard, const size_t *skip,
                          size_t skips);
+/* A region's lane sync and prologue (what lw_emit_region_body starts
+ * with); returns the region. */
+size_t lw_emit_region_entry(lw_em *m, const size_t *at, size_t n);
+/* Statement `stmt` of item `item` with its rewrites, between `before` and
+ * `after` on its line(s). */
+void lw_emit_stmt(lw_em *m, CXCursor stmt, size_t item, const char *before, const char *after);
+
+/* ---- cpu_lower_stride.c ---- */
+/* A region that is one grid-stride loop, `for (T i = E; i < N; i += S) B`
+ * or `T i = E; while (i < N) { B i += S; }` (N and S block-level, B
+ * neither writing i nor leaving the loop): the block's threads walk it
+ * side by side, a round at a time. */
+typedef struct lw_stride {
+    size_t item;      /* the loop */
+    size_t decl_item; /* the while form's declaration of i, else LW_NONE */
+    CXCursor var, init, cond, inc, body; /* while: body is the block, inc its last statement */
+} lw_stride;
+bool lw_region_stride(lw *L, const size_t *at, size_t n, lw_stride *s);
+void lw_emit_stride(lw_em *m, const size_t *at, size_t n, const lw_stride *s);
 
 /* ---- cpu_lower_emit.c ---- */
 char *lw_emit(lw *L);

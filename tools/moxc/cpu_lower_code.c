@@ -187,8 +187,26 @@ void lw_emit_prologue(lw_em *m, size_t region, const size_t *at, size_t n, bool 
     free(need);
 }
 
-void lw_emit_region_body(lw_em *m, const size_t *at, size_t n, const lw_guard *guard, const size_t *skip,
-                         size_t skips) {
+void lw_emit_stmt(lw_em *m, CXCursor stmt, size_t item, const char *before, const char *after) {
+    lw *L = m->L;
+    unsigned start, end;
+    if (!lw_stmt_range(L, stmt, true, &start, &end)) {
+        lw_fail(L, stmt, "a statement written by a macro");
+        return;
+    }
+    lw_edits e = {0};
+    lw_collect_edits(L, stmt, item, &e);
+    for (size_t i = 0; i < e.n; i++)
+        m->returned = m->returned || strncmp(e.at[i].text, "goto mox__tend", 14) == 0;
+    lw_indent(m);
+    moxc_buf_put(m->b, before);
+    put_reindented(m, start, end, &e);
+    moxc_buf_put(m->b, after);
+    moxc_buf_put(m->b, "\n");
+    lw_edits_free(&e);
+}
+
+size_t lw_emit_region_entry(lw_em *m, const size_t *at, size_t n) {
     lw *L = m->L;
     size_t region = LW_NONE;
     for (size_t k = 0; k < n && region == LW_NONE; k++)
@@ -199,23 +217,16 @@ void lw_emit_region_body(lw_em *m, const size_t *at, size_t n, const lw_guard *g
         L->any_lane_sync = true;
     }
     lw_emit_prologue(m, region, at, n, false);
+    return region;
+}
+
+void lw_emit_region_body(lw_em *m, const size_t *at, size_t n, const lw_guard *guard, const size_t *skip,
+                         size_t skips) {
+    lw *L = m->L;
+    size_t region = lw_emit_region_entry(m, at, n);
     m->returned = false;
-    if (guard) {
-        /* the guard is the loop's condition: only its statement is left */
-        unsigned start, end;
-        if (!lw_stmt_range(L, guard->body, true, &start, &end)) {
-            lw_fail(L, guard->body, "a statement written by a macro");
-            return;
-        }
-        lw_edits e = {0};
-        lw_collect_edits(L, guard->body, guard->item, &e);
-        for (size_t i = 0; i < e.n; i++)
-            m->returned = m->returned || strncmp(e.at[i].text, "goto mox__tend", 14) == 0;
-        lw_indent(m);
-        put_reindented(m, start, end, &e);
-        moxc_buf_put(m->b, "\n");
-        lw_edits_free(&e);
-    }
+    if (guard) /* the guard is the loop's condition: only its statement is left */
+        lw_emit_stmt(m, guard->body, guard->item, "", "");
     for (size_t k = 0; k < n && !guard; k++) {
         const lw_item *it = &L->items[at[k]];
         bool skipped = false;

@@ -54,6 +54,11 @@ static void emit_thread_loop(lw_em *m, const size_t *at, size_t n) {
     lw_emit_hoists(m, at, n);
     if (!has_region_code(L, at, n))
         return;
+    lw_stride stride;
+    if (lw_region_stride(L, at, n, &stride)) {
+        lw_emit_stride(m, at, n, &stride);
+        return;
+    }
     bool line_1d = L->block[0] && L->block[1] == 1 && L->block[2] == 1;
     lw_guard guard;
     bool guarded = line_1d && lw_region_guard(L, at, n, &guard);

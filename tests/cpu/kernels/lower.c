@@ -302,3 +302,87 @@ void macro_init_kept(const uint32_t *in, uint32_t *out, uint32_t p, uint32_t q)
     mox_barrier();
     out[(mox_block_idx().x * 64u + t) * LOWER_WORDS] = v + s[63u - t] * q;
 }
+
+/* Grid-stride loops (cpu_lower_stride.c: the threads walk them side by
+ * side). The total number of threads, p rounds over it: each thread
+ * touches p words, a stride apart; continue and a nested loop's break
+ * inside; q selects what to skip. */
+MOX_KERNEL
+void grid_stride(const uint32_t *in, uint32_t *out, uint32_t p, uint32_t q)
+{
+    mox_dim3 g = mox_grid_dim(), d = mox_block_dim();
+    uint32_t total = g.x * g.y * g.z * d.x * d.y * d.z;
+    for (uint32_t i = gid_of(); i < total * p; i += total) {
+        if ((in[i % total] ^ i) % 5u == q)
+            continue;
+        uint32_t acc = i;
+        for (uint32_t k = 0; k < 8u; k++) {
+            if (k == (in[i % total] & 7u))
+                break;
+            bump(&acc, k);
+        }
+        out[(i % total) * LOWER_WORDS + (i / total) % LOWER_WORDS] += acc;
+    }
+}
+
+/* The same with a signed variable and a stride written as a local of the
+ * block; and one that stays a plain loop per thread: its body breaks out. */
+MOX_KERNEL
+void grid_stride_signed(const uint32_t *in, uint32_t *out, uint32_t p, uint32_t q)
+{
+    int32_t total = (int32_t)(mox_grid_dim().x * mox_block_dim().x * mox_block_dim().y * mox_block_dim().z *
+                              mox_grid_dim().y * mox_grid_dim().z);
+    for (int32_t i = (int32_t)gid_of() - (int32_t)q; i < total * (int32_t)p; i += total) {
+        if (i < 0)
+            continue;
+        out[((uint32_t)i % (uint32_t)total) * LOWER_WORDS + 1u] ^= in[(uint32_t)i % (uint32_t)total] + (uint32_t)i;
+    }
+}
+
+MOX_KERNEL
+void grid_stride_break(const uint32_t *in, uint32_t *out, uint32_t p, uint32_t q)
+{
+    uint32_t total = mox_grid_dim().x * mox_block_dim().x * mox_block_dim().y * mox_block_dim().z;
+    for (uint32_t i = gid_of(); i < total * p; i += total) {
+        if (in[i % total] % 7u == q)
+            break;
+        out[(i % total) * LOWER_WORDS + 2u] += i;
+    }
+}
+
+/* The while form between barriers, as CUDA by Example's histogram writes
+ * it (shared atomics; its variable declared before the loop); and one
+ * whose continue would skip the increment, which stays as written. */
+MOX_KERNEL MOX_BLOCK(64, 1, 1)
+void stride_histogram(const uint32_t *in, uint32_t *out, uint32_t p, uint32_t q)
+{
+    MOX_SHARED(mox_atomic_u32, bins, 64);
+    uint32_t t = mox_thread_idx().x;
+    mox_atomic_store_u32(&bins[t], 0u);
+    mox_barrier();
+    uint32_t total = mox_grid_dim().x * 64u;
+    uint32_t i = mox_block_idx().x * 64u + t;
+    while (i < total * p) {
+        mox_atomic_add_u32(&bins[(in[i % total] + q) % 64u], 1u);
+        i += total;
+    }
+    mox_barrier();
+    out[(mox_block_idx().x * 64u + t) * LOWER_WORDS] = mox_atomic_load_u32(&bins[t]);
+}
+
+MOX_KERNEL
+void stride_while_continue(const uint32_t *in, uint32_t *out, uint32_t p, uint32_t q)
+{
+    uint32_t total = mox_grid_dim().x * mox_block_dim().x * mox_block_dim().y * mox_block_dim().z;
+    uint32_t i = gid_of();
+    uint32_t skipped = 0;
+    while (i < total * p) {
+        uint32_t w = in[i % total];
+        i += total;
+        if (w % 3u == q) {
+            skipped++;
+            continue;
+        }
+        out[(i % total) * LOWER_WORDS + 3u] += w + skipped;
+    }
+}
