@@ -311,9 +311,12 @@ void lw_emit_stmt(lw_em *m, CXCursor stmt, size_t item, const char *before, cons
  * or `T i = E; while (i < N) { B i += S; }` (N and S block-level, B
  * neither writing i nor leaving the loop): the block's threads walk it
  * side by side, a round at a time. */
+enum { LW_STRIDE_DECLS = 8 };
 typedef struct lw_stride {
     size_t item;      /* the loop */
     size_t decl_item; /* the while form's declaration of i, else LW_NONE */
+    size_t decls[LW_STRIDE_DECLS]; /* declarations of recomputed variables before it */
+    size_t decl_count;
     CXCursor var, init, cond, inc, body; /* while: body is the block, inc its last statement */
 } lw_stride;
 bool lw_region_stride(lw *L, const size_t *at, size_t n, lw_stride *s);

@@ -5,7 +5,9 @@
  *
  * with T a 32-bit integer, N and S block-level, and B neither writing i
  * (nor taking its address) nor leaving the loop (break, return; in the
- * while form continue, which skips the increment, too). Run the
+ * while form continue, which skips the increment, too); declarations of
+ * recomputed variables (functions of the thread index) may precede it,
+ * and are written again in each round. Run the
  * usual way, each thread walks its whole loop before the next thread
  * starts, so the block's threads step through memory a stride apart and
  * the host compiler cannot vectorize across them (a saxpy ran 15 - 57x
@@ -152,19 +154,51 @@ static bool while_form(lw *L, size_t decl, size_t loop, lw_stride *s) {
     return ok;
 }
 
-bool lw_region_stride(lw *L, const size_t *at, size_t n, lw_stride *s) {
-    size_t code[3], count = 0;
-    for (size_t k = 0; k < n && count < 3; k++) {
-        const lw_item *it = &L->items[at[k]];
-        if (it->kind == LW_CODE && !it->dead && it->region != LW_NONE)
-            code[count++] = at[k];
+/* A declaration of variables that can be written again in each round:
+ * recomputed ones (functions of the thread index), or locals never set
+ * again whose initializer reads no memory and has no effect. */
+static bool recomputed_decl(lw *L, size_t item) {
+    if (clang_getCursorKind(L->items[item].cur) != CXCursor_DeclStmt)
+        return false;
+    moxc__children ch;
+    moxc__children_of(L->items[item].cur, &ch);
+    bool ok = ch.count > 0;
+    for (size_t i = 0; ok && i < ch.count; i++) {
+        const lw_var *v = clang_getCursorKind(ch.items[i]) == CXCursor_VarDecl ? lw_var_of(L, ch.items[i]) : NULL;
+        ok = v && (v->cls == LV_REMAT ||
+                   (v->cls == LV_LOCAL && !v->written && !v->addr_taken && !v->multi &&
+                    !clang_Cursor_isNull(v->init) && !v->init_in_macro && lw_expr_class(L, v->init, false) <= LE_THREAD));
     }
-    for (size_t k = 0; k < count; k++)
-        if (L->items[code[k]].wrap != LW_WRAP_STMT || L->items[code[k]].phase != LW_WHOLE)
+    moxc__children_free(&ch);
+    return ok;
+}
+
+bool lw_region_stride(lw *L, const size_t *at, size_t n, lw_stride *s) {
+    size_t code[LW_STRIDE_DECLS + 2], count = 0;
+    for (size_t k = 0; k < n; k++) {
+        const lw_item *it = &L->items[at[k]];
+        if (it->kind != LW_CODE || it->dead || it->region == LW_NONE)
+            continue;
+        if (count == LW_STRIDE_DECLS + 2 || it->wrap != LW_WRAP_STMT || it->phase != LW_WHOLE)
             return false;
-    if (count == 1 && clang_getCursorKind(L->items[code[0]].cur) == CXCursor_ForStmt)
-        return for_form(L, code[0], s);
-    return count == 2 && while_form(L, code[0], code[1], s);
+        code[count++] = at[k];
+    }
+    if (count == 0)
+        return false;
+    size_t loop = code[count - 1], decl = LW_NONE;
+    enum CXCursorKind kind = clang_getCursorKind(L->items[loop].cur);
+    s->decl_count = 0;
+    for (size_t k = 0; k + 1 < count; k++) {
+        if (recomputed_decl(L, code[k]) && s->decl_count < LW_STRIDE_DECLS)
+            s->decls[s->decl_count++] = code[k];
+        else if (kind == CXCursor_WhileStmt && decl == LW_NONE)
+            decl = code[k];
+        else
+            return false;
+    }
+    if (kind == CXCursor_ForStmt)
+        return decl == LW_NONE && for_form(L, loop, s);
+    return kind == CXCursor_WhileStmt && decl != LW_NONE && while_form(L, decl, loop, s);
 }
 
 /* `T name` for the loop variable's type. */
@@ -192,6 +226,8 @@ static void emit_step(lw_em *m, const size_t *at, size_t n, const lw_stride *s, 
     lw_line(m, "continue;");
     m->depth--;
     lw_emit_region_entry(m, at, n);
+    for (size_t k = 0; k < s->decl_count; k++)
+        lw_emit_code(m, s->decls[k]);
     lw_indent(m);
     if (!put_var_decl(m, s, name))
         return;

@@ -332,17 +332,23 @@ void grid_stride_signed(const uint32_t *in, uint32_t *out, uint32_t p, uint32_t 
 {
     int32_t total = (int32_t)(mox_grid_dim().x * mox_block_dim().x * mox_block_dim().y * mox_block_dim().z *
                               mox_grid_dim().y * mox_grid_dim().z);
-    for (int32_t i = (int32_t)gid_of() - (int32_t)q; i < total * (int32_t)p; i += total) {
+    /* the thread's linear index from the geometry alone: recomputed, so
+     * written again in each round */
+    uint32_t me = (mox_block_idx().x + mox_grid_dim().x * (mox_block_idx().y + mox_grid_dim().y * mox_block_idx().z)) *
+                      (mox_block_dim().x * mox_block_dim().y * mox_block_dim().z) +
+                  mox_thread_idx().x + mox_block_dim().x * (mox_thread_idx().y + mox_block_dim().y * mox_thread_idx().z);
+    for (int32_t i = (int32_t)me - (int32_t)q; i < total * (int32_t)p; i += total) {
         if (i < 0)
             continue;
-        out[((uint32_t)i % (uint32_t)total) * LOWER_WORDS + 1u] ^= in[(uint32_t)i % (uint32_t)total] + (uint32_t)i;
+        out[me * LOWER_WORDS + 1u] ^= in[(uint32_t)i % (uint32_t)total] + (uint32_t)i;
     }
 }
 
 MOX_KERNEL
 void grid_stride_break(const uint32_t *in, uint32_t *out, uint32_t p, uint32_t q)
 {
-    uint32_t total = mox_grid_dim().x * mox_block_dim().x * mox_block_dim().y * mox_block_dim().z;
+    uint32_t total = mox_grid_dim().x * mox_grid_dim().y * mox_grid_dim().z * mox_block_dim().x *
+                     mox_block_dim().y * mox_block_dim().z; /* every thread writes its own words */
     for (uint32_t i = gid_of(); i < total * p; i += total) {
         if (in[i % total] % 7u == q)
             break;
@@ -373,7 +379,8 @@ void stride_histogram(const uint32_t *in, uint32_t *out, uint32_t p, uint32_t q)
 MOX_KERNEL
 void stride_while_continue(const uint32_t *in, uint32_t *out, uint32_t p, uint32_t q)
 {
-    uint32_t total = mox_grid_dim().x * mox_block_dim().x * mox_block_dim().y * mox_block_dim().z;
+    uint32_t total = mox_grid_dim().x * mox_grid_dim().y * mox_grid_dim().z * mox_block_dim().x *
+                     mox_block_dim().y * mox_block_dim().z;
     uint32_t i = gid_of();
     uint32_t skipped = 0;
     while (i < total * p) {
