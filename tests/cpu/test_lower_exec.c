@@ -159,6 +159,17 @@ static void test_grid_stride(void **state) {
         compare("stride_histogram", kdim3(3, 1, 1), kdim3(64, 1, 1), p, p * 7u, 200 + p);
 }
 
+/* A bounds guard on the global index: the loop stops at the bound, which
+ * falls before the first block, inside one, at a block's end or past all. */
+static void test_bounded_guard(void **state) {
+    (void)state;
+    const uint32_t bounds[][2] = {{0, 0}, {0, 5}, {3, 0}, {4, 0}, {9, 7}, {19, 15}, {100, 0}};
+    for (size_t k = 0; k < sizeof bounds / sizeof bounds[0]; k++) {
+        compare("bounded_guard", kdim3(5, 1, 1), kdim3(64, 1, 1), bounds[k][0], bounds[k][1], 300 + k);
+        compare("bounded_after_barrier", kdim3(5, 1, 1), kdim3(64, 1, 1), bounds[k][0], bounds[k][1], 310 + k);
+    }
+}
+
 /* What moxc cannot restructure runs on fibers, without a work-group function. */
 static void test_fallbacks_stay_on_fibers(void **state) {
     (void)state;
@@ -200,6 +211,7 @@ int main(void) {
         cmocka_unit_test(test_per_thread_state),     cmocka_unit_test(test_any_block_shape),
         cmocka_unit_test(test_warp_control),         cmocka_unit_test(test_fallbacks_stay_on_fibers),
         cmocka_unit_test(test_macro_declarations),   cmocka_unit_test(test_grid_stride),
+        cmocka_unit_test(test_bounded_guard),
     };
     return cmocka_run_group_tests_name("cpu_lower_exec", tests, load, NULL);
 }

@@ -258,6 +258,9 @@ typedef struct lw_guard {
     const char *op; /* "<", "<=" or "==" (bound 0) */
 } lw_guard;
 bool lw_region_guard(lw *L, const size_t *at, size_t n, lw_guard *g);
+/* The thread's x index as written: mox_thread_idx().x, or a recomputed
+ * uint32_t variable that is just that. */
+bool lw_is_thread_x_value(lw *L, CXCursor c);
 /* Whether the region reads the warp or lane index. */
 bool lw_region_reads_warp(lw *L, const size_t *at, size_t n);
 
@@ -320,6 +323,26 @@ typedef struct lw_stride {
     CXCursor var, init, cond, inc, body; /* while: body is the block, inc its last statement */
 } lw_stride;
 bool lw_region_stride(lw *L, const size_t *at, size_t n, lw_stride *s);
+/* A declaration of variables a region may write again for each thread (or
+ * round): recomputed ones, or locals never set again whose initializer
+ * reads no memory and has no effect. */
+bool lw_recomputed_decl(lw *L, size_t item);
+
+/* ---- cpu_lower_bound.c ---- */
+/* A 1-D region that is `if (i < N) S` with i = B + x recomputed (x the
+ * thread's x index, B and N block-level, all uint32_t), after declarations
+ * of recomputed variables: its loop runs x below N - B only. */
+typedef struct lw_bound {
+    size_t item;                   /* the if */
+    CXCursor body, limit, base;    /* S, N, B */
+    size_t base_item;              /* the item whose text B is (i's declaration) */
+    size_t decls[LW_STRIDE_DECLS]; /* declarations before the if */
+    size_t decl_count;
+} lw_bound;
+bool lw_region_bound(lw *L, const size_t *at, size_t n, lw_bound *b);
+/* Writes `if (B + x cannot wrap) { the bounded loop } else {`: the caller
+ * writes the region's usual loop, then closes the brace. */
+void lw_emit_bound_open(lw_em *m, const size_t *at, size_t n, const lw_bound *b);
 void lw_emit_stride(lw_em *m, const size_t *at, size_t n, const lw_stride *s);
 
 /* ---- cpu_lower_emit.c ---- */

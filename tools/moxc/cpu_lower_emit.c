@@ -9,6 +9,7 @@
 #include <string.h>
 
 static void emit_seq(lw_em *m, const size_t *at, size_t n, int ctx);
+static void emit_thread_loop_as_is(lw_em *m, const size_t *at, size_t n);
 
 static bool has_region_code(lw *L, const size_t *at, size_t n) {
     for (size_t k = 0; k < n; k++)
@@ -59,6 +60,21 @@ static void emit_thread_loop(lw_em *m, const size_t *at, size_t n) {
         lw_emit_stride(m, at, n, &stride);
         return;
     }
+    lw_bound bound;
+    if (lw_region_bound(L, at, n, &bound)) {
+        lw_emit_bound_open(m, at, n, &bound);
+        m->depth++;
+        emit_thread_loop_as_is(m, at, n);
+        m->depth--;
+        lw_line(m, "}");
+        return;
+    }
+    emit_thread_loop_as_is(m, at, n);
+}
+
+/* The region's loop without the grid-stride or bound shapes. */
+static void emit_thread_loop_as_is(lw_em *m, const size_t *at, size_t n) {
+    lw *L = m->L;
     bool line_1d = L->block[0] && L->block[1] == 1 && L->block[2] == 1;
     lw_guard guard;
     bool guarded = line_1d && lw_region_guard(L, at, n, &guard);

@@ -31,7 +31,7 @@ static bool is_thread_x(lw *L, CXCursor c) {
 
 /* The thread's x index as written: mox_thread_idx().x, or a recomputed
  * uint32_t variable that is just that. */
-static bool is_thread_x_value(lw *L, CXCursor c) {
+bool lw_is_thread_x_value(lw *L, CXCursor c) {
     c = lw_strip(c);
     if (clang_getCanonicalType(clang_getCursorType(c)).kind != CXType_UInt)
         return false;
@@ -79,7 +79,7 @@ bool lw_region_guard(lw *L, const size_t *at, size_t n, lw_guard *g) {
     char op[8];
     lw_operator(L, cond, op, sizeof op);
     moxc__children_of(cond, &ch);
-    ok = ch.count == 2 && is_thread_x_value(L, ch.items[0]) && lw_expr_class(L, ch.items[1], false) == LE_BLOCK;
+    ok = ch.count == 2 && lw_is_thread_x_value(L, ch.items[0]) && lw_expr_class(L, ch.items[1], false) == LE_BLOCK;
     if (ok) {
         g->bound = ch.items[1];
         g->op = strcmp(op, "<") == 0 ? "<" : strcmp(op, "<=") == 0 ? "<=" : NULL;

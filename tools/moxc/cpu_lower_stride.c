@@ -157,7 +157,7 @@ static bool while_form(lw *L, size_t decl, size_t loop, lw_stride *s) {
 /* A declaration of variables that can be written again in each round:
  * recomputed ones (functions of the thread index), or locals never set
  * again whose initializer reads no memory and has no effect. */
-static bool recomputed_decl(lw *L, size_t item) {
+bool lw_recomputed_decl(lw *L, size_t item) {
     if (clang_getCursorKind(L->items[item].cur) != CXCursor_DeclStmt)
         return false;
     moxc__children ch;
@@ -189,7 +189,7 @@ bool lw_region_stride(lw *L, const size_t *at, size_t n, lw_stride *s) {
     enum CXCursorKind kind = clang_getCursorKind(L->items[loop].cur);
     s->decl_count = 0;
     for (size_t k = 0; k + 1 < count; k++) {
-        if (recomputed_decl(L, code[k]) && s->decl_count < LW_STRIDE_DECLS)
+        if (lw_recomputed_decl(L, code[k]) && s->decl_count < LW_STRIDE_DECLS)
             s->decls[s->decl_count++] = code[k];
         else if (kind == CXCursor_WhileStmt && decl == LW_NONE)
             decl = code[k];

@@ -36,6 +36,7 @@ set(MOXC_FRONT_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_regions.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_loops.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_stride.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_bound.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_text.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_code.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_lower_emit.c

@@ -393,3 +393,26 @@ void stride_while_continue(const uint32_t *in, uint32_t *out, uint32_t p, uint32
         out[(i % total) * LOWER_WORDS + 3u] += w + skipped;
     }
 }
+
+/* The bounded shape (cpu_lower_bound.c): i = B + x, then if (i < N) S,
+ * run for x below N - B only; in one region, and with i declared in the
+ * region before a barrier. */
+MOX_KERNEL MOX_BLOCK(64, 1, 1)
+void bounded_guard(const uint32_t *in, uint32_t *out, uint32_t p, uint32_t q)
+{
+    uint32_t i = mox_block_idx().x * 64u + mox_thread_idx().x;
+    if (i < p * 16u + q)
+        out[i * LOWER_WORDS] = in[i] * 5u + q;
+}
+
+MOX_KERNEL MOX_BLOCK(64, 1, 1)
+void bounded_after_barrier(const uint32_t *in, uint32_t *out, uint32_t p, uint32_t q)
+{
+    MOX_SHARED(uint32_t, s, 64);
+    uint32_t t = mox_thread_idx().x;
+    uint32_t i = mox_block_idx().x * 64u + t;
+    s[t] = in[i];
+    mox_barrier();
+    if (i < p * 16u + q)
+        out[i * LOWER_WORDS + 1u] = s[63u - t] + i;
+}
