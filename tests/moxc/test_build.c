@@ -234,12 +234,12 @@ static void test_cuda_build(void **state)
     char *other = build_ok(f, only90, NULL, "Built");
     assert_string_not_equal(other, artifact);
     free(other);
-    /* Two sources of one directory: nvcc gets that directory once. */
-    char *features = test_path("kernels/features.c");
-    const char *two[] = {"--nvcc", nvcc, features, NULL};
+    /* Two sources of one directory, also named with -I: nvcc gets that
+     * directory once. */
+    char *features = test_path("kernels/features.c"), *dir = test_path("kernels"), *flag = NULL;
+    const char *two[] = {"--nvcc", nvcc, "-I", dir, features, NULL};
     char *both = build_ok(f, two, NULL, "Built");
     m = load_valid(both);
-    char *dir = test_path("kernels"), *flag = NULL;
     assert_true(asprintf(&flag, "-I%s", dir) > 0);
     size_t times = 0;
     for (size_t i = 0; i < m->nvcc_flag_count; ++i)

@@ -200,8 +200,15 @@ static bool push_includes(const moxc_plan *plan, moxc_strv *flags, bool source_d
         if (!seen)
             ok = moxc_strv_pushf(flags, "-I%.*s", (int)len, path);
     }
-    for (size_t i = 0; i < plan->include_dirs.count && ok; ++i)
-        ok = moxc_strv_pushf(flags, "-I%s", plan->include_dirs.items[i]);
+    for (size_t i = 0; i < plan->include_dirs.count && ok; ++i) {
+        /* (a directory already there, e.g. the sources' own, is not repeated) */
+        const char *dir = plan->include_dirs.items[i];
+        bool seen = false;
+        for (size_t j = 0; j < flags->count && !seen; ++j)
+            seen = strncmp(flags->items[j], "-I", 2) == 0 && strcmp(flags->items[j] + 2, dir) == 0;
+        if (!seen)
+            ok = moxc_strv_pushf(flags, "-I%s", dir);
+    }
     for (size_t i = 0; i < plan->opts->defines.count && ok; ++i)
         ok = moxc_strv_pushf(flags, "-D%s", plan->opts->defines.items[i]);
     return ok;
