@@ -74,11 +74,21 @@ static inline __attribute__((always_inline)) void mox__wg_scale(void *const *mox
     const uint32_t mox__bx = 256u, mox__by = 1u, mox__bz = 1u;
     const uint32_t mox__nt = mox__bx * mox__by * mox__bz, mox__nw = (mox__nt + MOX_WARP_SIZE - 1u) / MOX_WARP_SIZE;
     const mox_kdim3 mox__bi = mox__g->block_idx, mox__gd = mox__g->grid_dim;
-    for (uint32_t mox__x = 0; mox__x < mox__bx; ++mox__x) {
-        const uint32_t mox__y = 0, mox__z = 0, mox__t = mox__x;
-        uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
-        if (i < n)
+    if ((uint32_t)(mox_block_idx().x * mox_block_dim().x) <= 0xffffffffu - (mox__bx - 1u)) { /* i = B + x cannot wrap: i < N is x < N - B */
+        const uint32_t mox__base = (mox_block_idx().x * mox_block_dim().x), mox__limit = (n);
+        const uint32_t mox__xend = mox__base <= mox__limit ? mox__limit - mox__base : 0u;
+        for (uint32_t mox__x = 0; mox__x < mox__bx && mox__x < mox__xend; ++mox__x) {
+            const uint32_t mox__y = 0, mox__z = 0, mox__t = mox__x;
+            uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
             output[i] = twice(input[i]) + demo_offset;
+        }
+    } else {
+        for (uint32_t mox__x = 0; mox__x < mox__bx; ++mox__x) {
+            const uint32_t mox__y = 0, mox__z = 0, mox__t = mox__x;
+            uint32_t i = mox_block_idx().x * mox_block_dim().x + mox_thread_idx().x;
+            if (i < n)
+                output[i] = twice(input[i]) + demo_offset;
+        }
     }
 }
 MOX__WG_DEFINE(scale)
