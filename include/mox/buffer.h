@@ -65,6 +65,33 @@ MOX_API mox_op *mox_buffer_readback(mox_buffer *buffer);
 MOX_API mox_op *mox_buffer_copy(mox_buffer *src, size_t src_first, mox_buffer *dst,
                                 size_t dst_first, size_t count);
 
+/* Lazy write of elements [first, first+count) from `src` (docs/async.md,
+ * "Filling and uploading"): the bytes are copied now - src may be reused
+ * or freed as soon as this returns - and written when the op is submitted
+ * (A1: its first poll or wait), ordered like mox_buffer_write: after the
+ * buffer's pending readers and writers, before later work on it (A6). A
+ * host transfer, never gated (A9), like mox_buffer_write. Its result
+ * yields {buffer} (A4). count 0 resolves OK at once (first <= length; src
+ * may be NULL then). Errors (a resolved op): MOX_ERR_INVALID_ARGUMENT
+ * (NULL buffer, NULL src with count > 0), MOX_ERR_OUT_OF_RANGE,
+ * MOX_ERR_OUT_OF_MEMORY (no memory for the copy); at submission
+ * MOX_ERR_DEVICE_LOST, MOX_ERR_BACKEND. */
+MOX_API mox_op *mox_buffer_upload(mox_buffer *buffer, size_t first, size_t count, const void *src);
+
+/* Lazy fill: sets elements [first, first+count) to the one element at
+ * `value` (the buffer type's size in bytes, copied now), on the device,
+ * when the op is submitted (A1). Ordered like a dispatch that writes the
+ * buffer (A6) and, like a copy, device work that is gated (A9): a fill
+ * behind an unfinished writer of the buffer that fails resolves
+ * MOX_ERR_GATED with that failure as cause, writes nothing, and gates
+ * what reads the buffer after it. Its result yields {buffer} (A4). count
+ * 0 resolves OK at once (first <= length; value may be NULL then).
+ * Errors (a resolved op): MOX_ERR_INVALID_ARGUMENT (NULL buffer, NULL
+ * value with count > 0, an element type of more than 128 bytes),
+ * MOX_ERR_OUT_OF_RANGE, MOX_ERR_GATED; at submission MOX_ERR_DEVICE_LOST,
+ * MOX_ERR_OUT_OF_MEMORY, MOX_ERR_BACKEND. */
+MOX_API mox_op *mox_buffer_fill(mox_buffer *buffer, size_t first, size_t count, const void *value);
+
 #ifdef __cplusplus
 }
 #endif

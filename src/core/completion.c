@@ -115,15 +115,16 @@ static const mox_error *cause_of(mox__sub *s, mox__dispatch *d, const mox_error 
     return made;
 }
 
-/* A copy names no kernel: "the copy did not run ...". */
+/* A copy or a fill names no kernel: "the copy did not run ...". */
 static void gated_error(mox__dispatch *d, const mox_error *cause)
 {
     bool lost = mox_error_code(cause) == MOX_ERR_DEVICE_LOST;
     mox_status code = lost ? MOX_ERR_DEVICE_LOST : MOX_ERR_GATED;
     unsigned fail_code = lost ? 0 : mox_error_fail_code(cause);
     const char *why = lost ? "" : " because work it depends on failed";
-    if (d->kind == MOX__CMD_COPY)
-        d->error = mox__error_create(code, NULL, fail_code, cause, "the copy did not run%s", why);
+    if (d->kind == MOX__CMD_COPY || d->kind == MOX__CMD_FILL)
+        d->error = mox__error_create(code, NULL, fail_code, cause, "the %s did not run%s",
+                                     d->kind == MOX__CMD_COPY ? "copy" : "fill", why);
     else
         d->error = mox__error_create(code, d->kernel_name, fail_code, cause,
                                      "kernel '%s' did not run%s", d->kernel_name, why);
@@ -154,10 +155,10 @@ static const mox_result *build_result(mox__sub *s, bool failed, mox_error *devic
             return mox__result_error(mox__error_ref(s->d[i]->error));
     if (device_error)
         return mox__result_error(mox__error_ref(device_error));
-    if (s->yields_copy) {
-        mox_buffer *bufs[2] = {s->copy_bufs[0], s->copy_bufs[1]};
-        s->copy_bufs[0] = s->copy_bufs[1] = NULL;
-        return mox__result_args(bufs, 2);
+    if (s->yield_count) {
+        mox_buffer *bufs[2] = {s->yield_bufs[0], s->yield_bufs[1]};
+        s->yield_bufs[0] = s->yield_bufs[1] = NULL;
+        return mox__result_args(bufs, s->yield_count);
     }
     if (s->yields_bytes) {
         void *bytes = s->owned_host;
@@ -245,8 +246,8 @@ void mox__execution_complete(mox__submission *pub, mox_error *error)
             mox__buffer_unref_n(s->ubs[u].buffer, s->ubs[u].refs);
     s->args_released = true; /* the dispatches' references are gone (mox__sub_unref) */
     for (int i = 0; i < 2; i++) {
-        mox__buffer_unref(s->copy_bufs[i]); /* still here when the copy failed */
-        s->copy_bufs[i] = NULL;
+        mox__buffer_unref(s->yield_bufs[i]); /* still here when the op failed */
+        s->yield_bufs[i] = NULL;
     }
     for (uint32_t i = 0; i < s->nwaits; i++)
         mox__sub_unref(s->waits[i]);

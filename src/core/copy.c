@@ -113,8 +113,8 @@ mox_op *mox_buffer_copy(mox_buffer *src, size_t src_first, mox_buffer *dst, size
         return mox__op_failed(mox__error_oom());
     if (src->device != dst->device)
         sub->other = mox__device_ref(src->device);
-    sub->yields_copy = true;
-    sub->copy_bufs[0] = mox_buffer_retain(src);
-    sub->copy_bufs[1] = mox_buffer_retain(dst);
+    sub->yield_count = 2;
+    sub->yield_bufs[0] = mox_buffer_retain(src);
+    sub->yield_bufs[1] = mox_buffer_retain(dst);
     return mox__op_submit(dst->device, sub);
 }

@@ -1,4 +1,4 @@
-/* dispatch.c - dispatch storage: a kernel dispatch, a transfer or a copy
+/* dispatch.c - dispatch storage: a kernel dispatch, a transfer, a copy or a fill
  * in one zeroed block with its arguments, parameters, value copies and the
  * backend's scratch; a launch's op may share the block (op.c). */
 #include "submission.h"
@@ -106,6 +106,27 @@ mox__dispatch *mox__copy_alloc(mox_device *device, mox_buffer *src, uint64_t src
     d->args[0].access = MOX_ACCESS_READ;
     d->args[1].buffer = mox_buffer_retain(dst);
     d->args[1].access = MOX_ACCESS_WRITE;
+    return d;
+}
+
+mox__dispatch *mox__fill_alloc(mox_device *device, mox_buffer *dst, uint64_t dst_offset,
+                               uint64_t bytes, const void *pattern, uint32_t pattern_size)
+{
+    mox__dispatch_parts parts;
+    mox__dispatch *d = dispatch_alloc_raw(device, 1, pattern_size, &parts);
+    if (!d)
+        return NULL;
+    d->kind = MOX__CMD_FILL;
+    d->kernel_name = "(fill)";
+    d->buffer = dst->handle;
+    d->address = dst->address;
+    d->offset = dst_offset;
+    d->bytes = bytes;
+    memcpy(parts.values, pattern, pattern_size);
+    d->host = parts.values;
+    d->pattern_size = pattern_size;
+    d->args[0].buffer = mox_buffer_retain(dst);
+    d->args[0].access = MOX_ACCESS_WRITE;
     return d;
 }
 

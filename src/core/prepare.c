@@ -105,7 +105,7 @@ static inline bool add_gate(mox__sub *s, uint32_t i, const mox__ub *ub, uint32_t
 
 static inline bool gated_kind(const mox__dispatch *d)
 {
-    return d->kind == MOX__CMD_KERNEL || d->kind == MOX__CMD_COPY;
+    return d->kind == MOX__CMD_KERNEL || d->kind == MOX__CMD_COPY || d->kind == MOX__CMD_FILL;
 }
 
 /* Dispatch i's gates, appended to g: the unfinished earlier writers of

@@ -90,8 +90,8 @@ void mox__sub_free(mox__sub *sub)
         mox__sub_unref(sub->waits[i]);
     /* Left only by a batch that never completed (never submitted): no lock
      * is held then. */
-    mox__buffer_unref(sub->copy_bufs[0]);
-    mox__buffer_unref(sub->copy_bufs[1]);
+    mox__buffer_unref(sub->yield_bufs[0]);
+    mox__buffer_unref(sub->yield_bufs[1]);
     mox__device_unref(sub->other);
     if (sub->staged)
         mox__sub_unref(sub->staged);

@@ -118,6 +118,11 @@ mox__dispatch *mox__transfer_alloc(mox_device *device, mox__cmd_kind kind, mox_b
  * at dst_offset; both buffers retained. */
 mox__dispatch *mox__copy_alloc(mox_device *device, mox_buffer *src, uint64_t src_offset,
                                mox_buffer *dst, uint64_t dst_offset, uint64_t bytes);
+/* A fill dispatch (MOX__CMD_FILL): `bytes` of dst from dst_offset set to
+ * the `pattern_size` bytes at `pattern` repeated (copied into the
+ * dispatch); dst retained. */
+mox__dispatch *mox__fill_alloc(mox_device *device, mox_buffer *dst, uint64_t dst_offset,
+                               uint64_t bytes, const void *pattern, uint32_t pattern_size);
 /* Frees an unsubmitted dispatch, releasing its buffers. */
 void mox__dispatch_free(mox__dispatch *d);
 /* Releases the error and cause of a dispatch that did not run OK. */
@@ -237,8 +242,9 @@ struct mox__sub {
                                   issued with it; it owns the host stage */
     mox_device *home;          /* the device whose admission queue holds it (queued) */
     struct mox__sub *admit_next_other; /* its link in other's admission queue */
-    bool yields_copy;          /* the result yields copy_bufs: {src, dst} */
-    mox_buffer *copy_bufs[2];  /* retained until the result takes them */
+    uint8_t yield_count;       /* the result yields yield_bufs[0 .. yield_count): a copy
+                                  {src, dst}, a fill or an upload {buffer} */
+    mox_buffer *yield_bufs[2]; /* retained until the result takes them */
 
     /* Set by mox__sub_create (not zeroed first): the block's size, and
      * the growable arrays, each starting in its inline storage below. */

@@ -1,6 +1,6 @@
 /* cpu_exec.c - running an execution on the thread pool: each ready
  * dispatch is one pool job whose chunks are block ranges run by
- * mox__cpu_run_blocks (or 1 MiB pieces of a transfer); the worker finishing
+ * mox__cpu_run_blocks (or 1 MiB pieces of a transfer or fill); the worker finishing
  * a dispatch's last chunk releases its successors (or gates them), and the
  * one finishing an execution's last dispatch reports completion to the
  * core, which starts what waited for it. */
@@ -21,7 +21,7 @@ static void finish_dispatch(cpu_disp *cd);
 
 static bool must_gate(const mox__submission *s, const mox__dispatch *d)
 {
-    if (d->kind != MOX__CMD_KERNEL && d->kind != MOX__CMD_COPY)
+    if (d->kind == MOX__CMD_DOWNLOAD || d->kind == MOX__CMD_UPLOAD)
         return false; /* host access ignores earlier failures */
     for (uint32_t k = d->pred_first; k < d->pred_first + d->pred_count; k++)
         if (s->dispatches[s->preds[k]]->state != MOX_DISPATCH_OK)
@@ -102,6 +102,30 @@ static void finish_dispatch(cpu_disp *first)
 
 /* ---------------- pool jobs ---------------- */
 
+/* Bytes [from, from+n) of a fill, at `at`: the pattern repeated from the
+ * fill's start (byte k of the fill is pat[k % size]); the first whole
+ * period written is then copied onto what follows, doubling. */
+static void fill_piece(unsigned char *at, uint64_t from, size_t n, const unsigned char *pat,
+                       uint32_t size)
+{
+    if (size == 1) {
+        memset(at, pat[0], n);
+        return;
+    }
+    size_t phase = (size_t)(from % size);
+    size_t head = size - phase < n ? size - phase : n;
+    memcpy(at, pat + phase, head);
+    at += head;
+    n -= head;
+    size_t done = size < n ? size : n;
+    memcpy(at, pat, done);
+    while (done < n) {
+        size_t k = done < n - done ? done : n - done;
+        memcpy(at + done, at, k);
+        done += k;
+    }
+}
+
 static void run_chunk(mox__pool_job *job, uint64_t first, uint64_t count)
 {
     cpu_disp *cd = (cpu_disp *)job;
@@ -126,6 +150,8 @@ static void run_chunk(mox__pool_job *job, uint64_t first, uint64_t count)
         memcpy(host + off, dev + off, end - off);
     else if (d->kind == MOX__CMD_UPLOAD)
         memcpy(dev + off, host + off, end - off);
+    else if (d->kind == MOX__CMD_FILL)
+        fill_piece(dev + off, off, (size_t)(end - off), host, d->pattern_size);
     else /* a copy, from this or another CPU device: one host memory */
         memcpy(dev + off, (const unsigned char *)d->src_address + d->src_offset + off, end - off);
 }

@@ -175,6 +175,8 @@ typedef struct CUDA_KERNEL_NODE_PARAMS_v1 {
        CUstream stream))                                                                           \
     X(cuMemsetD8Async, cuMemsetD8Async, CUresult,                                                  \
       (CUdeviceptr dst, unsigned char value, size_t n, CUstream stream))                           \
+    X(cuMemsetD16Async, cuMemsetD16Async, CUresult,                                                \
+      (CUdeviceptr dst, unsigned short value, size_t n, CUstream stream))                          \
     X(cuMemsetD32Async, cuMemsetD32Async, CUresult,                                                \
       (CUdeviceptr dst, unsigned int value, size_t n, CUstream stream))                            \
     X(cuModuleLoadData, cuModuleLoadData, CUresult, (CUmodule * module, const void *image))        \

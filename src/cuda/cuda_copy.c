@@ -1,6 +1,6 @@
 /* src/cuda/cuda_copy.c - COPY commands (mox_buffer_copy): device bytes from
  * a buffer of this device, or of another CUDA device, into one of this
- * device, on the destination's stream.
+ * device, on the destination's stream; and FILL commands (mox_buffer_fill).
  *
  *   - a copy no failure can gate is a plain copy: cuMemcpyDtoDAsync within
  *     one context, cuMemcpyPeerAsync across contexts - over the peer link
@@ -14,6 +14,10 @@
  *     on the device, no host decision. Without peer access the kernel
  *     cannot read the source: it is peer-copied into a stream-ordered
  *     temporary first and the kernel copies that.
+ *   - a fill no failure can gate whose pattern repeats every 1, 2 or 4
+ *     bytes is cuMemsetD8/16/32Async; any other fill runs the backend's
+ *     fill kernel (beside the copy kernel), with its gate (empty when
+ *     nothing can gate it).
  */
 #include "cuda/cuda_internal.h"
 
@@ -49,11 +53,19 @@ static mox_status load_kernel(mox__cuda_dev *dev)
     CUresult r = api->cuModuleLoadData(&dev->copy_module, mox__cuda_copy_ptx);
     if (r != CUDA_SUCCESS)
         return mox__cuda_fail(api, r, "cuModuleLoadData", "(the gated copy kernel's PTX)");
-    r = api->cuModuleGetFunction(&dev->copy_fn, dev->copy_module, "mox__copy_gated");
+    const char *name = "mox__copy_gated";
+    r = api->cuModuleGetFunction(&dev->copy_fn, dev->copy_module, name);
+    if (r == CUDA_SUCCESS) {
+        name = "mox__fill_gated";
+        r = api->cuModuleGetFunction(&dev->fill_fn, dev->copy_module, name);
+    }
     if (r != CUDA_SUCCESS) {
         api->cuModuleUnload(dev->copy_module);
         dev->copy_module = NULL;
-        return mox__cuda_fail(api, r, "cuModuleGetFunction", "(mox__copy_gated)");
+        dev->copy_fn = dev->fill_fn = NULL;
+        char what[64];
+        snprintf(what, sizeof what, "(%s)", name);
+        return mox__cuda_fail(api, r, "cuModuleGetFunction", what);
     }
     return MOX_OK;
 }
@@ -63,7 +75,17 @@ void mox__cuda_copy_unload(mox__cuda_dev *dev)
     if (dev->copy_module)
         dev->api->cuModuleUnload(dev->copy_module);
     dev->copy_module = NULL;
-    dev->copy_fn = NULL;
+    dev->copy_fn = dev->fill_fn = NULL;
+}
+
+/* The grid of the backend's kernels over `bytes`: a block per 256 16-byte
+ * words, at most 8 blocks per SM (they stride). */
+static unsigned int kernel_grid(const mox__cuda_dev *dev, unsigned long long bytes)
+{
+    unsigned long long words = bytes / 16u + 1u;
+    unsigned long long blocks = (words + COPY_BLOCK - 1) / COPY_BLOCK;
+    unsigned long long cap = 8ull * (dev->limits.sm_count ? dev->limits.sm_count : 1u);
+    return (unsigned int)(blocks < cap ? blocks : cap);
 }
 
 static mox_status plain_copy(mox__cuda_dev *dev, CUdeviceptr dst, CUdeviceptr src,
@@ -87,10 +109,7 @@ static mox_status gated_kernel(mox__cuda_dev *dev, const mox_gate *gate, CUdevic
     mox_status st = load_kernel(dev);
     if (st != MOX_OK)
         return st;
-    unsigned long long words = bytes / 16u + 1u;
-    unsigned long long blocks = (words + COPY_BLOCK - 1) / COPY_BLOCK;
-    unsigned long long cap = 8ull * (dev->limits.sm_count ? dev->limits.sm_count : 1u);
-    unsigned int grid = (unsigned int)(blocks < cap ? blocks : cap);
+    unsigned int grid = kernel_grid(dev, bytes);
     mox_gate g = *gate;
     void *params[4] = {&g, &src, &dst, &bytes};
     CUresult r = dev->api->cuLaunchKernel(dev->copy_fn, grid, 1, 1, COPY_BLOCK, 1, 1, 0, stream,
@@ -144,4 +163,82 @@ mox_status mox__cuda_copy(mox__cuda_dev *dev, mox__cuda_group *g, uint32_t node,
     if (st == MOX_OK && r != CUDA_SUCCESS)
         st = mox__cuda_fail(api, r, "cuMemFreeAsync", "(staging a gated copy)");
     return st;
+}
+
+/* ---------------- fills ---------------- */
+
+/* The fill kernel's pattern parameter (cuda_copy_kernel.cu). */
+typedef struct fill_words {
+    unsigned int w[MOX__FILL_MAX_PATTERN / 4u];
+} fill_words;
+
+/* The period (1, 2 or 4 bytes) in which the pattern repeats, when one
+ * divides it; 0 when none does (then no cuMemsetD* writes it). */
+static uint32_t memset_period(const unsigned char *pat, uint32_t size)
+{
+    for (uint32_t p = 1; p <= 4u && size % p == 0; p *= 2u) {
+        bool same = true;
+        for (uint32_t k = p; k < size && same; k++)
+            same = pat[k] == pat[k % p];
+        if (same)
+            return p;
+    }
+    return 0;
+}
+
+static mox_status memset_fill(const mox__cuda_api *api, CUdeviceptr dst, const unsigned char *pat,
+                              uint32_t period, size_t bytes, CUstream stream)
+{
+    CUresult r;
+    const char *fn;
+    if (period == 1) {
+        fn = "cuMemsetD8Async";
+        r = api->cuMemsetD8Async(dst, pat[0], bytes, stream);
+    } else if (period == 2) {
+        unsigned short v;
+        memcpy(&v, pat, 2);
+        fn = "cuMemsetD16Async";
+        r = api->cuMemsetD16Async(dst, v, bytes / 2u, stream);
+    } else {
+        unsigned int v;
+        memcpy(&v, pat, 4);
+        fn = "cuMemsetD32Async";
+        r = api->cuMemsetD32Async(dst, v, bytes / 4u, stream);
+    }
+    return r == CUDA_SUCCESS ? MOX_OK : mox__cuda_fail(api, r, fn, "(buffer fill)");
+}
+
+mox_status mox__cuda_fill(mox__cuda_dev *dev, mox__cuda_group *g, uint32_t node,
+                          const mox__dispatch *d, const mox_gate *gate, CUstream stream)
+{
+    if (d->bytes == 0)
+        return MOX_OK;
+    CUdeviceptr dst = (CUdeviceptr)(uintptr_t)d->address + d->offset;
+    const unsigned char *pat = d->host;
+    uint32_t size = d->pattern_size;
+    mox_status st = mirrors(dev, g, node, stream);
+    if (st != MOX_OK)
+        return st;
+    bool gated = gate && gate->dep_count != 0;
+    uint32_t period = gated ? 0 : memset_period(pat, size);
+    if (period)
+        return memset_fill(dev->api, dst, pat, period, (size_t)d->bytes, stream);
+    st = load_kernel(dev);
+    if (st != MOX_OK)
+        return st;
+    mox_gate gv;
+    if (gate)
+        gv = *gate;
+    else
+        memset(&gv, 0, sizeof gv);
+    fill_words words;
+    memset(&words, 0, sizeof words);
+    memcpy(words.w, pat, size);
+    unsigned long long bytes = d->bytes;
+    void *params[5] = {&gv, &dst, &bytes, &words, &size};
+    CUresult r = dev->api->cuLaunchKernel(dev->fill_fn, kernel_grid(dev, bytes), 1, 1, COPY_BLOCK,
+                                          1, 1, 0, stream, params, NULL);
+    atomic_fetch_add(&dev->stats.stream_launches, 1);
+    return r == CUDA_SUCCESS ? MOX_OK
+                             : mox__cuda_fail(dev->api, r, "cuLaunchKernel", "(mox__fill_gated)");
 }

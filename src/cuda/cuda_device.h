@@ -173,8 +173,9 @@ struct mox__cuda_dev {
     uint64_t trace_epoch_ns;         /* the trace clock when it completed */
     bool release_asked;              /* the last one was released: the launcher flushes */
     struct mox__cuda_sem *sems[MOX__CUDA_STREAMS]; /* its queues' semaphore states */
-    CUmodule copy_module;            /* the gated copy kernel, loaded on first use (launcher) */
-    CUfunction copy_fn;
+    CUmodule copy_module;            /* the gated copy and fill kernels, loaded on first use
+                                        (launcher) */
+    CUfunction copy_fn, fill_fn;
     mox__cuda_peer peers[MOX__CUDA_MAX_PEERS]; /* the launcher's */
     uint32_t peer_count;
 

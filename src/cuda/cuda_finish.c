@@ -94,8 +94,9 @@ static bool states_from(const mox__cuda_group *g, const uint32_t *words)
             mox__dispatch *d = pub->dispatches[i];
             d->state = words[2u * at];
             d->fail_code = words[2u * at + 1u];
-            if (d->kind == MOX__CMD_COPY && d->state != MOX_DISPATCH_OK) {
-                /* a copy cannot fail itself: its slot held a mirrored failure */
+            if ((d->kind == MOX__CMD_COPY || d->kind == MOX__CMD_FILL) &&
+                d->state != MOX_DISPATCH_OK) {
+                /* a copy or fill cannot fail itself: its slot held a mirrored failure */
                 d->state = MOX_DISPATCH_GATED;
                 d->fail_code = 0;
             }

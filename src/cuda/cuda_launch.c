@@ -83,6 +83,8 @@ static mox_status describe_node(mox__cuda_dev *dev, mox__cuda_group *g, build *b
     ln->ext_off = ext_off;
     b->desc.has_transfer |= !kernel;
     bool may_fail = kernel && (d->kernel_features & MOX_KFEAT_FAIL);
+    /* Gated like a kernel (hal.h): kernels, copies and fills. */
+    bool device_work = kernel || d->kind == MOX__CMD_COPY || d->kind == MOX__CMD_FILL;
     uint32_t npred = d->pred_count;
     if (npred) {
         const uint32_t *preds = pub->preds + d->pred_first;
@@ -92,7 +94,7 @@ static mox_status describe_node(mox__cuda_dev *dev, mox__cuda_group *g, build *b
             if (!mox__cuda_u32_push(edges, from))
                 goto oom;
             const mox__dispatch *pd = b->desc.nodes[from].d;
-            if (!kernel || !mox__cuda_may_fail(pd))
+            if (!device_work || !mox__cuda_may_fail(pd))
                 continue;
             if (!mox__cuda_u32_push(gdeps, from))
                 goto oom;
@@ -113,7 +115,7 @@ static mox_status describe_node(mox__cuda_dev *dev, mox__cuda_group *g, build *b
     /* Most dispatches have no gate, or only gates that can never close (on
      * earlier dispatches that cannot fail): no call into cuda_gates.c. */
     uint32_t ngates = d->gate_count;
-    if (ngates && (kernel || d->kind == MOX__CMD_COPY)) {
+    if (ngates && device_work) {
         const mox__gate *gates = &pub->gates[d->gate_first];
         uint32_t j = 0;
         while (j < ngates && mox__cuda_gate_never_closes(dev, g, &gates[j]))

@@ -8,7 +8,7 @@
 #error "include cuda/cuda_internal.h, not cuda/cuda_plan.h"
 #endif
 
-/* ---- copies (cuda_copy.c): the launcher's, no lock held ---- */
+/* ---- copies and fills (cuda_copy.c): the launcher's, no lock held ---- */
 
 /* Enqueues COPY node `node` of `g` on `stream`: mirrors first, then a
  * plain copy (cuMemcpyDtoDAsync on one context, cuMemcpyPeerAsync across)
@@ -16,6 +16,11 @@
 mox_status mox__cuda_copy(mox__cuda_dev *dev, mox__cuda_group *g, uint32_t node,
                           const mox__dispatch *d, const mox_gate *gate, CUstream stream);
 void mox__cuda_copy_unload(mox__cuda_dev *dev);
+/* Enqueues FILL node `node` of `g` on `stream`: mirrors first, then
+ * cuMemsetD8/16/32Async when nothing can gate it and the pattern repeats
+ * in 1, 2 or 4 bytes, else the fill kernel with `gate`. */
+mox_status mox__cuda_fill(mox__cuda_dev *dev, mox__cuda_group *g, uint32_t node,
+                          const mox__dispatch *d, const mox_gate *gate, CUstream stream);
 
 /* ---- plans and instances (cuda_plan.c): the launcher's. plan_take and
  * inst_release with dev->lock held (completions share idle lists, busy and

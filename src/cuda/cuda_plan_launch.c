@@ -144,9 +144,13 @@ static mox_status enqueue_node(mox__cuda_dev *dev, mox__cuda_inst *inst, uint32_
 {
     const mox__cuda_api *api = dev->api;
     const mox__dispatch *d = ln->d;
-    if (!ln->k)
-        return d->kind == MOX__CMD_COPY ? mox__cuda_copy(dev, group, i, d, gate, stream)
-                                        : mox__cuda_transfer(dev, group, d, stream);
+    if (!ln->k) {
+        if (d->kind == MOX__CMD_COPY)
+            return mox__cuda_copy(dev, group, i, d, gate, stream);
+        if (d->kind == MOX__CMD_FILL)
+            return mox__cuda_fill(dev, group, i, d, gate, stream);
+        return mox__cuda_transfer(dev, group, d, stream);
+    }
     const plan_node *n = &inst->plan->nodes[i];
     const mox_launch_config *c = &n->config;
     void *params[MOX_MAX_PARAMS + 1];

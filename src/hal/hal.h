@@ -65,8 +65,9 @@
  *   state once it completed, or the status storage its own execute made for
  *   it while it runs (CUDA: the device reads the status word, no host
  *   decision). Host transfers (DOWNLOAD, UPLOAD) are never gated: host
- *   access ignores failures. A COPY is device work: it is gated like a
- *   kernel (a GATED copy copies nothing).
+ *   access ignores failures. COPY and FILL are device work: they are gated
+ *   like a kernel (a GATED copy or fill writes nothing) and cannot fail
+ *   themselves.
  *   Independent dispatches of a batch in which something failed still run.
  *   The core works out which failure caused a GATED state, builds the errors
  *   and picks the batch's result; the backend only reports states.
@@ -150,9 +151,16 @@ typedef enum mox__cmd_kind {
     MOX__CMD_KERNEL = 0,   /* run a kernel over a non-empty grid */
     MOX__CMD_DOWNLOAD = 1, /* copy buffer bytes [offset, offset+bytes) to host */
     MOX__CMD_UPLOAD = 2,   /* copy host bytes into buffer [offset, offset+bytes) */
-    MOX__CMD_COPY = 3      /* copy device bytes from a source buffer of this device or of
+    MOX__CMD_COPY = 3,     /* copy device bytes from a source buffer of this device or of
                               another device of the same backend into [offset, offset+bytes) */
+    MOX__CMD_FILL = 4      /* set buffer bytes [offset, offset+bytes) to the pattern_size
+                              bytes at `host` repeated (bytes is a multiple of pattern_size,
+                              offset too; pattern_size 1..MOX__FILL_MAX_PATTERN) */
 } mox__cmd_kind;
+
+/* The largest element a fill repeats (mox_buffer_fill): the CUDA backend
+ * passes the pattern as a kernel parameter. */
+#define MOX__FILL_MAX_PATTERN 128u
 
 /* ---------------- semaphores ---------------- */
 
@@ -228,11 +236,13 @@ struct mox__dispatch {
     mox_launch_config config; /* validated, non-empty grid; shared_bytes: dynamic shared memory per block */
     uint32_t param_count;
     void *const *params;     /* see "Memory shape" above */
-    /* MOX__CMD_DOWNLOAD / MOX__CMD_UPLOAD / MOX__CMD_COPY (the destination) */
+    /* MOX__CMD_DOWNLOAD / _UPLOAD / _COPY / _FILL (the destination) */
     void *buffer;            /* backend buffer handle */
     void *address;           /* its address */
     uint64_t offset, bytes;
-    void *host;              /* destination (download) or source (upload) */
+    void *host;              /* destination (download), source (upload) or the
+                                pattern (fill: lives as long as the dispatch) */
+    uint32_t pattern_size;   /* MOX__CMD_FILL: bytes of the pattern at `host` */
     /* MOX__CMD_COPY: the source, on `src_device` (this device, or another
      * device of the same backend: see "Several devices") */
     mox__backend *src_device;

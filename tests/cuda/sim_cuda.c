@@ -166,6 +166,10 @@ static void run_op(op *o)
     case OP_SET8:
         memset(o->dst, (int)o->value, o->n);
         break;
+    case OP_SET16:
+        for (size_t i = 0; i < o->n; i++)
+            ((uint16_t *)o->dst)[i] = (uint16_t)o->value;
+        break;
     case OP_SET32:
         for (size_t i = 0; i < o->n; i++)
             ((uint32_t *)o->dst)[i] = o->value;

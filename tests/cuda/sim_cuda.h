@@ -14,7 +14,7 @@
 /* One launch: geometry and copies of the kernel's parameters. */
 typedef struct sim_launch {
     uint32_t grid[3], block[3];
-    _Alignas(16) unsigned char args[8][64]; /* args[0] is the gate */
+    _Alignas(16) unsigned char args[8][128]; /* args[0] is the gate; the fill kernel's pattern is 128 bytes */
 } sim_launch;
 
 typedef void (*sim_kernel_fn)(const sim_launch *l);

@@ -315,6 +315,16 @@ CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, CUstream s)
     return sim_submit(s, o);
 }
 
+EXPORT CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short v, size_t n, CUstream s);
+CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short v, size_t n, CUstream s)
+{
+    op *o = sim_op_new(OP_SET16);
+    o->dst = (void *)(uintptr_t)dst;
+    o->value = v;
+    o->n = n;
+    return sim_submit(s, o);
+}
+
 EXPORT CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int v, size_t n, CUstream s);
 CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int v, size_t n, CUstream s)
 {

@@ -59,7 +59,7 @@ struct CUevent_st {
 };
 
 typedef enum op_kind {
-    OP_KERNEL, OP_COPY, OP_SET8, OP_SET32, OP_RECORD, OP_WAIT, OP_GRAPH, OP_FREE
+    OP_KERNEL, OP_COPY, OP_SET8, OP_SET16, OP_SET32, OP_RECORD, OP_WAIT, OP_GRAPH, OP_FREE
 } op_kind;
 
 struct CUgraphExec_st;

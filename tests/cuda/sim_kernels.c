@@ -385,6 +385,24 @@ static void x_copy_gated(const sim_launch *l)
     memcpy(dst, src, bytes);
 }
 
+/* src/cuda/cuda_copy_kernel.cu's fill: dst[0, bytes) set to the pattern's
+ * first `size` bytes repeated. */
+static void x_fill_gated(const sim_launch *l)
+{
+    GATE_OR_RETURN(l);
+    unsigned char *dst = arg_ptr(l, 1);
+    uint64_t bytes;
+    memcpy(&bytes, l->args[2], sizeof bytes);
+    const unsigned char *pattern = l->args[3];
+    uint32_t size = arg_u32(l, 4);
+    if (!sim_can_touch(sim_kernel_ctx(), dst) || size == 0 || size > 128 || bytes % size) {
+        sim_set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
+        return;
+    }
+    for (uint64_t k = 0; k < bytes; k++)
+        dst[k] = pattern[k % size];
+}
+
 static void b_busy(const sim_launch *l)
 {
     GATE_OR_RETURN(l);
@@ -428,6 +446,7 @@ struct CUfunc_st sim_funcs[] = {
     {"mox_entry_mg_fill", 3, {GATE_SIZE, 8, 4}, g_fill, false},
     /* src/cuda/cuda_copy_kernel.cu */
     {"mox__copy_gated", 4, {GATE_SIZE, 8, 8, 8}, x_copy_gated, false},
+    {"mox__fill_gated", 5, {GATE_SIZE, 8, 8, 128, 4}, x_fill_gated, false},
     /* tests/hal/kernels/halk.c */
     {"mox_entry_hal_fill", 4, {GATE_SIZE, 8, 4, 4}, h_fill, false},
     {"mox_entry_hal_add", 5, {GATE_SIZE, 8, 8, 4, 4}, h_add, false},

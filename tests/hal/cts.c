@@ -247,6 +247,52 @@ static void transfers_follow_barriers(void **state)
     cts_free(&T, f);
 }
 
+/* FILL repeats its element (a 4-byte one, a 12-byte one over part of a
+ * buffer) and is device work: gated by a failed predecessor in its
+ * execution and by a failed gate of an earlier one. */
+static void fills_repeat_their_element_and_are_gated(void **state)
+{
+    (void)state;
+    void *f = cts_buffer(&T, N, 0), *x = cts_buffer(&T, N, 1), *w = cts_buffer(&T, N, 8);
+    void *y = cts_buffer(&T, N, 6);
+    const float two = 2.5f, three[3] = {-1.0f, 0.5f, 4.0f};
+    cts_cb first, second;
+    cts_cb_init(&T, &first);
+    cts_cb_init(&T, &second);
+    uint32_t a = failing(&T, &first, f, 5);
+    cts_fill(&first, f, 4ull * N, &two, sizeof two);
+    cts_pred(&first, a);
+    cts_fill(&first, x, 4ull * N, &two, sizeof two);
+    cts_fill(&first, w, 4ull * (N - 2), three, sizeof three); /* N - 2: a multiple of 3 */
+    cts_fill(&second, y, 4ull * N, &two, sizeof two);
+    cts_gate(&second, &first, 0);
+    uint32_t q2 = T.info.queue_count > 1 ? 1 : 0;
+    cts_execute(&T, &first, 0);
+    cts_wait_for(&second, &first);
+    cts_execute(&T, &second, q2);
+    cts_wait(&second);
+    cts_wait(&first);
+    assert_int_equal(first.d[0].state, MOX_DISPATCH_FAILED);
+    assert_int_equal(first.d[1].state, MOX_DISPATCH_GATED);
+    assert_int_equal(first.d[2].state, MOX_DISPATCH_OK);
+    assert_int_equal(first.d[3].state, MOX_DISPATCH_OK);
+    assert_int_equal(second.d[0].state, MOX_DISPATCH_GATED);
+    expect_all(f, 1.0f); /* what the failed dispatch wrote */
+    expect_all(x, 2.5f);
+    expect_all(y, 6.0f);
+    float got[N];
+    cts_read(&T, w, got, N);
+    for (uint32_t i = 0; i < N; i++) {
+        float want = i < N - 2 ? three[i % 3] : 8.0f;
+        if (got[i] != want)
+            fail_msg("element %u of the 12-byte fill is %g, want %g", i, (double)got[i],
+                     (double)want);
+    }
+    cts_cb_fini(&first);
+    cts_cb_fini(&second);
+    cts_free(&T, f), cts_free(&T, x), cts_free(&T, w), cts_free(&T, y);
+}
+
 /* ---- across devices: device 1's executions wait on device 0's points,
  * copy device 0's memory and are gated by its dispatches ---- */
 
@@ -365,6 +411,7 @@ int main(void)
         cmocka_unit_test(transfers_follow_barriers),
         cmocka_unit_test(waits_on_another_devices_point),
         cmocka_unit_test(copy_gated_by_another_devices_failure),
+        cmocka_unit_test(fills_repeat_their_element_and_are_gated),
         cmocka_unit_test(failed_semaphore_of_another_device),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

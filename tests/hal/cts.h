@@ -80,6 +80,9 @@ uint32_t cts_download(cts_cb *cb, void *address, void *host, uint64_t bytes);
 /* Appends a copy of `bytes` from `src` (a buffer of `from`, this device or
  * another of the backend) to `dst`. */
 uint32_t cts_copy(cts_cb *cb, const cts *from, void *src, void *dst, uint64_t bytes);
+/* A FILL of dst[0, bytes) with the `size` bytes at `pattern` (kept by the
+ * caller until the execution completed). */
+uint32_t cts_fill(cts_cb *cb, void *dst, uint64_t bytes, const void *pattern, uint32_t size);
 /* Adds a wait point: `earlier`'s signal (call after executing `earlier`). */
 void cts_wait_for(cts_cb *cb, const cts_cb *earlier);
 /* Executes on `queue` (successors computed here, signal = next value). */

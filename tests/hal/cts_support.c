@@ -276,6 +276,18 @@ uint32_t cts_copy(cts_cb *cb, const cts *from, void *src, void *dst, uint64_t by
     return d->index;
 }
 
+uint32_t cts_fill(cts_cb *cb, void *dst, uint64_t bytes, const void *pattern, uint32_t size)
+{
+    mox__dispatch *d = append(cb, MOX__CMD_FILL);
+    d->kernel_name = "(fill)";
+    d->buffer = dst;
+    d->address = dst;
+    d->bytes = bytes;
+    d->host = (void *)pattern;
+    d->pattern_size = size;
+    return d->index;
+}
+
 void cts_wait_for(cts_cb *cb, const cts_cb *earlier)
 {
     cb->waits[cb->pub.wait_count++] = earlier->pub.signal;
