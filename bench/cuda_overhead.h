@@ -55,6 +55,8 @@ typedef struct ovh_small {
     CUgraphExec exec;
 } ovh_small;
 
+/* E. mox_buffer_fill against cuMemsetD32Async (cuda_overhead_fill.c). */
+void ovh_section_e(mox_device *dev, raw *r);
 /* A. us per dispatch of pipelined two-stage sequences at n = 256 (fills *sm). */
 void ovh_section_a(mox_device *dev, raw *r, ovh_small *sm);
 /* B. one launch + wait round trip, and the CPU of an idle open device. */

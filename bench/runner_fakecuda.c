@@ -117,6 +117,14 @@ API CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, CUstre
     return CUDA_SUCCESS;
 }
 API CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s) { (void)s; memset((void *)(uintptr_t)d, v, n); return CUDA_SUCCESS; }
+API CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream s)
+{
+    (void)s;
+    uint16_t *w = (uint16_t *)(uintptr_t)d;
+    for (size_t i = 0; i < n; i++)
+        w[i] = v;
+    return CUDA_SUCCESS;
+}
 API CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s)
 {
     (void)s;
