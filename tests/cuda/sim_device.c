@@ -305,34 +305,32 @@ CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstre
     return sim_copy_async((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n, s);
 }
 
-EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, CUstream s);
-CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, CUstream s)
+/* A memset of n values of `kind` (OP_SET8/16/32) on stream s. */
+static CUresult sim_memset(op_kind kind, CUdeviceptr dst, unsigned int v, size_t n, CUstream s)
 {
-    op *o = sim_op_new(OP_SET8);
+    op *o = sim_op_new(kind);
     o->dst = (void *)(uintptr_t)dst;
     o->value = v;
     o->n = n;
     return sim_submit(s, o);
+}
+
+EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, CUstream s);
+CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, CUstream s)
+{
+    return sim_memset(OP_SET8, dst, v, n, s);
 }
 
 EXPORT CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short v, size_t n, CUstream s);
 CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short v, size_t n, CUstream s)
 {
-    op *o = sim_op_new(OP_SET16);
-    o->dst = (void *)(uintptr_t)dst;
-    o->value = v;
-    o->n = n;
-    return sim_submit(s, o);
+    return sim_memset(OP_SET16, dst, v, n, s);
 }
 
 EXPORT CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int v, size_t n, CUstream s);
 CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int v, size_t n, CUstream s)
 {
-    op *o = sim_op_new(OP_SET32);
-    o->dst = (void *)(uintptr_t)dst;
-    o->value = v;
-    o->n = n;
-    return sim_submit(s, o);
+    return sim_memset(OP_SET32, dst, v, n, s);
 }
 
 struct CUmod_st {
