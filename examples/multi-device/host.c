@@ -1,9 +1,10 @@
 /* host.c - the multi-device example: the pipeline example's two stages
  * (kernels of examples/pipeline, module "stages") split across two
- * devices. The input is cut into chunks; for each chunk, stage 1 runs on
- * device 0, mox_buffer_copy moves its output to device 1, and stage 2 runs
- * there. Every op is submitted before any is awaited: the runtime orders
- * them from their buffer accesses, across the devices too (the copy waits
+ * devices. The input is cut into chunks; for each chunk, mox_buffer_upload
+ * writes its input on device 0, stage 1 runs there, mox_buffer_copy moves
+ * its output to device 1, and stage 2 runs there. Every op is submitted
+ * before any is awaited: the runtime orders them from their buffer
+ * accesses, across the devices too (stage 1 waits for the upload, the copy
  * for stage 1 on device 0, stage 2 for the copy; reusing a chunk's buffers
  * waits for their earlier readers), so device 0 computes chunk k+1 while
  * device 1 finishes chunk k. Outputs are verified exactly against the CPU
@@ -31,26 +32,30 @@ static float expected(uint32_t block, float x) { return stage1(block, x) * 5.0f 
 
 static float input_value(uint32_t i) { return (float)(i % 1024) * 0.25f; }
 
-/* Stage 1 of `len` elements on d0, the copy, stage 2 on d1: three ops,
+#define CHUNK_OPS 4
+
+/* The upload of `len` input values (copied by the call: `values` may be
+ * reused at once), stage 1 on d0, the copy, stage 2 on d1: four ops,
  * submitted now (polled once), awaited later. */
-static void submit_chunk(mox_device *d0, mox_device *d1, uint32_t block, chunk_set *s, uint32_t len,
-                         mox_op *ops[3])
+static void submit_chunk(mox_device *d0, mox_device *d1, uint32_t block, chunk_set *s,
+                         const float *values, uint32_t len, mox_op *ops[CHUNK_OPS])
 {
     mox_launch_config c1 = ex_launch_config(block, len), c2 = ex_launch_config(256, len);
-    ops[0] = block == 128 ? stages_scale_128(d0, c1, s->in, s->mid0, len)
+    ops[0] = mox_buffer_upload(s->in, 0, len, values);
+    ops[1] = block == 128 ? stages_scale_128(d0, c1, s->in, s->mid0, len)
                           : stages_scale_256(d0, c1, s->in, s->mid0, len);
-    ops[1] = mox_buffer_copy(s->mid0, 0, s->mid1, 0, len);
-    ops[2] = stages_finish(d1, c2, s->mid1, s->out, len);
-    for (int i = 0; i < 3; i++)
+    ops[2] = mox_buffer_copy(s->mid0, 0, s->mid1, 0, len);
+    ops[3] = stages_finish(d1, c2, s->mid1, s->out, len);
+    for (int i = 0; i < CHUNK_OPS; i++)
         (void)mox_op_poll(ops[i], (mox_waker){NULL, NULL});
 }
 
 /* Waits for a chunk's ops and checks its output. */
-static void finish_chunk(chunk_set *s, mox_op *ops[3], uint32_t block, uint32_t first,
+static void finish_chunk(chunk_set *s, mox_op *ops[CHUNK_OPS], uint32_t block, uint32_t first,
                          uint32_t len)
 {
-    static const char *const what[3] = {"stage 1", "copy", "stage 2"};
-    for (int i = 0; i < 3; i++)
+    static const char *const what[CHUNK_OPS] = {"input upload", "stage 1", "copy", "stage 2"};
+    for (int i = 0; i < CHUNK_OPS; i++)
         ex_wait_op(ops[i], what[i]);
     float *want = ex_xmalloc((size_t)len * sizeof *want);
     for (uint32_t i = 0; i < len; i++)
@@ -69,7 +74,7 @@ static void run_case(mox_device *d0, mox_device *d1, uint32_t block, uint32_t n,
         sets[k].mid1 = ex_buffer_new(d1, &mox_type_f32, per);
         sets[k].out = ex_buffer_new(d1, &mox_type_f32, per);
     }
-    mox_op *ops[SETS][3] = {{NULL}};
+    mox_op *ops[SETS][CHUNK_OPS] = {{NULL}};
     uint32_t first[SETS] = {0}, len[SETS] = {0};
     float *values = ex_xmalloc((size_t)per * sizeof *values);
     int failures = ex_failures();
@@ -80,10 +85,7 @@ static void run_case(mox_device *d0, mox_device *d1, uint32_t block, uint32_t n,
         uint32_t l = n - at < per ? n - at : per;
         for (uint32_t i = 0; i < l; i++)
             values[i] = input_value(at + i);
-        /* A host write of the input: ordered after stage 1 of the chunk
-         * that used this set before (already awaited here). */
-        ex_check(mox_buffer_write(s->in, 0, l, values), "writing a chunk's input");
-        submit_chunk(d0, d1, block, s, l, ops[c % SETS]);
+        submit_chunk(d0, d1, block, s, values, l, ops[c % SETS]);
         first[c % SETS] = at;
         len[c % SETS] = l;
     }
