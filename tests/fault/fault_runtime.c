@@ -4,7 +4,8 @@
  * libcrypto. A scenario (open a device, register and prepare a module that
  * was never seen, buffers, a launch, a sequence, a then-chain (a then of
  * a then, whose callback continues with a then op) through a
- * shared op, a map, a readback) runs with allocation k failing, for every k
+ * shared op, a map, a readback, an upload and a fill) runs with allocation k
+ * failing, for every k
  * and in each mode: once, from k on, a burst then recovery. At each point:
  * every failed step reports MOX_ERR_OUT_OF_MEMORY (or is gated by such a
  * failure) with a message saying so, nothing hangs, nothing leaks (ASan's
@@ -204,6 +205,24 @@ static bool check_values(outcome *o, mox_buffer **bufs)
     return true;
 }
 
+/* mox_buffer_upload and mox_buffer_fill over bufs[0], whose readers (the
+ * sequence) finished: its first half uploaded, its second half filled. */
+static bool upload_and_fill(outcome *o, mox_buffer **bufs)
+{
+    float half[N / 2], seven = 7.0f, got[N];
+    for (int i = 0; i < N / 2; i++)
+        half[i] = -(float)i;
+    if (!run_op(o, mox_buffer_upload(bufs[0], 0, N / 2, half)) ||
+        !run_op(o, mox_buffer_fill(bufs[0], N / 2, N / 2, &seven)))
+        return false;
+    mox_status st = mox_buffer_read(bufs[0], 0, N, got);
+    if (st != MOX_OK)
+        return failed(o, st, NULL);
+    for (int i = 0; i < N; i++)
+        assert_true(got[i] == (i < N / 2 ? -(float)i : 7.0f));
+    return true;
+}
+
 /* The whole scenario on `m` (a module descriptor this process may or may
  * not have used yet). */
 static outcome scenario(const mox_module_desc *m)
@@ -227,6 +246,7 @@ static outcome scenario(const mox_module_desc *m)
     ok = ok && launch_fresh(&o, dev, m, bufs[3]);
     ok = ok && run_op(&o, mox_sequence(dev, record, bufs));
     ok = ok && check_values(&o, bufs);
+    ok = ok && upload_and_fill(&o, bufs);
     ok = ok && chain_and_read(&o, bufs);
     for (int i = 0; i < 4; i++)
         mox_buffer_release(bufs[i]);
