@@ -86,9 +86,10 @@ MOX_API mox_op *mox_buffer_upload(mox_buffer *buffer, size_t first, size_t count
  * MOX_ERR_GATED with that failure as cause, writes nothing, and gates
  * what reads the buffer after it. Its result yields {buffer} (A4). count
  * 0 resolves OK at once (first <= length; value may be NULL then).
- * Errors (a resolved op): MOX_ERR_INVALID_ARGUMENT (NULL buffer, NULL
- * value with count > 0, an element type of more than 128 bytes),
- * MOX_ERR_OUT_OF_RANGE, MOX_ERR_GATED; at submission MOX_ERR_DEVICE_LOST,
+ * Errors (a resolved op, checked in this order): MOX_ERR_INVALID_ARGUMENT
+ * (NULL buffer, NULL value with count > 0), MOX_ERR_OUT_OF_RANGE, then,
+ * count > 0 only, MOX_ERR_INVALID_ARGUMENT for an element type of more
+ * than 128 bytes; MOX_ERR_GATED; at submission MOX_ERR_DEVICE_LOST,
  * MOX_ERR_OUT_OF_MEMORY, MOX_ERR_BACKEND. */
 MOX_API mox_op *mox_buffer_fill(mox_buffer *buffer, size_t first, size_t count, const void *value);
 

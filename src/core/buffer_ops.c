@@ -79,6 +79,8 @@ mox_op *mox_buffer_fill(mox_buffer *b, size_t first, size_t count, const void *v
     mox_op *refused = check_range(b, first, count, value, "mox_buffer_fill", "value");
     if (refused)
         return refused;
+    if (count == 0)
+        return yields_buffer_now(b);
     uint32_t size = b->type->size;
     if (size > MOX__FILL_MAX_PATTERN)
         return mox__op_failed(mox__error_new(
@@ -86,8 +88,6 @@ mox_op *mox_buffer_fill(mox_buffer *b, size_t first, size_t count, const void *v
             "mox_buffer_fill: elements of type '%s' are %u bytes; a fill repeats elements of at "
             "most %u bytes (write a kernel for larger ones)",
             b->type->name, size, MOX__FILL_MAX_PATTERN));
-    if (count == 0)
-        return yields_buffer_now(b);
     mox__dispatch *d = mox__fill_alloc(b->device, b, (uint64_t)first * size, (uint64_t)count * size,
                                        value, size);
     return single_command(b, d, NULL, 0);

@@ -230,8 +230,12 @@ void mox__execution_complete(mox__submission *pub, mox_error *error)
     bool dispatch_failed = attribute_failures(s, error);
     if (error && mox_error_code(error) == MOX_ERR_DEVICE_LOST && !foreign_failure(dev, pub, error))
         device_lost(dev, error);
-    /* The states are final: executions waiting for this one may start. */
-    mox__semaphore_signal(pub->signal.sem, pub->signal.value);
+    /* The states are final, but executions waiting for this one start only
+     * once its op is READY (the semaphore moves after the publication
+     * below): whatever resolves after it, its op has resolved first, so a
+     * program that waited for a later op finds this one READY. */
+    mox__semaphore *sem = pub->signal.sem;
+    const uint64_t value = pub->signal.value;
     const mox_result *r = build_result(s, dispatch_failed, error);
     if (mox__trace_on())
         mox__trace_complete(pub, mox_result_status(r)); /* the batch's outcome, as its op resolves */
@@ -269,6 +273,9 @@ void mox__execution_complete(mox__submission *pub, mox_error *error)
     bool kept = mox__device_unref_early(dev);
     const mox_result *unused = NULL;
     mox__waker_cell *w = mox__sub_publish(s, r, &unused);
+    /* `s` may be gone from here on (its op dropped); the semaphore is the
+     * device's, which stays until mox__device_finish. */
+    mox__semaphore_signal(sem, value);
     /* Signal the event fd only now that `done` is visible: an event loop
      * that wakes on it must find the op READY when it polls. */
     mox__device_notify(dev);

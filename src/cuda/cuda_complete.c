@@ -200,8 +200,9 @@ static uint32_t finish_snapped(mox__cuda_dev *dev, completion_loop *c)
 {
     uint32_t finished = 0;
     for (uint32_t i = 0; i < c->n; i++) {
-        /* npred only drops on this thread; a group's predecessors come
-         * before it in the list, so one pass sees them finish first.
+        /* npred drops as predecessors finish (here, or on a thread
+         * waiting for one); a group's predecessors come before it in the
+         * list, so one pass sees those it finishes itself first.
          * The snapshot's count serves until something finished in this
          * pass: taking the lock per group per round (every microsecond
          * while spinning) made the submitting thread, which needs the

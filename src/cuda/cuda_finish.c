@@ -169,7 +169,7 @@ static bool release_locked(mox__cuda_dev *dev, mox__cuda_group *g, bool failed,
     if (by_waiter) {
         /* Claimed until now: the completion thread neither queried nor
          * finished it, and a launch that waits on one of its points made
-         * it a predecessor (npred, dropped below) as it would any launch
+         * it a predecessor (npred, dropped by mox__cuda_group_finish) as it would any launch
          * still in flight. Its event is still its own (given back below). */
         if (by_waiter->inst)
             mox__cuda_run_observe(dev, by_waiter->inst, by_waiter->ns, by_waiter->gap,
@@ -187,8 +187,6 @@ static bool release_locked(mox__cuda_dev *dev, mox__cuda_group *g, bool failed,
         me->done = true;
         me->group = NULL; /* g is freed below; its address may be reused */
     }
-    for (uint32_t i = 0; i < g->nsucc; i++)
-        g->succs[i]->npred--;
     mox__cuda_stream_state *ss = &dev->stream_state[g->stream];
     if (ss->last == g)
         ss->last = NULL;
@@ -245,6 +243,11 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r,
     for (uint32_t s = 0; s < g->nsubs; s++)
         mox__execution_complete(g->subs[s], error ? mox_error_retain(error) : NULL);
     mox_error_release(error);
+    /* Only now may a successor finish (a waiting thread claims one whose
+     * npred is 0): its ops then resolve after this launch's, never before
+     * an op they were ordered after. */
+    for (uint32_t i = 0; i < g->nsucc; i++)
+        atomic_fetch_sub_explicit(&g->succs[i]->npred, 1, memory_order_release);
     if (!reap) {
         mox__cuda_group_free(g);
         return;

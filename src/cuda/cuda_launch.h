@@ -23,8 +23,12 @@ struct mox__cuda_group {
     /* Completion order: a group completes (towards the core) only after the
      * groups it waits for did: the previous group of its stream and those
      * of other streams it waits on. The core relies on it (a gated
-     * dispatch's cause is read from the earlier submission). */
-    uint32_t npred;
+     * dispatch's cause is read from the earlier submission), and so do
+     * programs: an op never resolves before one it was ordered after. It
+     * rises under dev->lock (mox__cuda_add_succ) and drops, with release
+     * order, once a predecessor's executions completed
+     * (mox__cuda_group_finish); readers see a drop's completions. */
+    _Atomic uint32_t npred;
     mox__cuda_group **succs;
     uint32_t nsucc;
     mox__cuda_inst *inst;           /* NULL for transfer-only launches */

@@ -261,6 +261,12 @@ static void bad_arguments_resolve_with_errors(void **state)
     float pattern[33] = {0};
     expect_refused(mox_buffer_fill(large, 0, 4, pattern), MOX_ERR_INVALID_ARGUMENT,
                    "elements of type 'big' are 132 bytes; a fill repeats elements of at most 128");
+    /* The range first; then a fill of no element is OK whatever its size. */
+    expect_refused(mox_buffer_fill(large, 3, 5, pattern), MOX_ERR_OUT_OF_RANGE, "outside");
+    mox_op *none = mox_buffer_fill(large, 4, 0, pattern);
+    assert_int_equal(mox_op_wait(none), MOX_OK);
+    assert_ptr_equal(mox_result_buffer(mox_op_result(none), 0), large);
+    mox_op_drop(none);
     mox_buffer_release(large);
     /* count 0: OK at once, yielding the buffer, NULL data allowed. */
     mox_op *ops[2] = {mox_buffer_fill(b, 10, 0, NULL), mox_buffer_upload(b, 3, 0, NULL)};
@@ -303,6 +309,43 @@ static void result_chains_with_then(void **state)
     mox_buffer_release(out);
 }
 
+/* When an op resolves, every op it was ordered after (through a buffer)
+ * has resolved too: a program that waits only for the last op of a chain
+ * finds the earlier ones READY. (The core once raised an execution's
+ * semaphore before publishing its op, so a dependent on another queue
+ * could resolve first.) Many rounds, as the window was narrow. */
+static void dependencies_resolve_before_their_dependents(void **state)
+{
+    (void)state;
+    const uint32_t n = 64;
+    mox_buffer *a = conf_zeros(dev, n), *c = conf_zeros(dev, n);
+    float src[64];
+    const float one = 1.0f;
+    for (int round = 0; round < 400; round++) {
+        for (uint32_t i = 0; i < n; i++)
+            src[i] = (float)(round + (int)i);
+        mox_op *ops[4] = {
+            mox_buffer_upload(a, 0, n, src),
+            mox_buffer_fill(c, 0, n / 2, &one),
+            conf_scale(dev, conf_cfg(n), a, c, 2.0f, n / 2 + n / 4),
+            mox_buffer_readback(c),
+        };
+        for (int i = 0; i < 4; i++)
+            (void)mox_op_poll(ops[i], no_waker);
+        assert_int_equal(mox_op_wait(ops[3]), MOX_OK);
+        for (int i = 0; i < 3; i++)
+            if (mox_op_poll(ops[i], no_waker) != MOX_READY)
+                fail_msg("round %d: op %d is pending after the readback that follows it resolved",
+                         round, i);
+        const float *got = mox_result_bytes(mox_op_result(ops[3]), NULL);
+        assert_true(got[0] == 2.0f * (float)round && got[n - 1] == 0.0f);
+        for (int i = 0; i < 4; i++)
+            mox_op_drop(ops[i]);
+    }
+    mox_buffer_release(a);
+    mox_buffer_release(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -313,6 +356,7 @@ int main(void)
         cmocka_unit_test(fill_is_gated_upload_is_not),
         cmocka_unit_test(bad_arguments_resolve_with_errors),
         cmocka_unit_test(result_chains_with_then),
+        cmocka_unit_test(dependencies_resolve_before_their_dependents),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
