@@ -258,6 +258,12 @@ typedef struct lw_guard {
     const char *op; /* "<", "<=" or "==" (bound 0) */
 } lw_guard;
 bool lw_region_guard(lw *L, const size_t *at, size_t n, lw_guard *g);
+/* The region's live code items (LW_CODE, not dead, in a region) in order,
+ * into out[0 .. cap): how many there are, or cap + 1 when there are more,
+ * or - with `whole` - when one is not a whole statement of its own
+ * (LW_WRAP_STMT, LW_WHOLE). The shapes the loops lower (guard, grid
+ * stride, bound) each start from these. */
+size_t lw_region_code(lw *L, const size_t *at, size_t n, size_t *out, size_t cap, bool whole);
 /* The thread's x index as written: mox_thread_idx().x, or a recomputed
  * uint32_t variable that is just that. */
 bool lw_is_thread_x_value(lw *L, CXCursor c);

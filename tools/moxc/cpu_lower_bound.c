@@ -92,22 +92,21 @@ static bool bounded_if(lw *L, size_t item, lw_bound *b) {
 bool lw_region_bound(lw *L, const size_t *at, size_t n, lw_bound *b) {
     if (!(L->block[0] && L->block[1] == 1 && L->block[2] == 1))
         return false;
-    size_t code = LW_NONE;
+    /* Recomputed declarations, then the if, each a statement of its own. */
+    size_t items[LW_STRIDE_DECLS + 1];
+    size_t count = lw_region_code(L, at, n, items, LW_STRIDE_DECLS + 1, true);
+    if (count == 0 || count > LW_STRIDE_DECLS + 1)
+        return false;
+    size_t code = items[count - 1];
+    if (clang_getCursorKind(L->items[code].cur) != CXCursor_IfStmt)
+        return false;
     b->decl_count = 0;
-    for (size_t k = 0; k < n; k++) {
-        const lw_item *it = &L->items[at[k]];
-        if (it->kind != LW_CODE || it->dead || it->region == LW_NONE)
-            continue;
-        if (code != LW_NONE || it->wrap != LW_WRAP_STMT || it->phase != LW_WHOLE)
+    for (size_t k = 0; k + 1 < count; k++) {
+        if (!lw_recomputed_decl(L, items[k]))
             return false;
-        if (clang_getCursorKind(it->cur) == CXCursor_IfStmt)
-            code = at[k];
-        else if (b->decl_count < LW_STRIDE_DECLS && lw_recomputed_decl(L, at[k]))
-            b->decls[b->decl_count++] = at[k];
-        else
-            return false;
+        b->decls[b->decl_count++] = items[k];
     }
-    return code != LW_NONE && bounded_if(L, code, b);
+    return bounded_if(L, code, b);
 }
 
 void lw_emit_bound_open(lw_em *m, const size_t *at, size_t n, const lw_bound *b) {

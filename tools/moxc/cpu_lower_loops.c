@@ -52,17 +52,22 @@ static bool is_zero(CXCursor c) {
     return zero;
 }
 
-bool lw_region_guard(lw *L, const size_t *at, size_t n, lw_guard *g) {
-    size_t code = LW_NONE;
+size_t lw_region_code(lw *L, const size_t *at, size_t n, size_t *out, size_t cap, bool whole) {
+    size_t count = 0;
     for (size_t k = 0; k < n; k++) {
         const lw_item *it = &L->items[at[k]];
         if (it->kind != LW_CODE || it->dead || it->region == LW_NONE)
             continue;
-        if (code != LW_NONE)
-            return false;
-        code = at[k];
+        if (count == cap || (whole && (it->wrap != LW_WRAP_STMT || it->phase != LW_WHOLE)))
+            return cap + 1;
+        out[count++] = at[k];
     }
-    if (code == LW_NONE)
+    return count;
+}
+
+bool lw_region_guard(lw *L, const size_t *at, size_t n, lw_guard *g) {
+    size_t code;
+    if (lw_region_code(L, at, n, &code, 1, false) != 1)
         return false;
     const lw_item *it = &L->items[code];
     if (it->wrap != LW_WRAP_STMT || it->phase != LW_WHOLE || clang_getCursorKind(it->cur) != CXCursor_IfStmt)

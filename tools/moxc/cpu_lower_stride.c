@@ -174,16 +174,9 @@ bool lw_recomputed_decl(lw *L, size_t item) {
 }
 
 bool lw_region_stride(lw *L, const size_t *at, size_t n, lw_stride *s) {
-    size_t code[LW_STRIDE_DECLS + 2], count = 0;
-    for (size_t k = 0; k < n; k++) {
-        const lw_item *it = &L->items[at[k]];
-        if (it->kind != LW_CODE || it->dead || it->region == LW_NONE)
-            continue;
-        if (count == LW_STRIDE_DECLS + 2 || it->wrap != LW_WRAP_STMT || it->phase != LW_WHOLE)
-            return false;
-        code[count++] = at[k];
-    }
-    if (count == 0)
+    size_t code[LW_STRIDE_DECLS + 2];
+    size_t count = lw_region_code(L, at, n, code, LW_STRIDE_DECLS + 2, true);
+    if (count == 0 || count > LW_STRIDE_DECLS + 2)
         return false;
     size_t loop = code[count - 1], decl = LW_NONE;
     enum CXCursorKind kind = clang_getCursorKind(L->items[loop].cur);
