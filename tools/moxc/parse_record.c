@@ -202,7 +202,8 @@ static mox_abi_layout *build_record(moxc__tu *t, CXType canon, CXCursor decl, co
     }
     mox_abi_field *fields = calloc(fl.count, sizeof *fields);
     bool ok = fields != NULL;
-    for (size_t i = 0; ok && i < fl.count; i++) {
+    /* Every member is looked at, so each problem is reported at once. */
+    for (size_t i = 0; fields && i < fl.count; i++) {
         CXCursor fc = fl.items[i];
         char *fname = moxc__cxstr(clang_getCursorSpelling(fc));
         if (!fname || !fname[0]) {
@@ -221,7 +222,7 @@ static mox_abi_layout *build_record(moxc__tu *t, CXType canon, CXCursor decl, co
             ok = false;
         } else {
             fields[i].layout = member_layout(t, clang_getCursorType(fc), name, fc, kernel);
-            ok = fields[i].layout != NULL;
+            ok = fields[i].layout != NULL && ok;
         }
         fields[i].name = fname;
     }

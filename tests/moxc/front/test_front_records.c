@@ -84,6 +84,17 @@ static void test_pointer_member(void **state) {
     front_run_free(&run);
 }
 
+/* Every member's problem is reported, not only the first one's. */
+static void test_every_member_problem(void **state) {
+    (void)state;
+    front_run run = front_parse1(RECORDS("record_two_problems.c"));
+    front_expect_error_at(&run, RECORDS("bad_records.h"), "EXPECT:two_first",
+                          "record 'TwoProblems' has a bit-field 'flags'");
+    front_expect_error_at(&run, RECORDS("bad_records.h"), "EXPECT:two_second",
+                          "record 'TwoProblems' has a pointer member 'values'");
+    front_run_free(&run);
+}
+
 static void test_bit_field(void **state) {
     (void)state;
     front_run run = front_parse1(RECORDS("record_bitfield.c"));
@@ -195,6 +206,7 @@ int main(void) {
         cmocka_unit_test(test_particles),
         cmocka_unit_test(test_pointer_member),
         cmocka_unit_test(test_bit_field),
+        cmocka_unit_test(test_every_member_problem),
         cmocka_unit_test(test_packed),
         cmocka_unit_test(test_aligned),
         cmocka_unit_test(test_union_member),
