@@ -61,7 +61,9 @@ MOX_API mox_op *mox_buffer_readback(mox_buffer *buffer);
  * is MOX_ERR_OUT_OF_RANGE, as for any count). Errors (a resolved op):
  * MOX_ERR_INVALID_ARGUMENT (NULL buffer, element types differ, overlapping
  * ranges of one buffer), MOX_ERR_OUT_OF_RANGE; at submission
- * MOX_ERR_DEVICE_LOST (either device lost), MOX_ERR_OUT_OF_MEMORY. */
+ * MOX_ERR_DEVICE_LOST (either device lost), MOX_ERR_OUT_OF_MEMORY.
+ * A copy within one device, not polled yet, can be pushed into a batch
+ * (mox_batch_push), as fills and uploads can. */
 MOX_API mox_op *mox_buffer_copy(mox_buffer *src, size_t src_first, mox_buffer *dst,
                                 size_t dst_first, size_t count);
 
@@ -75,7 +77,8 @@ MOX_API mox_op *mox_buffer_copy(mox_buffer *src, size_t src_first, mox_buffer *d
  * may be NULL then). Errors (a resolved op): MOX_ERR_INVALID_ARGUMENT
  * (NULL buffer, NULL src with count > 0), MOX_ERR_OUT_OF_RANGE,
  * MOX_ERR_OUT_OF_MEMORY (no memory for the copy); at submission
- * MOX_ERR_DEVICE_LOST, MOX_ERR_BACKEND. */
+ * MOX_ERR_DEVICE_LOST, MOX_ERR_BACKEND. Not polled yet, it can be pushed
+ * into a batch of its device instead (mox_batch_push). */
 MOX_API mox_op *mox_buffer_upload(mox_buffer *buffer, size_t first, size_t count, const void *src);
 
 /* Lazy fill: sets elements [first, first+count) to the one element at
@@ -90,7 +93,9 @@ MOX_API mox_op *mox_buffer_upload(mox_buffer *buffer, size_t first, size_t count
  * (NULL buffer, NULL value with count > 0), MOX_ERR_OUT_OF_RANGE, then,
  * count > 0 only, MOX_ERR_INVALID_ARGUMENT for an element type of more
  * than 128 bytes; MOX_ERR_GATED; at submission MOX_ERR_DEVICE_LOST,
- * MOX_ERR_OUT_OF_MEMORY, MOX_ERR_BACKEND. */
+ * MOX_ERR_OUT_OF_MEMORY, MOX_ERR_BACKEND. Not polled yet, it can be pushed
+ * into a batch of its device instead (mox_batch_push): a clear and the
+ * kernels that use the buffer then make one submission. */
 MOX_API mox_op *mox_buffer_fill(mox_buffer *buffer, size_t first, size_t count, const void *value);
 
 #ifdef __cplusplus

@@ -29,14 +29,16 @@ MOX_API mox_op *mox_sequence(mox_device *device, mox_record_fn record, void *ctx
 
 /* Explicit form. begin -> push... -> end (or discard). */
 MOX_API mox_status mox_batch_begin(mox_device *device, mox_batch **out);
-/* Consumes `launch` (an unsubmitted launch op of the same device), always,
- * even on failure. A failed push, whatever its code, poisons the batch:
+/* Consumes `launch`, always, even on failure: an unsubmitted launch op of
+ * the batch's device, or an unpolled mox_buffer_fill, mox_buffer_upload or
+ * mox_buffer_copy within that device (docs/async.md, "Filling and
+ * uploading"; one of 0 elements adds nothing). A failed push, whatever its code, poisons the batch:
  * later pushes fail with MOX_ERR_STATE (their launches consumed too) and
  * mox_batch_end returns the first error, so nothing of it runs. A launch
  * op that carries a construction error fails the push with that error.
  * Codes: the launch's own error, MOX_ERR_DEVICE_MISMATCH, MOX_ERR_INVALID_ARGUMENT
- * (launch NULL, batch NULL - that one poisons nothing -, not a launch op, or
- * already submitted), MOX_ERR_OUT_OF_MEMORY, MOX_ERR_STATE (batch poisoned).
+ * (launch NULL, batch NULL - that one poisons nothing -, an op a batch does
+ * not take, or one already polled), MOX_ERR_OUT_OF_MEMORY, MOX_ERR_STATE (batch poisoned).
  * Using a batch after mox_batch_end freed it is undefined. */
 MOX_API mox_status mox_batch_push(mox_batch *batch, mox_op *launch);
 /* Ends recording; *out is the batch op. If the batch was poisoned, returns

@@ -64,6 +64,10 @@ mox_status mox_batch_push(mox_batch *b, mox_op *launch)
         return poison(b, mox__error_new(MOX_ERR_INVALID_ARGUMENT, "mox_batch_push: launch is NULL"));
     /* Only a resolved op has a result (an unpushed launch has none). */
     const mox_result *r = launch->stage == MOX__STAGE_RESOLVED ? mox_op_result(launch) : NULL;
+    if (r && mox_result_status(r) == MOX_OK && launch->empty_command) {
+        mox_op_drop(launch); /* a fill, upload or copy of 0 elements: runs nothing */
+        return MOX_OK;
+    }
     if (r && mox_result_status(r) != MOX_OK) {
         /* A launch that failed construction: its error poisons the batch. */
         mox_error *e = mox__error_ref(mox_result_error(r));
@@ -73,17 +77,18 @@ mox_status mox_batch_push(mox_batch *b, mox_op *launch)
     if (launch->device && launch->device != b->device) {
         mox_op_drop(launch);
         return poison(b, mox__error_new(MOX_ERR_DEVICE_MISMATCH,
-                                        "mox_batch_push: the launch belongs to another device "
+                                        "mox_batch_push: the op belongs to another device "
                                         "context than the batch"));
     }
     bool empty = false;
     mox_op *op = launch;
     mox__dispatch *d = mox__op_take_launch(op, &empty);
-    if (!d && !empty) {
+    if (!d && !empty && !(d = mox__op_take_command(op))) {
         mox_op_drop(launch);
         return poison(b, mox__error_new(MOX_ERR_INVALID_ARGUMENT,
-                                        "mox_batch_push: not an unsubmitted launch op (it was "
-                                        "already polled, or is not a launch)"));
+                                        "mox_batch_push: not an op a batch takes (a launch, or a "
+                                        "fill, upload or copy within one device, none of them "
+                                        "polled yet)"));
     }
     if (empty)
         return MOX_OK; /* validated, runs nothing */

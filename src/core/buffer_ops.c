@@ -30,23 +30,23 @@ static mox_op *check_range(const mox_buffer *b, size_t first, size_t count, cons
 static mox_op *yields_buffer_now(mox_buffer *b)
 {
     mox_buffer *bufs[1] = {mox_buffer_retain(b)};
-    return mox__op_ready(mox__result_args(bufs, 1));
+    mox_op *op = mox__op_ready(mox__result_args(bufs, 1));
+    if (!op->immortal) /* not the out-of-memory op */
+        op->empty_command = true;
+    return op;
 }
 
 /* The op of a one-command submission on b's device that yields {b}; takes
- * `d` (NULL: out of memory) and `owned` (host bytes the submission frees). */
-static mox_op *single_command(mox_buffer *b, mox__dispatch *d, void *owned, size_t owned_size)
+ * `d` (NULL: out of memory). */
+static mox_op *single_command(mox_buffer *b, mox__dispatch *d)
 {
     mox__sub *sub = d ? mox__sub_create(b->device) : NULL;
     if (!sub || mox__sub_push(sub, d) != MOX_OK) {
         if (!sub)
             mox__dispatch_free(d);
         mox__sub_unref(sub);
-        mox__free(owned);
         return mox__op_failed(mox__error_oom());
     }
-    sub->owned_host = owned;
-    sub->owned_size = owned_size;
     sub->yield_count = 1;
     sub->yield_bufs[0] = mox_buffer_retain(b);
     return mox__op_submit(b->device, sub);
@@ -70,7 +70,12 @@ mox_op *mox_buffer_upload(mox_buffer *b, size_t first, size_t count, const void 
     memcpy(copy, src, bytes);
     mox__dispatch *d =
         mox__transfer_alloc(b->device, MOX__CMD_UPLOAD, b, first * size, bytes, copy);
-    return single_command(b, d, copy, bytes);
+    if (!d) {
+        mox__free(copy);
+        return mox__op_failed(mox__error_oom());
+    }
+    d->owned_host = copy; /* the dispatch's: it may move into a batch (mox_batch_push) */
+    return single_command(b, d);
 }
 
 mox_op *mox_buffer_fill(mox_buffer *b, size_t first, size_t count, const void *value)
@@ -90,5 +95,5 @@ mox_op *mox_buffer_fill(mox_buffer *b, size_t first, size_t count, const void *v
             b->type->name, size, MOX__FILL_MAX_PATTERN));
     mox__dispatch *d = mox__fill_alloc(b->device, b, (uint64_t)first * size, (uint64_t)count * size,
                                        value, size);
-    return single_command(b, d, NULL, 0);
+    return single_command(b, d);
 }

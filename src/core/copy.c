@@ -102,7 +102,10 @@ mox_op *mox_buffer_copy(mox_buffer *src, size_t src_first, mox_buffer *dst, size
         return refused;
     if (count == 0) {
         mox_buffer *bufs[2] = {mox_buffer_retain(src), mox_buffer_retain(dst)};
-        return mox__op_ready(mox__result_args(bufs, 2));
+        mox_op *op = mox__op_ready(mox__result_args(bufs, 2));
+        if (!op->immortal) /* not the out-of-memory op */
+            op->empty_command = true;
+        return op;
     }
     uint64_t size = src->type->size;
     uint64_t bytes = (uint64_t)count * size;

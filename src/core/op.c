@@ -294,6 +294,25 @@ const mox_result *mox_op_result(const mox_op *op)
     return op->immortal ? mox__result_oom() : op->result;
 }
 
+mox__dispatch *mox__op_take_command(mox_op *op)
+{
+    if (!op || op->immortal || op->kind != MOX__OP_SUBMIT || op->stage != MOX__STAGE_RECORDED)
+        return NULL;
+    mox__sub *sub = op->u.submit.sub;
+    /* yield_count: made by mox_buffer_fill, _upload or _copy, not a batch */
+    if (!sub || sub->count != 1 || sub->yield_count == 0 || sub->other || sub->staged ||
+        sub->detached || sub->yields_bytes || sub->yields_args)
+        return NULL;
+    mox__dispatch *d = sub->d[0];
+    if (d->kind != MOX__CMD_FILL && d->kind != MOX__CMD_UPLOAD && d->kind != MOX__CMD_COPY)
+        return NULL;
+    sub->count = 0; /* the dispatch (its buffers, an upload's bytes) leaves with the caller */
+    sub->pub.count = 0;
+    sub->pub.transfer_count = 0;
+    mox_op_drop(op);
+    return d;
+}
+
 void mox_op_drop(mox_op *op)
 {
     MOX__CHECK(op, OP);

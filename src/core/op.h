@@ -68,6 +68,8 @@ struct mox_op {
     bool immortal;
     bool in_dispatch_block;    /* a launch's: the head of its dispatch's block */
     bool in_sub_block;         /* a batch's: in its batch's block (mox__op_submit) */
+    bool empty_command;        /* a fill, upload or copy of 0 elements (resolved at
+                                  construction): mox_batch_push takes it as nothing */
     const mox_result *result;  /* once resolved */
     mox_device *device;        /* retained (launch, submit) */
     mox__waker_cell cell;
@@ -182,6 +184,12 @@ static inline mox__dispatch *mox__op_take_launch(mox_op *op, bool *empty)
         mox__op_free_shell(op);
     return d;
 }
+
+/* The command of an unpolled fill, upload or copy within one device (a
+ * one-command submission yielding its buffers: buffer_ops.c, copy.c),
+ * taken out for a batch (mox_batch_push); the op is consumed. NULL, the op
+ * untouched, for any other op. */
+mox__dispatch *mox__op_take_command(mox_op *op);
 
 /* Composition internals (then.c, compose.c). */
 mox_poll_state mox__then_poll(mox_op *op, mox_waker waker);

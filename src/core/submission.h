@@ -134,6 +134,8 @@ static inline void mox__dispatch_free_released(mox__dispatch *d)
     /* only a dispatch that did not run OK has them */
     if (__builtin_expect(d->error || atomic_load(&d->cause), 0))
         mox__dispatch_release_errors(d);
+    if (__builtin_expect(d->owned_host != NULL, 0))
+        mox__free(d->owned_host);
     if (d->storage != (void *)d)
         mox__block_share_release(d->storage); /* a head precedes it */
     else

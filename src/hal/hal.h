@@ -273,6 +273,7 @@ struct mox__dispatch {
     _Atomic(mox_error *) cause; /* the original failure (FAILED: its own), set once */
     void *storage;           /* allocation holding this dispatch (mox__block_alloc) */
     size_t storage_size;
+    void *owned_host;        /* host bytes it owns (an upload's copy: `host`), freed with it */
 };
 
 struct mox__submission {

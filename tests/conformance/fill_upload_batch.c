@@ -1,0 +1,212 @@
+/* fill_upload_batch.c - fills, uploads and copies pushed into a batch
+ * (docs/async.md, "Filling and uploading"): mox_batch_push takes an
+ * unpolled mox_buffer_fill, mox_buffer_upload or mox_buffer_copy within
+ * one device like a launch, orders it with the batch's launches by the
+ * buffers' accesses (A6), gates a fill or copy behind an in-batch failure
+ * it depends on and never an upload (A9), and a batch dropped or
+ * discarded runs none of it (A8). Refusals poison the batch. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "support.h"
+
+static mox_device *dev;
+
+static int setup(void **state)
+{
+    (void)state;
+    dev = conf_open();
+    assert_int_equal(mox_module_prepare(dev, &conf_module), MOX_OK);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    mox_device_release(dev);
+    return 0;
+}
+
+static mox_batch *begin(void)
+{
+    mox_batch *b = NULL;
+    assert_int_equal(mox_batch_begin(dev, &b), MOX_OK);
+    return b;
+}
+
+static mox_op *end(mox_batch *b)
+{
+    mox_op *op = NULL;
+    assert_int_equal(mox_batch_end(b, &op), MOX_OK);
+    return op;
+}
+
+static void expect_floats(mox_buffer *buf, uint32_t n, float (*want)(uint32_t, float), float k)
+{
+    float *got = conf_read(buf);
+    for (uint32_t i = 0; i < n; i++)
+        if (got[i] != want(i, k))
+            fail_msg("element %u is %g, want %g (round value %g)", i, (double)got[i],
+                     (double)want(i, k), (double)k);
+    free(got);
+}
+
+/* a: upload i * k, step (2a + 1), fill [1000, 2000) with k, then
+ * c = 2 * (copy of a into b). */
+static float want_a(uint32_t i, float k)
+{
+    return i >= 1000 && i < 2000 ? k : 2.0f * ((float)i * k) + 1.0f;
+}
+static float want_c(uint32_t i, float k) { return 2.0f * want_a(i, k); }
+
+/* Every kind of command in one batch, ordered by its accesses alone, the
+ * upload's bytes copied when it was made (the source is overwritten before
+ * the push). Three rounds of the same recording with other values: the
+ * later rounds follow the recording memo (record_memo.c). */
+static void batch_orders_fills_uploads_and_copies(void **state)
+{
+    (void)state;
+    const uint32_t n = 3000;
+    mox_buffer *a = conf_zeros(dev, n), *b = conf_zeros(dev, n), *c = conf_zeros(dev, n);
+    float *src = malloc(n * sizeof *src);
+    for (int round = 1; round <= 3; round++) {
+        const float k = (float)round;
+        for (uint32_t i = 0; i < n; i++)
+            src[i] = (float)i * k;
+        mox_op *up = mox_buffer_upload(a, 0, n, src);
+        memset(src, 0xff, n * sizeof *src); /* the op holds its own copy */
+        mox_batch *batch = begin();
+        assert_int_equal(mox_batch_push(batch, up), MOX_OK);
+        assert_int_equal(mox_batch_push(batch, conf_step(dev, conf_cfg(n), a, n)), MOX_OK);
+        assert_int_equal(mox_batch_push(batch, mox_buffer_fill(a, 1000, 1000, &k)), MOX_OK);
+        assert_int_equal(mox_batch_push(batch, mox_buffer_copy(a, 0, b, 0, n)), MOX_OK);
+        assert_int_equal(mox_batch_push(batch, conf_scale(dev, conf_cfg(n), b, c, 2.0f, n)), MOX_OK);
+        mox_op *op = end(batch);
+        assert_int_equal(conf_run(op), MOX_OK);
+        expect_floats(a, n, want_a, k);
+        expect_floats(b, n, want_a, k);
+        expect_floats(c, n, want_c, k);
+    }
+    free(src);
+    mox_buffer_release(a);
+    mox_buffer_release(b);
+    mox_buffer_release(c);
+}
+
+/* Gating follows the data inside a batch too: a fill after a failing
+ * writer of its buffer is gated and gates its reader; an upload is host
+ * access, never gated, so the fill after it on another buffer runs. */
+static void batch_gates_fills_behind_a_failure_not_uploads(void **state)
+{
+    (void)state;
+    const uint32_t n = 2000;
+    float *v = malloc(n * sizeof *v);
+    for (uint32_t i = 0; i < n; i++)
+        v[i] = (float)i;
+    v[n / 2] = -4.0f;
+    mox_buffer *in = conf_buffer(dev, v, n);
+    mox_buffer *mid = conf_zeros(dev, n), *out = conf_zeros(dev, n), *other = conf_zeros(dev, n);
+    const float nine = 9.0f;
+    mox_batch *batch = begin();
+    assert_int_equal(mox_batch_push(batch, conf_fail_if_negative(dev, conf_cfg(n), in, mid, n)), MOX_OK);
+    assert_int_equal(mox_batch_push(batch, mox_buffer_fill(mid, 0, n, &nine)), MOX_OK);
+    assert_int_equal(mox_batch_push(batch, conf_scale(dev, conf_cfg(n), mid, out, 2.0f, n)), MOX_OK);
+    assert_int_equal(mox_batch_push(batch, mox_buffer_upload(other, 0, n, v)), MOX_OK);
+    assert_int_equal(mox_batch_push(batch, mox_buffer_fill(other, 10, 10, &nine)), MOX_OK);
+    free(v);
+    mox_op *op = end(batch);
+    assert_int_equal(mox_op_wait(op), MOX_ERR_KERNEL_FAILED);
+    assert_int_equal(mox_error_fail_code(mox_result_error(mox_op_result(op))), 4);
+    mox_op_drop(op);
+    assert_true(conf_read1(mid, 1) == 2.0f); /* the writer ran but for its failing element */
+    assert_true(conf_read1(mid, n / 2) == 0.0f);
+    assert_true(conf_read1(out, 1) == 0.0f); /* the fill's reader was gated too */
+    assert_true(conf_read1(other, 9) == 9.0f && conf_read1(other, 10) == 9.0f);
+    assert_true(conf_read1(other, 19) == 9.0f && conf_read1(other, 20) == 20.0f);
+    mox_buffer_release(in);
+    mox_buffer_release(mid);
+    mox_buffer_release(out);
+    mox_buffer_release(other);
+}
+
+/* A batch discarded, or ended and dropped before its first poll, writes
+ * nothing; the upload's bytes go with it (ASan: no leak). */
+static void dropped_batches_write_nothing(void **state)
+{
+    (void)state;
+    const uint32_t n = 500;
+    mox_buffer *a = conf_zeros(dev, n);
+    const float one = 1.0f;
+    float src[500];
+    for (uint32_t i = 0; i < n; i++)
+        src[i] = 5.0f;
+    mox_batch *batch = begin();
+    assert_int_equal(mox_batch_push(batch, mox_buffer_upload(a, 0, n, src)), MOX_OK);
+    assert_int_equal(mox_batch_push(batch, mox_buffer_fill(a, 0, 10, &one)), MOX_OK);
+    mox_batch_discard(batch);
+    batch = begin();
+    assert_int_equal(mox_batch_push(batch, mox_buffer_upload(a, 0, n, src)), MOX_OK);
+    assert_int_equal(mox_batch_push(batch, mox_buffer_fill(a, 0, 10, &one)), MOX_OK);
+    mox_op_drop(end(batch));
+    float *got = conf_read(a);
+    for (uint32_t i = 0; i < n; i++)
+        assert_true(got[i] == 0.0f);
+    free(got);
+    mox_buffer_release(a);
+}
+
+static void expect_push_refused(mox_op *op, mox_status code, const char *text)
+{
+    mox_batch *batch = begin();
+    assert_int_equal(mox_batch_push(batch, op), code);
+    assert_non_null(strstr(mox_error_message(mox_error_last()), text));
+    mox_op *out = (mox_op *)1;
+    assert_int_equal(mox_batch_end(batch, &out), code); /* poisoned: nothing runs */
+    assert_null(out);
+}
+
+/* What a batch does not take: a readback, an op already polled, a batch's
+ * own op, another device's fill. Commands of 0 elements are taken as
+ * nothing. */
+static void batch_refuses_other_ops(void **state)
+{
+    (void)state;
+    const uint32_t n = 64;
+    mox_buffer *a = conf_zeros(dev, n), *b = conf_zeros(dev, n);
+    const float two = 2.0f;
+    const char *not_taken = "not an op a batch takes";
+    expect_push_refused(mox_buffer_readback(a), MOX_ERR_INVALID_ARGUMENT, not_taken);
+    mox_op *polled = mox_buffer_fill(a, 0, n, &two);
+    assert_int_equal(mox_op_wait(polled), MOX_OK);
+    expect_push_refused(polled, MOX_ERR_INVALID_ARGUMENT, not_taken);
+    mox_batch *inner = begin();
+    assert_int_equal(mox_batch_push(inner, mox_buffer_fill(b, 0, n, &two)), MOX_OK);
+    expect_push_refused(end(inner), MOX_ERR_INVALID_ARGUMENT, not_taken);
+    assert_true(conf_read1(b, 0) == 0.0f); /* the refused batch's fill never ran */
+    expect_push_refused(mox_buffer_fill(a, n, 1, &two), MOX_ERR_OUT_OF_RANGE, "outside the buffer");
+    mox_device *other = conf_open();
+    mox_buffer *o = conf_zeros(other, n);
+    expect_push_refused(mox_buffer_fill(o, 0, n, &two), MOX_ERR_DEVICE_MISMATCH,
+                        "belongs to another device");
+    mox_buffer_release(o);
+    mox_device_release(other);
+    mox_batch *batch = begin();
+    assert_int_equal(mox_batch_push(batch, mox_buffer_fill(a, 0, 0, NULL)), MOX_OK);
+    assert_int_equal(mox_batch_push(batch, mox_buffer_upload(a, 5, 0, NULL)), MOX_OK);
+    assert_int_equal(mox_batch_push(batch, mox_buffer_copy(a, 0, b, 0, 0)), MOX_OK);
+    assert_int_equal(conf_run(end(batch)), MOX_OK);
+    assert_true(conf_read1(a, 0) == 2.0f && conf_read1(b, 0) == 0.0f);
+    mox_buffer_release(a);
+    mox_buffer_release(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(batch_orders_fills_uploads_and_copies),
+        cmocka_unit_test(batch_gates_fills_behind_a_failure_not_uploads),
+        cmocka_unit_test(dropped_batches_write_nothing),
+        cmocka_unit_test(batch_refuses_other_ops),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
