@@ -124,7 +124,9 @@ static void test_fallback_notes(void **state)
     (void)state;
     moxc_module *m = parse("kernels/wg/fallback.c");
     expect_note(m, "in_switch", MOXC_CPU_FIBERS, "a barrier or warp operation inside a switch statement");
-    expect_note(m, "in_helper", MOXC_CPU_FIBERS, "inside the called function 'sync_then'");
+    expect_note(m, "in_helper", MOXC_CPU_FIBERS, "inside the called function 'sync_then' at");
+    expect_note(m, "in_helpers", MOXC_CPU_FIBERS,
+                "inside the called functions 'sync_then', 'warp_total' at");
     expect_note(m, "in_macro", MOXC_CPU_FIBERS, "a warp operation written by a macro");
     expect_note(m, "in_conditional", MOXC_CPU_FIBERS, "a warp operation inside &&, ||, ?: or a comma");
     expect_note(m, "nested_warp", MOXC_CPU_FIBERS, "a warp operation inside the argument of another");

@@ -177,7 +177,39 @@ const char *lw_intrinsic(lw *L, CXCursor call, CXCursor *def) {
 typedef struct scan {
     lw *L;
     bool cooperative;
+    /* Called functions that contain barriers or warp operations: each
+     * named once in the note, which points at the first call. */
+    char *helpers;
+    size_t helper_count;
+    CXCursor first_call;
 } scan;
+
+/* Adds helper `name` to s->helpers ("'a', 'b'") unless listed already. */
+static void note_helper(scan *s, CXCursor call, const char *name) {
+    char *quoted = moxc__printf("'%s'", name);
+    if (!quoted) {
+        s->L->oom = s->L->failed = true;
+        return;
+    }
+    const char *h = s->helpers;
+    size_t qn = strlen(quoted);
+    for (const char *at = h ? strstr(h, quoted) : NULL; at; at = strstr(at + 1, quoted))
+        if ((at == h || at[-1] == ' ') && (at[qn] == ',' || at[qn] == '\0')) {
+            free(quoted);
+            return;
+        }
+    char *joined = h ? moxc__printf("%s, %s", h, quoted) : quoted;
+    if (h)
+        free(quoted);
+    if (!joined) {
+        s->L->oom = s->L->failed = true;
+        return;
+    }
+    free(s->helpers);
+    s->helpers = joined;
+    if (s->helper_count++ == 0)
+        s->first_call = call;
+}
 
 /* Barriers and warp calls (their offsets: where a return's continuation
  * looks), helpers that contain them, and goto. */
@@ -207,11 +239,8 @@ static enum CXChildVisitResult prescan(CXCursor c, CXCursor parent, void *data) 
                 lw_fail(L, c, "warp operation '%s' has no work-group form", name);
         } else if (!clang_Cursor_isNull(def)) {
             size_t fn = moxc__fn_index(L->t, def, false);
-            if (fn != MOXC_NO_FN && L->t->fns[fn].coop != MOXC_COOP_NONE) {
-                lw_fail(L, c, "a barrier or warp operation inside the called function '%s'",
-                        L->t->fns[fn].name);
-                return CXChildVisit_Break;
-            }
+            if (fn != MOXC_NO_FN && L->t->fns[fn].coop != MOXC_COOP_NONE)
+                note_helper(s, c, L->t->fns[fn].name);
         }
     }
     return L->failed ? CXChildVisit_Break : CXChildVisit_Recurse;
@@ -260,13 +289,18 @@ static void lower_kernel(moxc__tu *t, size_t k, CXCursor fn, const char *text, s
         L.threads = L.block[0] * L.block[1] * L.block[2];
     }
     CXCursor body = moxc__function_body(fn);
-    scan s = {&L, (L.abi->features & (MOX_KFEAT_BARRIER | MOX_KFEAT_WARP)) != 0};
+    scan s = {&L, (L.abi->features & (MOX_KFEAT_BARRIER | MOX_KFEAT_WARP)) != 0, NULL, 0,
+              clang_getNullCursor()};
     if (!text)
         lw_fail(&L, fn, "the source text is not available");
     else if (clang_Cursor_isNull(body))
         lw_fail(&L, fn, "the kernel has no body");
     else
         clang_visitChildren(body, prescan, &s);
+    if (s.helper_count)
+        lw_fail(&L, s.first_call, "a barrier or warp operation inside the called function%s %s",
+                s.helper_count > 1 ? "s" : "", s.helpers);
+    free(s.helpers);
     if (!L.failed)
         lw_build(&L, body);
     if (!L.failed)

@@ -32,6 +32,21 @@ void in_helper(uint32_t *out)
     out[mox_thread_idx().x] = s[0];
 }
 
+static uint32_t warp_total(uint32_t v)
+{
+    return mox_warp_sum_u32(v);
+}
+
+/* Two helpers with collectives, one called twice: the note names each once. */
+MOX_KERNEL MOX_BLOCK(32, 1, 1)
+void in_helpers(uint32_t *out)
+{
+    MOX_SHARED(uint32_t, s, 1);
+    sync_then(s);
+    out[mox_thread_idx().x] = warp_total(s[0]);
+    sync_then(s);
+}
+
 MOX_KERNEL
 void in_macro(uint32_t *out)
 {
