@@ -89,7 +89,7 @@ mox__dispatch *mox__copy_alloc(mox_device *device, mox_buffer *src, uint64_t src
                                mox_buffer *dst, uint64_t dst_offset, uint64_t bytes)
 {
     mox__dispatch_parts parts;
-    mox__dispatch *d = dispatch_alloc_raw(device, 2, 0, &parts);
+    mox__dispatch *d = dispatch_alloc_raw(device, 2, sizeof(mox__copy_operands), &parts);
     if (!d)
         return NULL;
     d->kind = MOX__CMD_COPY;
@@ -102,6 +102,7 @@ mox__dispatch *mox__copy_alloc(mox_device *device, mox_buffer *src, uint64_t src
     d->src_buffer = src->handle;
     d->src_address = src->address;
     d->src_offset = src_offset;
+    mox__copy_operands_set(d, (mox__copy_operands *)(void *)parts.values);
     d->args[0].buffer = mox_buffer_retain(src);
     d->args[0].access = MOX_ACCESS_READ;
     d->args[1].buffer = mox_buffer_retain(dst);
@@ -113,7 +114,7 @@ mox__dispatch *mox__fill_alloc(mox_device *device, mox_buffer *dst, uint64_t dst
                                uint64_t bytes, const void *pattern, uint32_t pattern_size)
 {
     mox__dispatch_parts parts;
-    mox__dispatch *d = dispatch_alloc_raw(device, 1, pattern_size, &parts);
+    mox__dispatch *d = dispatch_alloc_raw(device, 1, sizeof(mox__fill_operands), &parts);
     if (!d)
         return NULL;
     d->kind = MOX__CMD_FILL;
@@ -122,9 +123,7 @@ mox__dispatch *mox__fill_alloc(mox_device *device, mox_buffer *dst, uint64_t dst
     d->address = dst->address;
     d->offset = dst_offset;
     d->bytes = bytes;
-    memcpy(parts.values, pattern, pattern_size);
-    d->host = parts.values;
-    d->pattern_size = pattern_size;
+    mox__fill_operands_set(d, (mox__fill_operands *)(void *)parts.values, pattern, pattern_size);
     d->args[0].buffer = mox_buffer_retain(dst);
     d->args[0].access = MOX_ACCESS_WRITE;
     return d;

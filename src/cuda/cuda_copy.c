@@ -18,6 +18,9 @@
  *     bytes is cuMemsetD8/16/32Async; any other fill runs the backend's
  *     fill kernel (beside the copy kernel), with its gate (empty when
  *     nothing can gate it).
+ * That is the stream path. In graph launches a fill or a copy within one
+ * context is a kernel node of those two kernels (mox__cuda_builtin_kernel,
+ * describe_node), the command's operands its parameters (hal.h).
  */
 #include "cuda/cuda_internal.h"
 
@@ -45,6 +48,25 @@ static bool peer_access(mox__cuda_dev *dev, CUcontext src_ctx)
     return ok;
 }
 
+/* The two kernels as graph nodes see them: one entry for every gate (the
+ * kernels check theirs), parameters as hal.h lays out the operands. */
+static void builtin_init(mox__cuda_kernel *k, CUfunction fn, const char *name, uint32_t count,
+                         const uint32_t *sizes)
+{
+    memset(k, 0, sizeof *k);
+    k->fn = fn;
+    k->entry_plain[0] = k->entry_plain[1] = fn;
+    snprintf(k->name, sizeof k->name, "%s", name);
+    k->max_threads = COPY_BLOCK;
+    k->param_count = count;
+    k->word_params = true;
+    for (uint32_t p = 0; p < count; p++) {
+        k->param_size[p] = sizes[p];
+        k->word_params &= sizes[p] == 8u;
+        k->wide_params |= (sizes[p] == 8u) << p;
+    }
+}
+
 static mox_status load_kernel(mox__cuda_dev *dev)
 {
     if (dev->copy_fn)
@@ -67,15 +89,33 @@ static mox_status load_kernel(mox__cuda_dev *dev)
         snprintf(what, sizeof what, "(%s)", name);
         return mox__cuda_fail(api, r, "cuModuleGetFunction", what);
     }
+    static const uint32_t copy_sizes[3] = {8, 8, 8};
+    static const uint32_t fill_sizes[4] = {8, 8, MOX__FILL_MAX_PATTERN, 4};
+    builtin_init(&dev->copy_k, dev->copy_fn, "mox__copy_gated", 3, copy_sizes);
+    builtin_init(&dev->fill_k, dev->fill_fn, "mox__fill_gated", 4, fill_sizes);
+    atomic_store_explicit(&dev->builtins_ready, true, memory_order_release);
     return MOX_OK;
 }
 
 void mox__cuda_copy_unload(mox__cuda_dev *dev)
 {
+    atomic_store(&dev->builtins_ready, false);
     if (dev->copy_module)
         dev->api->cuModuleUnload(dev->copy_module);
     dev->copy_module = NULL;
     dev->copy_fn = dev->fill_fn = NULL;
+}
+
+const mox__cuda_kernel *mox__cuda_builtin_kernel(const mox__cuda_dev *dev, const mox__dispatch *d)
+{
+    if (d->kind != MOX__CMD_COPY && d->kind != MOX__CMD_FILL)
+        return NULL;
+    if (!atomic_load_explicit(&dev->builtins_ready, memory_order_acquire))
+        return NULL;
+    if (d->kind == MOX__CMD_FILL)
+        return &dev->fill_k;
+    const mox__cuda_dev *sdev = (const mox__cuda_dev *)d->src_device;
+    return !sdev || sdev == dev ? &dev->copy_k : NULL;
 }
 
 /* The grid of the backend's kernels over `bytes`: a block per 256 16-byte
@@ -146,6 +186,8 @@ mox_status mox__cuda_copy(mox__cuda_dev *dev, mox__cuda_group *g, uint32_t node,
     CUdeviceptr src = (CUdeviceptr)(uintptr_t)d->src_address + d->src_offset;
     size_t n = (size_t)d->bytes;
     mox_status st = mirrors(dev, g, node, stream);
+    if (g->count > 1)
+        (void)load_kernel(dev); /* later launches of this shape: graphs (describe_node) */
     if (st != MOX_OK || !gate || gate->dep_count == 0)
         return st != MOX_OK ? st : plain_copy(dev, dst, src, src_ctx, n, stream);
     if (peer_access(dev, src_ctx))
@@ -219,6 +261,8 @@ mox_status mox__cuda_fill(mox__cuda_dev *dev, mox__cuda_group *g, uint32_t node,
     mox_status st = mirrors(dev, g, node, stream);
     if (st != MOX_OK)
         return st;
+    if (g->count > 1)
+        (void)load_kernel(dev); /* later launches of this shape: graphs (describe_node) */
     bool gated = gate && gate->dep_count != 0;
     uint32_t period = gated ? 0 : memset_period(pat, size);
     if (period)

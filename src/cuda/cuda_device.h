@@ -176,6 +176,10 @@ struct mox__cuda_dev {
     CUmodule copy_module;            /* the gated copy and fill kernels, loaded on first use
                                         (launcher) */
     CUfunction copy_fn, fill_fn;
+    /* The same two as kernels of graph nodes (cuda_copy.c): ready once
+     * loaded (release; describe_node reads it under dev->lock). */
+    mox__cuda_kernel copy_k, fill_k;
+    _Atomic bool builtins_ready;
     mox__cuda_peer peers[MOX__CUDA_MAX_PEERS]; /* the launcher's */
     uint32_t peer_count;
 

@@ -59,6 +59,14 @@ static mox_status shared_too_large(const mox__cuda_dev *dev, const mox__cuda_ker
                            k->static_shared);
 }
 
+static bool mirrored(const mox__cuda_group *g, uint32_t at)
+{
+    for (uint32_t m = 0; m < g->mirror_count; m++)
+        if (g->mirrors[m].node == at)
+            return true;
+    return false;
+}
+
 /* Node `at` of the launch: dispatch i of its s-th execution, its edges
  * (the core's, and a queue's FIFO order after the execution before it),
  * its gate dependencies and the entry it runs. The arrays' lengths are
@@ -73,7 +81,11 @@ static mox_status describe_node(mox__cuda_dev *dev, mox__cuda_group *g, build *b
     u32vec *edges = b->edges, *gdeps = b->gdeps, *ext = b->ext;
     uint32_t edge_off = edges->n, gdep_off = gdeps->n, ext_off = ext->n;
     bool kernel = d->kind == MOX__CMD_KERNEL;
-    const mox__cuda_kernel *k = kernel ? &((const mox__cuda_module *)d->module)->kernels[d->kernel] : NULL;
+    /* Copies and fills run as the backend's kernels in graphs when they can
+     * (mox__cuda_builtin_kernel); transfers, and those that cannot, make
+     * the launch a stream launch. */
+    const mox__cuda_kernel *k = kernel ? &((const mox__cuda_module *)d->module)->kernels[d->kernel]
+                                       : mox__cuda_builtin_kernel(dev, d);
     if (kernel && d->config.shared_bytes > k->max_dynamic_shared)
         return shared_too_large(dev, k, d);
     ln->d = d;
@@ -81,7 +93,6 @@ static mox_status describe_node(mox__cuda_dev *dev, mox__cuda_group *g, build *b
     ln->edge_off = edge_off;
     ln->gdep_off = gdep_off;
     ln->ext_off = ext_off;
-    b->desc.has_transfer |= !kernel;
     bool may_fail = kernel && (d->kernel_features & MOX_KFEAT_FAIL);
     /* Gated like a kernel (hal.h): kernels, copies and fills. */
     bool device_work = kernel || d->kind == MOX__CMD_COPY || d->kind == MOX__CMD_FILL;
@@ -144,7 +155,12 @@ static mox_status describe_node(mox__cuda_dev *dev, mox__cuda_group *g, build *b
             goto oom;
         }
     }
-    ln->fn = kernel ? mox__cuda_entry_fn(k, d, gdep_cnt + ext_cnt) : NULL;
+    /* A copy or fill whose gate reads another device's word has it mirrored
+     * into its own slot first, on the stream (cuda_copy.c). */
+    if (!kernel && k && mirrored(g, at))
+        ln->k = k = NULL;
+    b->desc.has_transfer |= !k;
+    ln->fn = k ? mox__cuda_entry_fn(k, d, gdep_cnt + ext_cnt) : NULL;
     b->desc.deps_array |= gdep_cnt + ext_cnt > MOX_GATE_INLINE_DEPS;
     return MOX_OK;
 oom:

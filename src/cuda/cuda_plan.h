@@ -16,6 +16,12 @@
 mox_status mox__cuda_copy(mox__cuda_dev *dev, mox__cuda_group *g, uint32_t node,
                           const mox__dispatch *d, const mox_gate *gate, CUstream stream);
 void mox__cuda_copy_unload(mox__cuda_dev *dev);
+/* The kernel a graph node runs for copy or fill `d` (its operands are its
+ * parameters, hal.h), or NULL: not a copy or fill, a copy from another
+ * device, or the kernels are not loaded yet (the stream path loads them
+ * for a launch of several nodes, so later launches of its shape become
+ * graphs). */
+const mox__cuda_kernel *mox__cuda_builtin_kernel(const mox__cuda_dev *dev, const mox__dispatch *d);
 /* Enqueues FILL node `node` of `g` on `stream`: mirrors first, then
  * cuMemsetD8/16/32Async when nothing can gate it and the pattern repeats
  * in 1, 2 or 4 bytes, else the fill kernel with `gate`. */

@@ -144,7 +144,7 @@ static mox_status enqueue_node(mox__cuda_dev *dev, mox__cuda_inst *inst, uint32_
 {
     const mox__cuda_api *api = dev->api;
     const mox__dispatch *d = ln->d;
-    if (!ln->k) {
+    if (d->kind != MOX__CMD_KERNEL) {
         if (d->kind == MOX__CMD_COPY)
             return mox__cuda_copy(dev, group, i, d, gate, stream);
         if (d->kind == MOX__CMD_FILL)

@@ -118,6 +118,20 @@
  *   to its bytes (16-byte aligned). This is both kernel_abi.h's CPU argument
  *   vector and cuLaunchKernel's kernelParams (minus the mox_gate the CUDA
  *   entries take first). Pointers stay valid until completion.
+ *
+ * Operands of copies and fills as parameters
+ *   COPY and FILL dispatches also carry their operands as `params`, with a
+ *   1-D `config`, so that a backend may run them as a kernel of its own
+ *   (the CUDA backend's graph nodes) without allocating anything:
+ *     COPY (param_count 3): u64 source address (src_address + src_offset),
+ *          u64 destination address (address + offset), u64 bytes;
+ *     FILL (param_count 4): u64 destination address, u64 bytes, the
+ *          pattern in MOX__FILL_MAX_PATTERN bytes (zero past pattern_size;
+ *          `host` points at it), u32 pattern_size;
+ *   config: blocks of MOX__COMMAND_BLOCK threads, one per 16 * MOX__COMMAND_BLOCK
+ *   bytes (at least one, at most MOX__COMMAND_MAX_BLOCKS: the kernel strides).
+ *   Whoever makes such a dispatch lays them out with mox__copy_operands_set
+ *   or mox__fill_operands_set (below), in storage that lives as long as it.
  */
 #ifndef MOX_HAL_H
 #define MOX_HAL_H
@@ -129,6 +143,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <mox/kernel_abi.h>
 #include <mox/launch.h>
@@ -161,6 +176,9 @@ typedef enum mox__cmd_kind {
 /* The largest element a fill repeats (mox_buffer_fill): the CUDA backend
  * passes the pattern as a kernel parameter. */
 #define MOX__FILL_MAX_PATTERN 128u
+/* The launch shape copies and fills carry ("Operands of copies and fills"). */
+#define MOX__COMMAND_BLOCK 256u
+#define MOX__COMMAND_MAX_BLOCKS 1024u
 
 /* ---------------- semaphores ---------------- */
 
@@ -275,6 +293,63 @@ struct mox__dispatch {
     size_t storage_size;
     void *owned_host;        /* host bytes it owns (an upload's copy: `host`), freed with it */
 };
+
+/* Storage of a copy's or a fill's operands ("Operands of copies and fills
+ * as parameters"), and the setters that lay them out and point d->params
+ * at them; d's other fields (addresses, offsets, bytes) are set first. */
+typedef struct mox__copy_operands {
+    uint64_t src, dst, bytes;
+    void *params[3];
+} mox__copy_operands;
+typedef struct mox__fill_operands {
+    uint64_t dst, bytes;
+    unsigned char pattern[MOX__FILL_MAX_PATTERN];
+    uint32_t pattern_size;
+    void *params[4];
+} mox__fill_operands;
+
+static inline mox_launch_config mox__command_config(uint64_t bytes)
+{
+    uint64_t blocks = bytes / (16ull * MOX__COMMAND_BLOCK) + 1u;
+    if (blocks > MOX__COMMAND_MAX_BLOCKS)
+        blocks = MOX__COMMAND_MAX_BLOCKS;
+    return mox_launch_config_make(mox_dim3_make((uint32_t)blocks, 1, 1),
+                                  mox_dim3_make(MOX__COMMAND_BLOCK, 1, 1));
+}
+
+static inline void mox__copy_operands_set(mox__dispatch *d, mox__copy_operands *o)
+{
+    o->src = (uint64_t)(uintptr_t)d->src_address + d->src_offset;
+    o->dst = (uint64_t)(uintptr_t)d->address + d->offset;
+    o->bytes = d->bytes;
+    o->params[0] = &o->src;
+    o->params[1] = &o->dst;
+    o->params[2] = &o->bytes;
+    d->params = o->params;
+    d->param_count = 3;
+    d->config = mox__command_config(d->bytes);
+}
+
+/* Also copies the pattern (pattern_size bytes; the rest zeroed) and points
+ * d->host at that copy. */
+static inline void mox__fill_operands_set(mox__dispatch *d, mox__fill_operands *o,
+                                          const void *pattern, uint32_t pattern_size)
+{
+    o->dst = (uint64_t)(uintptr_t)d->address + d->offset;
+    o->bytes = d->bytes;
+    memset(o->pattern, 0, sizeof o->pattern);
+    memcpy(o->pattern, pattern, pattern_size);
+    o->pattern_size = pattern_size;
+    o->params[0] = &o->dst;
+    o->params[1] = &o->bytes;
+    o->params[2] = o->pattern;
+    o->params[3] = &o->pattern_size;
+    d->params = o->params;
+    d->param_count = 4;
+    d->config = mox__command_config(d->bytes);
+    d->host = o->pattern;
+    d->pattern_size = pattern_size;
+}
 
 struct mox__submission {
     /* ---- set by the core, read by the backend ---- */

@@ -129,6 +129,75 @@ static void batch_gates_fills_behind_a_failure_not_uploads(void **state)
     mox_buffer_release(other);
 }
 
+/* Batches of kernels, fills and copies alone (no host transfer), the same
+ * shape four times: on CUDA the first goes on the stream and loads the
+ * backend's copy and fill kernels, the later ones are graphs whose copy
+ * and fill nodes run them (docs/cuda-backend.md). Offsets inside both
+ * buffers, more than one block of the commands' launch shape. */
+static void repeated_batches_of_kernels_fills_and_copies(void **state)
+{
+    (void)state;
+    const uint32_t n = 5000, shift = 100;
+    mox_buffer *a = conf_zeros(dev, n), *b = conf_zeros(dev, n), *c = conf_zeros(dev, n);
+    for (int round = 1; round <= 4; round++) {
+        const float k = (float)round, minus = -(float)round;
+        mox_batch *batch = begin();
+        assert_int_equal(mox_batch_push(batch, mox_buffer_fill(a, 0, n, &k)), MOX_OK);
+        assert_int_equal(mox_batch_push(batch, conf_step(dev, conf_cfg(n), a, n)), MOX_OK);
+        assert_int_equal(mox_batch_push(batch, mox_buffer_copy(a, 0, b, shift, n - shift)), MOX_OK);
+        assert_int_equal(mox_batch_push(batch, mox_buffer_fill(b, 0, shift, &minus)), MOX_OK);
+        assert_int_equal(mox_batch_push(batch, conf_scale(dev, conf_cfg(n), b, c, 2.0f, n)), MOX_OK);
+        assert_int_equal(conf_run(end(batch)), MOX_OK);
+        float *got = conf_read(c);
+        for (uint32_t i = 0; i < n; i++) {
+            float want = 2.0f * (i < shift ? minus : 2.0f * k + 1.0f);
+            if (got[i] != want)
+                fail_msg("round %d: c[%u] = %g, want %g", round, i, (double)got[i], (double)want);
+        }
+        free(got);
+    }
+    mox_buffer_release(a);
+    mox_buffer_release(b);
+    mox_buffer_release(c);
+}
+
+/* The same gating, batch after batch of one shape (graphs on CUDA from the
+ * second): the fill behind the failing kernel and its reader are gated
+ * every time, the independent fill runs every time. */
+static void repeated_batches_gate_their_fills(void **state)
+{
+    (void)state;
+    const uint32_t n = 2000;
+    float *v = malloc(n * sizeof *v);
+    for (uint32_t i = 0; i < n; i++)
+        v[i] = (float)i;
+    v[7] = -3.0f;
+    mox_buffer *in = conf_buffer(dev, v, n);
+    free(v);
+    mox_buffer *mid = conf_zeros(dev, n), *out = conf_zeros(dev, n), *other = conf_zeros(dev, n);
+    for (int round = 1; round <= 3; round++) {
+        const float k = (float)round, nine = 9.0f;
+        mox_batch *batch = begin();
+        assert_int_equal(mox_batch_push(batch, conf_fail_if_negative(dev, conf_cfg(n), in, mid, n)),
+                         MOX_OK);
+        assert_int_equal(mox_batch_push(batch, mox_buffer_fill(mid, 0, n, &nine)), MOX_OK);
+        assert_int_equal(mox_batch_push(batch, conf_scale(dev, conf_cfg(n), mid, out, 2.0f, n)), MOX_OK);
+        assert_int_equal(mox_batch_push(batch, mox_buffer_fill(other, 10, 10, &k)), MOX_OK);
+        mox_op *op = end(batch);
+        assert_int_equal(mox_op_wait(op), MOX_ERR_KERNEL_FAILED);
+        assert_int_equal(mox_error_fail_code(mox_result_error(mox_op_result(op))), 3);
+        mox_op_drop(op);
+        assert_true(conf_read1(mid, 1) == 2.0f && conf_read1(mid, 7) == 0.0f);
+        assert_true(conf_read1(out, 1) == 0.0f);
+        assert_true(conf_read1(other, 10) == k && conf_read1(other, 19) == k);
+        assert_true(conf_read1(other, 9) == 0.0f && conf_read1(other, 20) == 0.0f);
+    }
+    mox_buffer_release(in);
+    mox_buffer_release(mid);
+    mox_buffer_release(out);
+    mox_buffer_release(other);
+}
+
 /* A batch discarded, or ended and dropped before its first poll, writes
  * nothing; the upload's bytes go with it (ASan: no leak). */
 static void dropped_batches_write_nothing(void **state)
@@ -159,7 +228,7 @@ static void expect_push_refused(mox_op *op, mox_status code, const char *text)
 {
     mox_batch *batch = begin();
     assert_int_equal(mox_batch_push(batch, op), code);
-    assert_non_null(strstr(mox_error_message(mox_error_last()), text));
+    assert_non_null(strstr(mox_error_last_message(), text));
     mox_op *out = (mox_op *)1;
     assert_int_equal(mox_batch_end(batch, &out), code); /* poisoned: nothing runs */
     assert_null(out);
@@ -205,6 +274,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(batch_orders_fills_uploads_and_copies),
         cmocka_unit_test(batch_gates_fills_behind_a_failure_not_uploads),
+        cmocka_unit_test(repeated_batches_of_kernels_fills_and_copies),
+        cmocka_unit_test(repeated_batches_gate_their_fills),
         cmocka_unit_test(dropped_batches_write_nothing),
         cmocka_unit_test(batch_refuses_other_ops),
     };

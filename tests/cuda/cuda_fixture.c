@@ -263,6 +263,17 @@ uint32_t fx_transfer(fx_sub *s, mox__cmd_kind kind, CUdeviceptr buf, uint64_t of
     return i;
 }
 
+uint32_t fx_fill(fx_sub *s, CUdeviceptr buf, uint64_t offset, uint64_t bytes, const void *pattern,
+                 uint32_t size)
+{
+    uint32_t i = fx_transfer(s, MOX__CMD_FILL, buf, offset, bytes, NULL);
+    mox__dispatch *d = &s->disp[i];
+    d->kernel_name = "(fill)";
+    d->be = s->dbe[i];
+    mox__fill_operands_set(d, &s->fill[i], pattern, size);
+    return i;
+}
+
 void fx_after(fx_sub *s, fx_sub *earlier)
 {
     for (uint32_t i = 0; i < s->nafter; i++)

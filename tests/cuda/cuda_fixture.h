@@ -55,6 +55,7 @@ typedef struct fx_sub {
     mox__dispatch *dptr[FX_MAX_D];
     void *params[FX_MAX_D][8];
     _Alignas(16) uint64_t store[FX_MAX_D][8];
+    mox__fill_operands fill[FX_MAX_D]; /* a fill's operands (hal.h) */
     uint32_t preds[64], succs[64];
     uint32_t npreds;
     mox__gate gates[16];
@@ -87,6 +88,10 @@ void fx_gate(fx_sub *s, fx_sub *earlier, uint32_t dispatch);
  * then finish(b -> c) after it (one block of 32 threads each). */
 void fx_gated_reader(fx_sub *s, fx *f, fx_sub *writer, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c);
 /* Appends a transfer dispatch; returns its index. */
+/* Appends a FILL of `bytes` at buf + offset with the `size`-byte pattern,
+ * its operands laid out as the core lays them (mox__fill_operands_set). */
+uint32_t fx_fill(fx_sub *s, CUdeviceptr buf, uint64_t offset, uint64_t bytes, const void *pattern,
+                 uint32_t size);
 uint32_t fx_transfer(fx_sub *s, mox__cmd_kind kind, CUdeviceptr buf, uint64_t offset,
                      uint64_t bytes, void *host);
 /* `s` runs after `earlier` (an earlier submission still in flight). */

@@ -266,6 +266,56 @@ static void transfers_copy_through_staging(void **state)
         assert_true(part[i] == up[10 + i] + 1.0f);
 }
 
+/* fill tmp with v, finish tmp -> out (out = v + 1) */
+static void fill_then_finish(fx_sub *s, float v)
+{
+    fx_sub_init(s);
+    fx_fill(s, tmp, 0, N * 4, &v, sizeof v);
+    fx_kernel(s, &F, FX_FINISH, (N + 127) / 128, 128);
+    fx_ptr(s, tmp);
+    fx_ptr(s, out);
+    fx_u32(s, N);
+    fx_pred(s, 0);
+}
+
+static void check_filled(float v)
+{
+    float got[N];
+    fx_get(&F, got, out, sizeof got);
+    for (uint32_t i = 0; i < N; i++)
+        if (got[i] != v + 1.0f)
+            fail_msg("out[%u] = %g, want %g", i, (double)got[i], (double)(v + 1.0f));
+}
+
+/* A fill among kernels: the first such launch goes on the stream (a
+ * memset) and loads the backend's fill kernel; from then on the shape is a
+ * graph whose fill node runs that kernel, re-used with new parameters for
+ * a new value (hal.h, "Operands of copies and fills"). */
+static void fills_become_graph_nodes(void **state)
+{
+    (void)state;
+    if (F.dev->mode == MOX__CUDA_LAUNCH_STREAM)
+        skip(); /* every launch on the stream */
+    fx_sub s;
+    fill_then_finish(&s, 2.5f);
+    unsigned long long g0 = stat(&F.dev->stats.graph_launches);
+    run_and_wait(&s);
+    check_filled(2.5f);
+    assert_int_equal(stat(&F.dev->stats.graph_launches), g0); /* the stream: it loads the kernel */
+    fill_then_finish(&s, 4.0f);
+    run_and_wait(&s);
+    check_filled(4.0f);
+    assert_int_equal(stat(&F.dev->stats.graph_launches), g0 + 1);
+    unsigned long long inst0 = stat(&F.dev->stats.instantiations);
+    unsigned long long upd0 = stat(&F.dev->stats.node_updates);
+    fill_then_finish(&s, -7.0f);
+    run_and_wait(&s);
+    check_filled(-7.0f);
+    assert_int_equal(stat(&F.dev->stats.graph_launches), g0 + 2);
+    assert_int_equal(stat(&F.dev->stats.instantiations), inst0);
+    assert_int_equal(stat(&F.dev->stats.node_updates), upd0 + 1); /* the fill's value alone */
+}
+
 static void held_submissions_start_on_release(void **state)
 {
     (void)state;
@@ -320,6 +370,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(two_stage_batch_is_correct),
+        cmocka_unit_test(fills_become_graph_nodes),
         cmocka_unit_test(repeated_shape_reuses_the_graph),
         cmocka_unit_test(pipelined_submissions_coalesce),
         cmocka_unit_test(independent_dispatches_all_run),

@@ -39,6 +39,10 @@ typedef struct cts_cb {
     mox__dispatch *dptr[CTS_MAX_CMDS];
     void *params[CTS_MAX_CMDS][6];
     _Alignas(16) uint64_t store[CTS_MAX_CMDS][6];
+    union {                          /* a copy's or fill's operands (hal.h) */
+        mox__copy_operands copy;
+        mox__fill_operands fill;
+    } operands[CTS_MAX_CMDS];
     uint32_t preds[32], succs[32], npreds;
     mox__gate gates[8];
     uint32_t ngates;

@@ -273,6 +273,7 @@ uint32_t cts_copy(cts_cb *cb, const cts *from, void *src, void *dst, uint64_t by
     d->src_device = from->be;
     d->src_buffer = src;
     d->src_address = src;
+    mox__copy_operands_set(d, &cb->operands[d->index].copy);
     return d->index;
 }
 
@@ -283,8 +284,7 @@ uint32_t cts_fill(cts_cb *cb, void *dst, uint64_t bytes, const void *pattern, ui
     d->buffer = dst;
     d->address = dst;
     d->bytes = bytes;
-    d->host = (void *)pattern;
-    d->pattern_size = size;
+    mox__fill_operands_set(d, &cb->operands[d->index].fill, pattern, size);
     return d->index;
 }
 
