@@ -81,11 +81,13 @@ static mox_status describe_node(mox__cuda_dev *dev, mox__cuda_group *g, build *b
     u32vec *edges = b->edges, *gdeps = b->gdeps, *ext = b->ext;
     uint32_t edge_off = edges->n, gdep_off = gdeps->n, ext_off = ext->n;
     bool kernel = d->kind == MOX__CMD_KERNEL;
-    /* Copies and fills run as the backend's kernels in graphs when they can
-     * (mox__cuda_builtin_kernel); transfers, and those that cannot, make
-     * the launch a stream launch. */
-    const mox__cuda_kernel *k = kernel ? &((const mox__cuda_module *)d->module)->kernels[d->kernel]
-                                       : mox__cuda_builtin_kernel(dev, d);
+    /* Copies and fills among other nodes run as the backend's kernels in
+     * graphs when they can (mox__cuda_builtin_kernel); transfers, those that
+     * cannot, and a lone copy or fill (a memset or memcpy is best alone)
+     * make the launch a stream launch. */
+    const mox__cuda_kernel *k = kernel       ? &((const mox__cuda_module *)d->module)->kernels[d->kernel]
+                                : g->count > 1 ? mox__cuda_builtin_kernel(dev, d)
+                                               : NULL;
     if (kernel && d->config.shared_bytes > k->max_dynamic_shared)
         return shared_too_large(dev, k, d);
     ln->d = d;
