@@ -101,8 +101,10 @@ MOX_API uint32_t mox_device_warp_size(const mox_device *device);
  * watching it before dropping your last reference (docs/async.md). */
 MOX_API int mox_device_event_fd(mox_device *device);
 
-/* Number of batches submitted to the backend so far (a counter for tests
- * and tooling: constructing an op must not change it, rule A1). */
+/* Number of submissions handed to the backend so far: each batch, each op
+ * that submits alone, each blocking mox_buffer_read / mox_buffer_write (a
+ * counter for tests and tooling: constructing an op must not change it,
+ * rule A1). */
 MOX_API uint64_t mox_device_submission_count(const mox_device *device);
 
 /* Status of the device: MOX_OK, or MOX_ERR_DEVICE_LOST after a sticky fault. */

@@ -34,8 +34,11 @@ MOX_API mox_status mox_batch_begin(mox_device *device, mox_batch **out);
  * mox_buffer_copy within that device (docs/async.md, "Filling and
  * uploading"; one of 0 elements adds nothing). A failed push, whatever its code, poisons the batch:
  * later pushes fail with MOX_ERR_STATE (their launches consumed too) and
- * mox_batch_end returns the first error, so nothing of it runs. A launch
- * op that carries a construction error fails the push with that error.
+ * mox_batch_end returns the first error, so nothing of it runs. An op
+ * that carries a construction error (a launch, fill, upload or copy) fails
+ * the push with that error; then an op of another device (a copy's: its
+ * destination's) fails with MOX_ERR_DEVICE_MISMATCH; then an op the batch
+ * does not take with MOX_ERR_INVALID_ARGUMENT.
  * Codes: the launch's own error, MOX_ERR_DEVICE_MISMATCH, MOX_ERR_INVALID_ARGUMENT
  * (launch NULL, batch NULL - that one poisons nothing -, an op a batch does
  * not take, or one already polled), MOX_ERR_OUT_OF_MEMORY, MOX_ERR_STATE (batch poisoned).

@@ -257,6 +257,11 @@ static void batch_refuses_other_ops(void **state)
     mox_buffer *o = conf_zeros(other, n);
     expect_push_refused(mox_buffer_fill(o, 0, n, &two), MOX_ERR_DEVICE_MISMATCH,
                         "belongs to another device");
+    /* A copy belongs to its destination's device: checked before whether
+     * the batch takes it, which it does not from another device. */
+    expect_push_refused(mox_buffer_copy(a, 0, o, 0, n), MOX_ERR_DEVICE_MISMATCH,
+                        "belongs to another device");
+    expect_push_refused(mox_buffer_copy(o, 0, a, 0, n), MOX_ERR_INVALID_ARGUMENT, not_taken);
     mox_buffer_release(o);
     mox_device_release(other);
     mox_batch *batch = begin();
