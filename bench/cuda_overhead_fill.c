@@ -6,7 +6,11 @@
  *     cuMemsetD32Async, and 12-byte f32x3 elements, which run the
  *     backend's fill kernel) and of 4 KiB (host overhead per fill),
  *     FILLS of them submitted back to back and waited once, wall clock
- *     per fill; the raw side's memsets on one stream, the same way.
+ *     per fill; the raw side's memsets on one stream, the same way; and
+ *     256 MiB of u32 as a batch of two fills of its halves, which from
+ *     its second launch is a graph of two nodes of the backend's fill
+ *     kernel (docs/cuda-backend.md): the fill kernel's bandwidth in a
+ *     graph against one cuMemsetD32Async of 256 MiB.
  * Each mox fill's result is checked by reading a few elements back. */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -41,6 +45,30 @@ static double mox_fills_us(mox_buffer *b, const void *value, int count)
     return us;
 }
 
+/* The same, each a batch of two fills (the halves of b). */
+static double mox_batch_fills_us(mox_device *dev, mox_buffer *b, const void *value, int count)
+{
+    static mox_op *ops[FILLS];
+    const mox_waker none = {NULL, NULL};
+    size_t n = mox_buffer_length(b), half = n / 2;
+    double t0 = ovh_now_us();
+    for (int i = 0; i < count; i++) {
+        mox_batch *batch = NULL;
+        CHECK_MOX(mox_batch_begin(dev, &batch));
+        CHECK_MOX(mox_batch_push(batch, mox_buffer_fill(b, 0, half, value)));
+        CHECK_MOX(mox_batch_push(batch, mox_buffer_fill(b, half, n - half, value)));
+        CHECK_MOX(mox_batch_end(batch, &ops[i]));
+        (void)mox_op_poll(ops[i], none);
+    }
+    CHECK_MOX(mox_op_wait(ops[count - 1]));
+    double us = (ovh_now_us() - t0) / count;
+    for (int i = 0; i < count; i++) {
+        CHECK_MOX(mox_op_wait(ops[i]));
+        mox_op_drop(ops[i]);
+    }
+    return us;
+}
+
 static void check_filled(mox_buffer *b, const void *value)
 {
     size_t size = mox_buffer_type(b)->size;
@@ -58,14 +86,16 @@ static void check_filled(mox_buffer *b, const void *value)
 }
 
 static double mox_median_us(mox_device *dev, const mox_type *type, size_t bytes, const void *value,
-                            int count)
+                            int count, bool batched)
 {
     mox_buffer *b = NULL;
     CHECK_MOX(mox_buffer_create(dev, type, bytes / type->size, &b));
-    (void)mox_fills_us(b, value, 2); /* warm: the fill kernel's module loads on first use */
+    /* warm: the fill kernel's module loads on first use, a batch's graph
+     * is made on its second launch */
+    (void)(batched ? mox_batch_fills_us(dev, b, value, 2) : mox_fills_us(b, value, 2));
     double t[E_TRIALS];
     for (int k = 0; k < E_TRIALS; k++)
-        t[k] = mox_fills_us(b, value, count);
+        t[k] = batched ? mox_batch_fills_us(dev, b, value, count) : mox_fills_us(b, value, count);
     check_filled(b, value);
     mox_buffer_release(b);
     return ovh_median(t, E_TRIALS);
@@ -98,9 +128,10 @@ void ovh_section_e(mox_device *dev, raw *r)
     const size_t big = (size_t)256 << 20, small = 4096, big3 = big / 12 * 12;
     const uint32_t word = 0x3f800000u; /* 1.0f */
     const float three[3] = {1.0f, 2.0f, 3.0f};
-    double mox_big = mox_median_us(dev, &mox_type_u32, big, &word, FILLS / 10);
-    double mox_big3 = mox_median_us(dev, &mox_type_f32x3, big3, three, FILLS / 10);
-    double mox_small = mox_median_us(dev, &mox_type_u32, small, &word, FILLS);
+    double mox_big = mox_median_us(dev, &mox_type_u32, big, &word, FILLS / 10, false);
+    double mox_big3 = mox_median_us(dev, &mox_type_f32x3, big3, three, FILLS / 10, false);
+    double mox_small = mox_median_us(dev, &mox_type_u32, small, &word, FILLS, false);
+    double mox_graph = mox_median_us(dev, &mox_type_u32, big, &word, FILLS / 10, true);
     double raw_big = raw_median_us(r, big, word, FILLS / 10);
     double raw_small = raw_median_us(r, small, word, FILLS);
     printf("E. fills, submitted back to back (%d of 256 MiB, %d of 4 KiB), wall per fill\n",
@@ -108,13 +139,15 @@ void ovh_section_e(mox_device *dev, raw *r)
     row("mox_buffer_fill u32, 256 MiB (memset)", mox_big, big);
     row("mox_buffer_fill f32x3, 256 MiB (kernel)", mox_big3, big3);
     row("raw cuMemsetD32Async, 256 MiB", raw_big, big);
+    row("mox batch: 2 fills u32, 256 MiB (graph)", mox_graph, big);
     row("mox_buffer_fill u32, 4 KiB", mox_small, small);
     row("raw cuMemsetD32Async, 4 KiB", raw_small, small);
-    printf("   raw / mox: 256 MiB %.3f (kernel fill %.3f), 4 KiB %.3f\n\n", raw_big / mox_big,
-           raw_big / mox_big3, raw_small / mox_small);
+    printf("   raw / mox: 256 MiB %.3f (kernel fill %.3f, graph of fill kernels %.3f), 4 KiB %.3f\n\n",
+           raw_big / mox_big, raw_big / mox_big3, raw_big / mox_graph, raw_small / mox_small);
     ovh_json_num("e_mox_fill_256mib_us", mox_big);
     ovh_json_num("e_mox_fill_f32x3_256mib_us", mox_big3);
     ovh_json_num("e_raw_memset_256mib_us", raw_big);
+    ovh_json_num("e_mox_batch_fills_256mib_us", mox_graph);
     ovh_json_num("e_mox_fill_4kib_us", mox_small);
     ovh_json_num("e_raw_memset_4kib_us", raw_small);
 }
