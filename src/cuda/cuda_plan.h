@@ -22,6 +22,9 @@ void mox__cuda_copy_unload(mox__cuda_dev *dev);
  * for a launch of several nodes, so later launches of its shape become
  * graphs). */
 const mox__cuda_kernel *mox__cuda_builtin_kernel(const mox__cuda_dev *dev, const mox__dispatch *d);
+/* Whether copy or fill `d`, when nothing can gate it, is better run on the
+ * stream (a memset or memcpy of more than 16 MiB) than as a graph node. */
+bool mox__cuda_command_prefers_stream(const mox__dispatch *d);
 /* Enqueues FILL node `node` of `g` on `stream`: mirrors first, then
  * cuMemsetD8/16/32Async when nothing can gate it and the pattern repeats
  * in 1, 2 or 4 bytes, else the fill kernel with `gate`. */
