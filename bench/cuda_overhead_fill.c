@@ -24,6 +24,19 @@
 
 enum { FILLS = 200, E_TRIALS = 5 };
 
+/* Waits for the last of `count` ops submitted since t0, then for each
+ * (checking it) and drops them: wall microseconds per op. */
+static double wait_all_us(mox_op **ops, int count, double t0)
+{
+    CHECK_MOX(mox_op_wait(ops[count - 1]));
+    double us = (ovh_now_us() - t0) / count;
+    for (int i = 0; i < count; i++) {
+        CHECK_MOX(mox_op_wait(ops[i]));
+        mox_op_drop(ops[i]);
+    }
+    return us;
+}
+
 /* Wall microseconds per fill of `count` fills of b, polled as made
  * (submitted), the last waited. */
 static double mox_fills_us(mox_buffer *b, const void *value, int count)
@@ -36,13 +49,7 @@ static double mox_fills_us(mox_buffer *b, const void *value, int count)
         ops[i] = mox_buffer_fill(b, 0, n, value);
         (void)mox_op_poll(ops[i], none);
     }
-    CHECK_MOX(mox_op_wait(ops[count - 1]));
-    double us = (ovh_now_us() - t0) / count;
-    for (int i = 0; i < count; i++) {
-        CHECK_MOX(mox_op_wait(ops[i]));
-        mox_op_drop(ops[i]);
-    }
-    return us;
+    return wait_all_us(ops, count, t0);
 }
 
 /* The same, each a batch of two fills (the halves of b). */
@@ -60,13 +67,7 @@ static double mox_batch_fills_us(mox_device *dev, mox_buffer *b, const void *val
         CHECK_MOX(mox_batch_end(batch, &ops[i]));
         (void)mox_op_poll(ops[i], none);
     }
-    CHECK_MOX(mox_op_wait(ops[count - 1]));
-    double us = (ovh_now_us() - t0) / count;
-    for (int i = 0; i < count; i++) {
-        CHECK_MOX(mox_op_wait(ops[i]));
-        mox_op_drop(ops[i]);
-    }
-    return us;
+    return wait_all_us(ops, count, t0);
 }
 
 static void check_filled(mox_buffer *b, const void *value)
