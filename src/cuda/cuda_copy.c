@@ -30,7 +30,7 @@
 /* The gated copy kernel (cuda_copy_ptx.c, generated). */
 extern const char mox__cuda_copy_ptx[];
 
-#define COPY_BLOCK 256u
+#define COPY_BLOCK MOX__COMMAND_BLOCK /* the commands' launch shape (hal.h) */
 
 /* Whether this context can read `src_ctx`'s memory directly. Enables peer
  * access the first time (for this device's context, towards the source). */
@@ -106,22 +106,6 @@ void mox__cuda_copy_unload(mox__cuda_dev *dev)
     dev->copy_fn = dev->fill_fn = NULL;
 }
 
-/* Above this many bytes an ungated fill that a memset can write, or an
- * ungated copy, keeps the stream path: on an H100 a 256 MiB u32 fill ran
- * at 0.76 of cuMemsetD32Async as two fill-kernel graph nodes
- * (bench/cuda_overhead E), while below a few MiB the kernel's time is
- * small against a stream launch's per-node cost. */
-static uint32_t memset_period(const unsigned char *pat, uint32_t size);
-
-#define GRAPH_COMMAND_MAX_BYTES (16ull << 20)
-
-bool mox__cuda_command_prefers_stream(const mox__dispatch *d)
-{
-    if (d->bytes <= GRAPH_COMMAND_MAX_BYTES)
-        return false;
-    return d->kind == MOX__CMD_COPY || memset_period(d->host, d->pattern_size) != 0;
-}
-
 const mox__cuda_kernel *mox__cuda_builtin_kernel(const mox__cuda_dev *dev, const mox__dispatch *d)
 {
     if (d->kind != MOX__CMD_COPY && d->kind != MOX__CMD_FILL)
@@ -132,16 +116,6 @@ const mox__cuda_kernel *mox__cuda_builtin_kernel(const mox__cuda_dev *dev, const
         return &dev->fill_k;
     const mox__cuda_dev *sdev = (const mox__cuda_dev *)d->src_device;
     return !sdev || sdev == dev ? &dev->copy_k : NULL;
-}
-
-/* The grid of the backend's kernels over `bytes`: a block per 256 16-byte
- * words, at most 8 blocks per SM (they stride). */
-static unsigned int kernel_grid(const mox__cuda_dev *dev, unsigned long long bytes)
-{
-    unsigned long long words = bytes / 16u + 1u;
-    unsigned long long blocks = (words + COPY_BLOCK - 1) / COPY_BLOCK;
-    unsigned long long cap = 8ull * (dev->limits.sm_count ? dev->limits.sm_count : 1u);
-    return (unsigned int)(blocks < cap ? blocks : cap);
 }
 
 static mox_status plain_copy(mox__cuda_dev *dev, CUdeviceptr dst, CUdeviceptr src,
@@ -159,13 +133,16 @@ static mox_status plain_copy(mox__cuda_dev *dev, CUdeviceptr dst, CUdeviceptr sr
                              : mox__cuda_fail(api, r, "cuMemcpyPeerAsync", "(copy between devices)");
 }
 
-static mox_status gated_kernel(mox__cuda_dev *dev, const mox_gate *gate, CUdeviceptr src,
-                               CUdeviceptr dst, unsigned long long bytes, CUstream stream)
+/* The copy kernel over `bytes`, in the launch shape the core gave the
+ * command (hal.h: the same one its graph node gets). */
+static mox_status gated_kernel(mox__cuda_dev *dev, const mox__dispatch *d, const mox_gate *gate,
+                               CUdeviceptr src, CUdeviceptr dst, unsigned long long bytes,
+                               CUstream stream)
 {
     mox_status st = load_kernel(dev);
     if (st != MOX_OK)
         return st;
-    unsigned int grid = kernel_grid(dev, bytes);
+    unsigned int grid = d->config.grid.x;
     mox_gate g = *gate;
     void *params[4] = {&g, &src, &dst, &bytes};
     CUresult r = dev->api->cuLaunchKernel(dev->copy_fn, grid, 1, 1, COPY_BLOCK, 1, 1, 0, stream,
@@ -207,7 +184,7 @@ mox_status mox__cuda_copy(mox__cuda_dev *dev, mox__cuda_group *g, uint32_t node,
     if (st != MOX_OK || !gate || gate->dep_count == 0)
         return st != MOX_OK ? st : plain_copy(dev, dst, src, src_ctx, n, stream);
     if (peer_access(dev, src_ctx))
-        return gated_kernel(dev, gate, src, dst, n, stream);
+        return gated_kernel(dev, d, gate, src, dst, n, stream);
     /* The kernel cannot read the source: copy it here first. */
     const mox__cuda_api *api = dev->api;
     CUdeviceptr tmp = 0;
@@ -216,7 +193,7 @@ mox_status mox__cuda_copy(mox__cuda_dev *dev, mox__cuda_group *g, uint32_t node,
         return mox__cuda_fail(api, r, "cuMemAllocAsync", "(staging a gated copy)");
     st = plain_copy(dev, tmp, src, src_ctx, n, stream);
     if (st == MOX_OK)
-        st = gated_kernel(dev, gate, tmp, dst, n, stream);
+        st = gated_kernel(dev, d, gate, tmp, dst, n, stream);
     r = api->cuMemFreeAsync(tmp, stream);
     if (st == MOX_OK && r != CUDA_SUCCESS)
         st = mox__cuda_fail(api, r, "cuMemFreeAsync", "(staging a gated copy)");
@@ -242,6 +219,20 @@ static uint32_t memset_period(const unsigned char *pat, uint32_t size)
             return p;
     }
     return 0;
+}
+
+/* Above this many bytes an ungated fill that a memset can write, or an
+ * ungated copy, keeps the stream path: on an H100 a 256 MiB u32 fill ran
+ * at 0.76 of cuMemsetD32Async as two fill-kernel graph nodes
+ * (bench/cuda_overhead E), while below a few MiB the kernel's time is
+ * small against a stream launch's per-node cost. */
+#define GRAPH_COMMAND_MAX_BYTES (16ull << 20)
+
+bool mox__cuda_command_prefers_stream(const mox__dispatch *d)
+{
+    if (d->bytes <= GRAPH_COMMAND_MAX_BYTES)
+        return false;
+    return d->kind == MOX__CMD_COPY || memset_period(d->host, d->pattern_size) != 0;
 }
 
 static mox_status memset_fill(const mox__cuda_api *api, CUdeviceptr dst, const unsigned char *pat,
@@ -296,7 +287,7 @@ mox_status mox__cuda_fill(mox__cuda_dev *dev, mox__cuda_group *g, uint32_t node,
     memcpy(words.w, pat, size);
     unsigned long long bytes = d->bytes;
     void *params[5] = {&gv, &dst, &bytes, &words, &size};
-    CUresult r = dev->api->cuLaunchKernel(dev->fill_fn, kernel_grid(dev, bytes), 1, 1, COPY_BLOCK,
+    CUresult r = dev->api->cuLaunchKernel(dev->fill_fn, d->config.grid.x, 1, 1, COPY_BLOCK,
                                           1, 1, 0, stream, params, NULL);
     atomic_fetch_add(&dev->stats.stream_launches, 1);
     return r == CUDA_SUCCESS ? MOX_OK
