@@ -6,6 +6,7 @@
 #include "error.h"
 #include "op.h"
 #include "submission.h"
+#include "testing.h"
 #include "trace.h"
 
 static _Atomic uint64_t order_counter;
@@ -223,6 +224,7 @@ void mox__execution_complete(mox__submission *pub, mox_error *error)
 {
     mox__sub *s = mox__sub_of(pub);
     mox_device *dev = s->device;
+    mox__testing_complete_point();
     /* Causes first: what waits for this execution may complete as soon as
      * the semaphore moves or fails, and walks into these causes (a copy on
      * another device gated on them could otherwise install one without

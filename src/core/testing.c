@@ -32,3 +32,10 @@ uint32_t mox__testing_then_depth(const mox_op *op)
         depth++;
     return depth;
 }
+
+_Atomic(const mox__testing_hook *) mox__complete_hook;
+
+void mox__testing_on_complete(const mox__testing_hook *hook)
+{
+    atomic_store_explicit(&mox__complete_hook, hook, memory_order_release);
+}

@@ -3,6 +3,7 @@
 #ifndef MOX_CORE_TESTING_H
 #define MOX_CORE_TESTING_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -46,6 +47,28 @@ MOX_API void mox__testing_fail_alloc_after(long count);
  * gating of an unfinished writer (A9) are tested with it.
  * Codes: MOX_ERR_INVALID_ARGUMENT, MOX_ERR_STATE (backend cannot hold). */
 MOX_API mox_status mox__testing_hold(mox_device *device, bool hold);
+
+/* A hook called on the completing thread as each execution's completion
+ * reaches the core - its end on the device seen, its op not yet resolved
+ * - with no lock held. Tests act inside that window with it: what they
+ * submit then must still resolve after that op. `hook` is the caller's and
+ * stays valid until removed (NULL) and no completion runs it any more. */
+typedef struct mox__testing_hook {
+    void (*fn)(void *ctx);
+    void *ctx;
+} mox__testing_hook;
+MOX_API void mox__testing_on_complete(const mox__testing_hook *hook);
+
+#ifndef __cplusplus
+/* The runtime's side (completion.c): one load when unset. */
+extern _Atomic(const mox__testing_hook *) mox__complete_hook;
+static inline void mox__testing_complete_point(void)
+{
+    const mox__testing_hook *h = atomic_load_explicit(&mox__complete_hook, memory_order_acquire);
+    if (__builtin_expect(h != NULL, 0))
+        h->fn(h->ctx);
+}
+#endif
 
 /* Batches submitted and not yet completed. */
 MOX_API uint32_t mox__testing_in_flight(mox_device *device);

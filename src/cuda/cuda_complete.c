@@ -55,7 +55,7 @@ void mox__cuda_completion_push(mox__cuda_dev *dev, mox__cuda_group *g)
         mox__cond_signal(&dev->work_cv);
 }
 
-void mox__cuda_inflight_unlink(mox__cuda_dev *dev, mox__cuda_group *g)
+void mox__cuda_inflight_retire(mox__cuda_dev *dev, mox__cuda_group *g)
 {
     if (g->prev)
         g->prev->next = g->next;
@@ -68,6 +68,12 @@ void mox__cuda_inflight_unlink(mox__cuda_dev *dev, mox__cuda_group *g)
     g->next = g->prev = NULL;
     g->linked = false;
     dev->inflight--;
+    g->finishing = true;
+    g->fin_prev = NULL;
+    g->fin_next = dev->finishing;
+    if (dev->finishing)
+        dev->finishing->fin_prev = g;
+    dev->finishing = g;
 }
 
 /* A waiting thread completed a launch (cuda_watch.c), seen done at `now`:
@@ -226,7 +232,7 @@ static uint32_t finish_snapped(mox__cuda_dev *dev, completion_loop *c)
         mox__lock(&dev->lock);
         bool ours = g->linked && !g->claimed;
         if (ours)
-            mox__cuda_inflight_unlink(dev, g);
+            mox__cuda_inflight_retire(dev, g);
         mox__unlock(&dev->lock);
         if (!ours)
             continue; /* a waiting thread is completing it, or did */

@@ -188,6 +188,10 @@ struct mox__cuda_dev {
 
     /* completion */
     mox__cuda_group *inflight_head, *inflight_tail;
+    /* Launches whose end was seen and whose executions are completing
+     * towards the core (g->finishing): a launch that waits for one still
+     * becomes its successor (mox__cuda_group_of_point). */
+    mox__cuda_group *finishing;
     mox__cuda_group *reap;           /* completed by waiting threads; freed by the completion thread */
     uint32_t inflight;
     mox__cond work_cv;               /* with `lock` (core/sync.h) */

@@ -174,7 +174,7 @@ static bool release_locked(mox__cuda_dev *dev, mox__cuda_group *g, bool failed,
         if (by_waiter->inst)
             mox__cuda_run_observe(dev, by_waiter->inst, by_waiter->ns, by_waiter->gap,
                                   by_waiter->napped);
-        mox__cuda_inflight_unlink(dev, g);
+        mox__cuda_inflight_retire(dev, g);
         mox__cuda_quiet_after_inline(dev, by_waiter->seen);
     }
     /* States are final: other devices need neither its event nor its
@@ -187,9 +187,9 @@ static bool release_locked(mox__cuda_dev *dev, mox__cuda_group *g, bool failed,
         me->done = true;
         me->group = NULL; /* g is freed below; its address may be reused */
     }
+    /* ss->last stays g until its executions completed (settle_locked): a
+     * later launch of its stream is still its successor. */
     mox__cuda_stream_state *ss = &dev->stream_state[g->stream];
-    if (ss->last == g)
-        ss->last = NULL;
     if (g->launched) {
         ss->depth--;
         g->inst->busy = false;
@@ -208,6 +208,31 @@ static bool release_locked(mox__cuda_dev *dev, mox__cuda_group *g, bool failed,
         mox__cuda_launcher_enter(dev); /* unless someone launches already */
     /* Unlinked: no later snapshot takes it, so a clear flag stays clear. */
     return by_waiter && g->snapped;
+}
+
+/* Under dev->lock, once g's executions completed towards the core: g
+ * leaves the finishing list and its stream, so it takes no successor any
+ * more, and only now may its successors finish (a waiting thread claims
+ * one whose npred is 0). Their ops then resolve after g's, never before
+ * an op they were ordered after - also when one was launched after g's
+ * end was seen (mox__cuda_group_of_point finds g here). */
+static void settle_locked(mox__cuda_dev *dev, mox__cuda_group *g)
+{
+    if (g->finishing) {
+        if (g->fin_prev)
+            g->fin_prev->fin_next = g->fin_next;
+        else
+            dev->finishing = g->fin_next;
+        if (g->fin_next)
+            g->fin_next->fin_prev = g->fin_prev;
+        g->fin_next = g->fin_prev = NULL;
+        g->finishing = false;
+    }
+    mox__cuda_stream_state *ss = &dev->stream_state[g->stream];
+    if (ss->last == g)
+        ss->last = NULL;
+    for (uint32_t i = 0; i < g->nsucc; i++)
+        atomic_fetch_sub_explicit(&g->succs[i]->npred, 1, memory_order_release);
 }
 
 void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r,
@@ -238,24 +263,21 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r,
         mox__cuda_stage_put(dev, g->stages[i]);
     g->stage_count = 0;
 
+    { struct timespec ts = {0, 300000}; nanosleep(&ts, NULL); }
     if (status != MOX_OK && !error)
         error = mox__error_new(status, "the CUDA backend failed the launch");
     for (uint32_t s = 0; s < g->nsubs; s++)
         mox__execution_complete(g->subs[s], error ? mox_error_retain(error) : NULL);
     mox_error_release(error);
-    /* Only now may a successor finish (a waiting thread claims one whose
-     * npred is 0): its ops then resolve after this launch's, never before
-     * an op they were ordered after. */
-    for (uint32_t i = 0; i < g->nsucc; i++)
-        atomic_fetch_sub_explicit(&g->succs[i]->npred, 1, memory_order_release);
-    if (!reap) {
-        mox__cuda_group_free(g);
-        return;
-    }
     mox__lock(&dev->lock);
-    g->next = dev->reap;
-    dev->reap = g;
+    settle_locked(dev, g);
+    if (reap) {
+        g->next = dev->reap;
+        dev->reap = g;
+    }
     mox__unlock(&dev->lock);
+    if (!reap)
+        mox__cuda_group_free(g);
 }
 
 void mox__cuda_groups_reap(mox__cuda_dev *dev)

@@ -185,8 +185,8 @@ static mox_status describe_waits(mox__cuda_dev *dev, mox__cuda_group *g, build *
             continue;
         if (!mox__cuda_add_succ(wg, g))
             goto oom;
-        if (!wg->launched || wg->stream == g->stream)
-            continue;
+        if (!wg->launched || wg->stream == g->stream || wg->finishing)
+            continue; /* its event may be given back already */
         if (!add_wait_event(b, wg->event))
             goto oom;
     }

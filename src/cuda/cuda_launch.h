@@ -20,6 +20,11 @@ typedef struct mox__cuda_copyback {
 
 struct mox__cuda_group {
     mox__cuda_group *next, *prev;   /* in-flight list */
+    /* Done on the device and off the in-flight list, its executions not
+     * yet complete towards the core (dev->finishing; cuda_finish.c): it
+     * still takes successors, so nothing ordered after it resolves first. */
+    mox__cuda_group *fin_next, *fin_prev;
+    bool finishing;
     /* Completion order: a group completes (towards the core) only after the
      * groups it waits for did: the previous group of its stream and those
      * of other streams it waits on. The core relies on it (a gated
@@ -177,8 +182,9 @@ bool mox__cuda_add_succ(mox__cuda_group *earlier, mox__cuda_group *later);
 bool mox__cuda_add_reader(mox__cuda_group *g, mox__cuda_inst *inst);
 /* Drops the reader counts a group holds on earlier instances. dev->lock held. */
 void mox__cuda_drop_readers(mox__cuda_dev *dev, mox__cuda_group *g);
-/* The launch (launched or not) that signals `pt`, NULL once it finished.
- * Caller holds dev->lock. */
+/* The launch (launched or not, or finishing) that signals `pt`; NULL once
+ * the core signalled it (after its op was published). Caller holds
+ * dev->lock. */
 mox__cuda_group *mox__cuda_group_of_point(mox__cuda_dev *dev, const mox__sem_point *pt);
 /* The core is about to block on `pub`: if it is held back (pending), its
  * stream's pending executions go out now. */
@@ -241,8 +247,10 @@ uint64_t mox__cuda_nap_end(const mox__cuda_dev *dev, const mox__cuda_inst *inst,
  * two runs are measured again; an inexact one above it says nothing. */
 void mox__cuda_run_observe(mox__cuda_dev *dev, mox__cuda_inst *inst, uint64_t ns, uint64_t gap,
                            bool napped);
-/* Takes g off the in-flight list; dev->lock held (cuda_complete.c). */
-void mox__cuda_inflight_unlink(mox__cuda_dev *dev, mox__cuda_group *g);
+/* Moves g from the in-flight list to the finishing list (its end was
+ * seen; mox__cuda_group_finish takes it off that one); dev->lock held
+ * (cuda_complete.c). */
+void mox__cuda_inflight_retire(mox__cuda_dev *dev, mox__cuda_group *g);
 /* After a waiting thread completed a launch (seen done at `now`, the
  * mox__cuda_now_ns clock): new launches do not signal the completion
  * thread for a while; dev->lock held. */

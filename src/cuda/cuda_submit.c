@@ -78,15 +78,24 @@ void mox__cuda_flush_stream(mox__cuda_dev *dev, uint32_t stream)
     launch_run(dev, stream, UINT64_MAX);
 }
 
+static bool covers(const mox__cuda_group *g, const mox__sem_point *pt)
+{
+    return g->stream == pt->sem->queue && g->first_value <= pt->value && pt->value <= g->last_value;
+}
+
 mox__cuda_group *mox__cuda_group_of_point(mox__cuda_dev *dev, const mox__sem_point *pt)
 {
     if (mox__semaphore_reached(pt->sem, pt->value))
         return NULL;
     for (mox__cuda_group *g = dev->inflight_head; g; g = g->next)
-        if (g->stream == pt->sem->queue && g->first_value <= pt->value &&
-            pt->value <= g->last_value)
+        if (covers(g, pt))
             return g;
-    return NULL; /* finished on the device; the core has yet to signal it */
+    /* Finished on the device, its executions still completing: a launch
+     * waiting for it needs no event, but it completes after it. */
+    for (mox__cuda_group *g = dev->finishing; g; g = g->fin_next)
+        if (covers(g, pt))
+            return g;
+    return NULL; /* the core has signalled it since the check above */
 }
 
 

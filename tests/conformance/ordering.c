@@ -1,7 +1,9 @@
 /* ordering.c - rules A4-A6: launches yield their arguments, batches run
  * dependent dispatches in access order and independent ones freely, and
  * separate submissions are ordered by their buffer accesses. */
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "core/testing.h"
 #include "support.h"
@@ -172,6 +174,63 @@ static void writer_after_many_readers(void **state)
     mox_buffer_release(x);
 }
 
+/* A6: an op submitted while one it is ordered after is completing - its
+ * end on the device seen, its op not resolved yet - still resolves after
+ * that op. The hook runs in that window on the completing thread: it
+ * submits the readback there, then gives the program up to 100 ms to see
+ * the readback resolve first. (The CUDA backend once dropped a launch that
+ * was completing from the order: a readback of its output then resolved
+ * while the launch was still PENDING.) */
+typedef struct window_ctx {
+    mox_op *later;
+    atomic_bool taken;
+    atomic_int stage; /* 1: `later` submitted; 2: the program saw it resolve */
+} window_ctx;
+
+static void submit_in_window(void *p)
+{
+    window_ctx *w = p;
+    if (atomic_exchange(&w->taken, true))
+        return; /* another completion ran it first */
+    (void)mox_op_poll(w->later, (mox_waker){NULL, NULL});
+    atomic_store(&w->stage, 1);
+    const struct timespec pause = {0, 500000};
+    for (int i = 0; i < 200 && atomic_load(&w->stage) == 1; i++)
+        nanosleep(&pause, NULL);
+}
+
+static void submitted_while_completing_resolves_after(void **state)
+{
+    (void)state;
+    const uint32_t n = 256;
+    mox_buffer *in = conf_ramp(dev, n, 1.0f, 1.0f), *out = conf_zeros(dev, n);
+    for (int round = 0; round < 3; round++) {
+        window_ctx w = {.later = mox_buffer_readback(out)};
+        atomic_init(&w.taken, false);
+        atomic_init(&w.stage, 0);
+        const mox__testing_hook hook = {submit_in_window, &w};
+        mox_op *launch = conf_scale(dev, conf_cfg(n), in, out, (float)(round + 2), n);
+        mox__testing_on_complete(&hook);
+        (void)mox_op_poll(launch, (mox_waker){NULL, NULL});
+        const struct timespec pause = {0, 100000};
+        while (atomic_load(&w.stage) == 0)
+            nanosleep(&pause, NULL); /* the test's timeout ends a hang */
+        mox__testing_on_complete(NULL);
+        assert_int_equal(mox_op_wait(w.later), MOX_OK);
+        atomic_store(&w.stage, 2);
+        if (mox_op_poll(launch, (mox_waker){NULL, NULL}) != MOX_READY)
+            fail_msg("round %d: the launch is PENDING after the readback of its output resolved",
+                     round);
+        const float *got = mox_result_bytes(mox_op_result(w.later), NULL);
+        assert_true(got[0] == (float)(round + 2) && got[n - 1] == (float)(round + 2) * (float)n);
+        assert_int_equal(mox_op_wait(launch), MOX_OK);
+        mox_op_drop(w.later);
+        mox_op_drop(launch);
+    }
+    mox_buffer_release(in);
+    mox_buffer_release(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -180,6 +239,7 @@ int main(void)
         cmocka_unit_test(ordered_across_submissions),
         cmocka_unit_test(batches_and_launches_interleave),
         cmocka_unit_test(writer_after_many_readers),
+        cmocka_unit_test(submitted_while_completing_resolves_after),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
