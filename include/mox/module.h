@@ -75,7 +75,8 @@ MOX_API mox_status mox_module_set_artifact_dir(const mox_module_desc *module, co
 /* Loads the module now, synchronously, on `device` (optional: launches load
  * it on first use). Codes: MOX_ERR_ARTIFACT, MOX_ERR_IO, MOX_ERR_ABI_MISMATCH
  * ("generated bindings do not match the artifact ABI"), MOX_ERR_MODULE_LOAD,
- * MOX_ERR_UNSUPPORTED_DEVICE. */
+ * MOX_ERR_KERNEL_NOT_FOUND (the CUDA code lacks a kernel's entry point),
+ * MOX_ERR_UNSUPPORTED_DEVICE (docs/errors.md). */
 MOX_API mox_status mox_module_prepare(mox_device *device, const mox_module_desc *module);
 
 #ifdef __cplusplus

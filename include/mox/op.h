@@ -85,7 +85,8 @@ typedef mox_status (*mox_map_fn)(void *ctx, const mox_result *in, void **value,
 
 /* Each consumes `op` on success and sets *out. On failure nothing is consumed.
  * ctx is borrowed: keep it alive until the new op resolves or is dropped.
- * An error in `op` skips fn and comes out of *out with its cause.
+ * When `op` fails, fn is not called and *out resolves to that very result
+ * (the same mox_result and mox_error, not wrapped; docs/async.md A7).
  * Codes: MOX_ERR_INVALID_ARGUMENT, MOX_ERR_OUT_OF_MEMORY. */
 MOX_API mox_status mox_op_then(mox_op *op, mox_then_fn fn, void *ctx, mox_op **out);
 MOX_API mox_status mox_op_map(mox_op *op, mox_map_fn fn, void *ctx, mox_op **out);

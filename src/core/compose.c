@@ -34,8 +34,11 @@ bool mox__clone_pending(mox_op *op, bool (*take)(mox_op *submit, void *out), voi
 
 const mox_result *mox__callback_error(const char *what, mox_status code)
 {
-    return mox__result_error(mox__error_new(MOX_ERR_CALLBACK, "%s callback failed with %s", what,
-                                            mox_status_name(code)));
+    if ((unsigned)code >= (unsigned)MOX_STATUS_COUNT_) /* not a mox_status: its value, not lost */
+        return mox__result_error(mox__error_new(
+            MOX_ERR_CALLBACK, "%s callback failed with %d (not a mox_status value)", what, (int)code));
+    return mox__result_error(
+        mox__error_new(MOX_ERR_CALLBACK, "%s callback failed with %s", what, mox_status_name(code)));
 }
 
 /* ---- map ---- */

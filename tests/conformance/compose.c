@@ -214,6 +214,13 @@ static void callback_errors(void **state)
     assert_int_equal(mox_op_wait(t), MOX_ERR_CALLBACK);
     assert_non_null(strstr(mox_error_message(mox_result_error(mox_op_result(t))), "no op"));
     mox_op_drop(t);
+    /* A value that is no mox_status keeps its number in the message. */
+    stage_ctx odd = {0, mid, (mox_status)999, false};
+    assert_int_equal(mox_op_then(conf_scale(dev, conf_cfg(4), in, mid, 1.0f, 4), times_ten, &odd, &t), MOX_OK);
+    assert_int_equal(mox_op_wait(t), MOX_ERR_CALLBACK);
+    assert_string_equal(mox_error_message(mox_result_error(mox_op_result(t))),
+                        "then callback failed with 999 (not a mox_status value)");
+    mox_op_drop(t);
     mox_buffer_release(in);
     mox_buffer_release(mid);
 }
