@@ -67,14 +67,32 @@ static void builtin_init(mox__cuda_kernel *k, CUfunction fn, const char *name, u
     }
 }
 
+/* A failed load is remembered (not one for lack of memory): the driver
+ * JIT-compiles the PTX on every try, and a driver too old for its PTX
+ * version refuses it every time. */
+static mox_status load_failed(mox__cuda_dev *dev, mox_status st)
+{
+    if (st != MOX_ERR_ALLOCATION_FAILED && st != MOX_ERR_OUT_OF_MEMORY) {
+        dev->builtins_failure = st;
+        snprintf(dev->builtins_message, sizeof dev->builtins_message, "%s",
+                 mox__cuda_last_message());
+    }
+    return st;
+}
+
 static mox_status load_kernel(mox__cuda_dev *dev)
 {
     if (dev->copy_fn)
         return MOX_OK;
+    if (dev->builtins_failure != MOX_OK)
+        return mox__cuda_error(dev->builtins_failure, "%s (failed before; not tried again)",
+                               dev->builtins_message);
     const mox__cuda_api *api = dev->api;
+    atomic_fetch_add_explicit(&dev->stats.builtin_loads, 1, memory_order_relaxed);
     CUresult r = api->cuModuleLoadData(&dev->copy_module, mox__cuda_copy_ptx);
     if (r != CUDA_SUCCESS)
-        return mox__cuda_fail(api, r, "cuModuleLoadData", "(the gated copy kernel's PTX)");
+        return load_failed(dev, mox__cuda_fail(api, r, "cuModuleLoadData",
+                                               "(the gated copy kernel's PTX)"));
     const char *name = "mox__copy_gated";
     r = api->cuModuleGetFunction(&dev->copy_fn, dev->copy_module, name);
     if (r == CUDA_SUCCESS) {
@@ -87,7 +105,7 @@ static mox_status load_kernel(mox__cuda_dev *dev)
         dev->copy_fn = dev->fill_fn = NULL;
         char what[64];
         snprintf(what, sizeof what, "(%s)", name);
-        return mox__cuda_fail(api, r, "cuModuleGetFunction", what);
+        return load_failed(dev, mox__cuda_fail(api, r, "cuModuleGetFunction", what));
     }
     static const uint32_t copy_sizes[3] = {8, 8, 8};
     static const uint32_t fill_sizes[4] = {8, 8, MOX__FILL_MAX_PATTERN, 4};
@@ -179,7 +197,7 @@ mox_status mox__cuda_copy(mox__cuda_dev *dev, mox__cuda_group *g, uint32_t node,
     CUdeviceptr src = (CUdeviceptr)(uintptr_t)d->src_address + d->src_offset;
     size_t n = (size_t)d->bytes;
     mox_status st = mirrors(dev, g, node, stream);
-    if (g->count > 1)
+    if (g->count > 1 && dev->builtins_failure == MOX_OK)
         (void)load_kernel(dev); /* later launches of this shape: graphs (describe_node) */
     if (st != MOX_OK || !gate || gate->dep_count == 0)
         return st != MOX_OK ? st : plain_copy(dev, dst, src, src_ctx, n, stream);
@@ -268,7 +286,7 @@ mox_status mox__cuda_fill(mox__cuda_dev *dev, mox__cuda_group *g, uint32_t node,
     mox_status st = mirrors(dev, g, node, stream);
     if (st != MOX_OK)
         return st;
-    if (g->count > 1)
+    if (g->count > 1 && dev->builtins_failure == MOX_OK)
         (void)load_kernel(dev); /* later launches of this shape: graphs (describe_node) */
     bool gated = gate && gate->dep_count != 0;
     uint32_t period = gated ? 0 : memset_period(pat, size);

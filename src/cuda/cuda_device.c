@@ -195,7 +195,7 @@ static void print_stats(const mox__cuda_dev *dev)
             "taken %llu), inline watches given back %llu, quiet waits %llu, naps through long runs %llu (woke %.1f us late on average, "
             "%llu overslept the run), waiting threads blocked on their launch %llu, "
             "launches with a spin event %llu, events recorded to sleep on %llu, "
-            "launches described against their plan %llu\n",
+            "launches described against their plan %llu, loads of the copy and fill kernels %llu\n",
             (unsigned long long)s->groups, (unsigned long long)s->graph_launches,
             (unsigned long long)s->stream_launches, (unsigned long long)s->coalesced,
             (unsigned long long)s->plans, (unsigned long long)s->instantiations,
@@ -210,7 +210,7 @@ static void print_stats(const mox__cuda_dev *dev)
             s->inline_naps ? (double)s->nap_late_ns / 1e3 / (double)s->inline_naps : 0.0,
             (unsigned long long)s->nap_overslept, (unsigned long long)s->inline_blocks,
             (unsigned long long)s->spin_events, (unsigned long long)s->wake_events,
-            (unsigned long long)s->replays);
+            (unsigned long long)s->replays, (unsigned long long)s->builtin_loads);
 }
 
 void mox__cuda_dev_close(mox__cuda_dev *dev)

@@ -42,6 +42,7 @@ typedef struct mox__cuda_stats {
     atomic_ullong spin_events;     /* launches whose event is a spin event (MOX_CUDA_EVENTS) */
     atomic_ullong wake_events;     /* blocking-sync events recorded to sleep on (mox__cuda_event_sleep) */
     atomic_ullong replays;         /* launches described against the plan they repeat (cuda_replay.c) */
+    atomic_ullong builtin_loads;   /* attempts to load the copy and fill kernels (cuda_copy.c) */
 } mox__cuda_stats;
 
 /* MOX_CUDA_EVENTS: the kind of event a launch records. A blocking-sync
@@ -180,6 +181,11 @@ struct mox__cuda_dev {
      * loaded (release; describe_node reads it under dev->lock). */
     mox__cuda_kernel copy_k, fill_k;
     _Atomic bool builtins_ready;
+    /* Their load failed for good (the driver cannot JIT the PTX, say):
+     * the code and message every later use gets without loading again
+     * (the launcher's; MOX_OK while none failed, or only for memory). */
+    mox_status builtins_failure;
+    char builtins_message[320];
     mox__cuda_peer peers[MOX__CUDA_MAX_PEERS]; /* the launcher's */
     uint32_t peer_count;
 

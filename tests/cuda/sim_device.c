@@ -74,6 +74,7 @@ CUresult cuGetErrorName(CUresult error, const char **str)
     case CUDA_ERROR_NOT_READY: *str = "CUDA_ERROR_NOT_READY"; return CUDA_SUCCESS;
     case CUDA_ERROR_ILLEGAL_ADDRESS: *str = "CUDA_ERROR_ILLEGAL_ADDRESS"; return CUDA_SUCCESS;
     case CUDA_ERROR_NO_DEVICE: *str = "CUDA_ERROR_NO_DEVICE"; return CUDA_SUCCESS;
+    case CUDA_ERROR_UNSUPPORTED_PTX_VERSION: *str = "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"; return CUDA_SUCCESS;
     default: *str = NULL; return CUDA_ERROR_INVALID_VALUE;
     }
 }
@@ -343,6 +344,11 @@ CUresult cuModuleLoadData(CUmodule *m, const void *image)
     STICKY();
     if (!image)
         return CUDA_ERROR_INVALID_VALUE;
+    /* MOX_SIM_PTX=refuse: a driver too old for the PTX's version (text
+     * PTX starts with a comment; fatbins are binary). */
+    const char *ptx = getenv("MOX_SIM_PTX");
+    if (ptx && strcmp(ptx, "refuse") == 0 && strncmp((const char *)image, "//", 2) == 0)
+        return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
     *m = calloc(1, sizeof **m);
     return *m ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }

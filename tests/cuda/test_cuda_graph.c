@@ -316,6 +316,44 @@ static void fills_become_graph_nodes(void **state)
     assert_int_equal(stat(&F.dev->stats.node_updates), upd0 + 1); /* the fill's value alone */
 }
 
+/* A driver that cannot JIT the backend's copy and fill kernels (one too
+ * old for their PTX version: the simulated driver with MOX_SIM_PTX=refuse)
+ * is asked once per device: batches with a fill still run, on the stream
+ * (a memset), and a fill only the kernel can do fails with the reason,
+ * remembered, without a second JIT. */
+static void refused_builtin_kernels_are_asked_once(void **state)
+{
+    (void)state;
+    if (strncmp(F.dev->name, "Simulated", 9) != 0)
+        skip(); /* a real driver JITs the PTX */
+    mox__cuda_copy_unload(F.dev); /* as on a device that never loaded them */
+    setenv("MOX_SIM_PTX", "refuse", 1);
+    unsigned long long loads0 = stat(&F.dev->stats.builtin_loads);
+    unsigned long long g0 = stat(&F.dev->stats.graph_launches);
+    for (int i = 0; i < 3; i++) {
+        fx_sub s;
+        fill_then_finish(&s, (float)i);
+        run_and_wait(&s);
+        check_filled((float)i);
+    }
+    assert_int_equal(stat(&F.dev->stats.builtin_loads), loads0 + 1);
+    assert_int_equal(stat(&F.dev->stats.graph_launches), g0); /* no fill kernel: the stream */
+    for (int i = 0; i < 2; i++) {
+        fx_sub s;
+        fx_sub_init(&s);
+        const double pattern = 1.5; /* repeats every 8 bytes: no memset */
+        fx_fill(&s, tmp, 0, N * 4, &pattern, sizeof pattern);
+        fx_submit(&F, &s);
+        fx_wait(&s);
+        assert_int_equal(s.status, MOX_ERR_MODULE_LOAD);
+        assert_non_null(strstr(s.message, "cuModuleLoadData: CUDA_ERROR_UNSUPPORTED_PTX_VERSION"));
+        assert_non_null(strstr(s.message, "(failed before; not tried again)"));
+    }
+    assert_int_equal(stat(&F.dev->stats.builtin_loads), loads0 + 1);
+    unsetenv("MOX_SIM_PTX");
+    F.dev->builtins_failure = MOX_OK; /* the later tests load them */
+}
+
 static void held_submissions_start_on_release(void **state)
 {
     (void)state;
@@ -371,6 +409,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(two_stage_batch_is_correct),
         cmocka_unit_test(fills_become_graph_nodes),
+        cmocka_unit_test(refused_builtin_kernels_are_asked_once),
         cmocka_unit_test(repeated_shape_reuses_the_graph),
         cmocka_unit_test(pipelined_submissions_coalesce),
         cmocka_unit_test(independent_dispatches_all_run),
