@@ -78,7 +78,11 @@
  *   error) exactly once, from one of its own threads (never from inside
  *   execute) or from the thread the core lends it in complete_inline,
  *   after every execution `sub` waited for completed, and on a
- *   queue in signal order. `error` is the one status object that crosses the
+ *   queue in signal order. "Completed" means its mox__execution_complete
+ *   returned: an execution submitted while an earlier one is finishing
+ *   (its end seen, its completion not yet returned) still waits for that
+ *   one (CUDA: the finishing list, cuda_finish.c; conformance ordering
+ *   submitted_while_completing_resolves_after). `error` is the one status object that crosses the
  *   boundary: NULL for success (failed dispatches are states, not errors),
  *   else an error whose code is MOX_ERR_DEVICE_LOST (a sticky device fault),
  *   MOX_ERR_OUT_OF_MEMORY or MOX_ERR_BACKEND; then dispatches that did not
