@@ -4,7 +4,7 @@
 # would add hundreds (ImageMagick, Ghostscript, fonts) that mox never uses.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libclang-14-dev clang-14 libjansson-dev libssl-dev
-      libcmocka-dev libuv1-dev gnuplot-nox python3-numpy)
+      libcmocka-dev libuv1-dev gnuplot-nox python3-numpy valgrind)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

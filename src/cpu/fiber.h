@@ -44,6 +44,7 @@ typedef struct mox__fiber {
 #ifdef MOX_SANITIZE_THREAD
     void *tsan_fiber;
 #endif
+    unsigned valgrind_stack; /* its stack as valgrind knows it (fiber.c; 0 outside valgrind) */
 } mox__fiber;
 
 /* The stack size for new fibers: MOX_CPU_FIBER_STACK (bytes, optional K or
