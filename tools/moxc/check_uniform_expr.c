@@ -100,6 +100,9 @@ int moxc__u_intrinsic_level(const char *name, int args) {
     return MOXC_VARYING;
 }
 
+/* How moxc__u_explain names the thread index as a root (check_uniform_why.c). */
+#define THREAD_INDEX_ROOT "the thread index (mox_thread_idx() at "
+
 static void check_coop(uwalk *w, int need, CXCursor call, const char *what) {
     if (!w->report || need == MOXC_COOP_NONE)
         return;
@@ -111,9 +114,18 @@ static void check_coop(uwalk *w, int need, CXCursor call, const char *what) {
         return;
     char *where = moxc__where(loc);
     char *reason = moxc__u_explain(w->a, &why, level);
+    /* A warp operation under a test on the thread index is mostly CUDA's
+     * `threadIdx.x / warpSize`: arithmetic moxc cannot prove the same on a
+     * warp's lanes, where the dialect has an index it knows is. */
+    bool warp_from_thread = need == MOXC_COOP_WARP && reason &&
+                            strncmp(reason, THREAD_INDEX_ROOT, strlen(THREAD_INDEX_ROOT)) == 0;
     moxc__error_at(w->a->t->front, moxc__cursor_loc(call),
-                   "%s requires uniform participation: control flow at %s depends on %s", what,
-                   where ? where : "?", reason ? reason : "a value that differs between threads");
+                   "%s requires uniform participation: control flow at %s depends on %s%s", what,
+                   where ? where : "?", reason ? reason : "a value that differs between threads",
+                   warp_from_thread ? "; to branch per warp use mox_warp_id(), which moxc knows is the "
+                                      "same on every lane of a warp (not arithmetic on the thread index "
+                                      "such as t / 32)"
+                                    : "");
     free(reason);
     free(where);
 }

@@ -154,6 +154,16 @@ static void test_warp_op_under_lane_condition(void **state) {
                      "the lane index (mox_lane_id() at @SRC)");
 }
 
+/* CUDA's warp index, t / 32, under a warp operation: the message says to
+ * use mox_warp_id() (porting-cuda.md). */
+static void test_warp_op_under_divided_thread_index(void **state) {
+    (void)state;
+    expect_divergent("warp_by_division.c", "mox_warp_sum_f32",
+                     THREAD_INDEX " through 'wid', 't'; to branch per warp use mox_warp_id(), which moxc "
+                     "knows is the same on every lane of a warp (not arithmetic on the thread index such "
+                     "as t / 32)");
+}
+
 static void test_barrier_under_warp_uniform_condition(void **state) {
     (void)state;
     expect_divergent("warp_id_barrier.c", "mox_barrier",
@@ -223,6 +233,7 @@ int main(void) {
         cmocka_unit_test(test_varying_helper_result),
         cmocka_unit_test(test_branch_from_macro),
         cmocka_unit_test(test_warp_op_under_lane_condition),
+        cmocka_unit_test(test_warp_op_under_divided_thread_index),
         cmocka_unit_test(test_barrier_under_warp_uniform_condition),
         cmocka_unit_test(test_barrier_under_warp_vote_through_variable),
         cmocka_unit_test(test_warp_op_in_conditional_operator),
