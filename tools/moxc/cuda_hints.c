@@ -56,7 +56,8 @@ static const cuda_hint hints[] = {
     {"__threadfence", "nothing orders memory between the blocks of one dispatch; split the work into two launches"},
     {"__threadfence_block", HAS("mox_barrier()")},
     /* atomics */
-    {"atomicAdd", HAS("mox_atomic_add_u32 / mox_atomic_add_i32 on mox_atomic_u32 / mox_atomic_i32 elements")},
+    {"atomicAdd", HAS("mox_atomic_add_u32 / mox_atomic_add_i32 on mox_atomic_u32 / mox_atomic_i32 elements; "
+                      "for float, a mox_atomic_cas_u32 loop on the bits (mox_f32_to_bits) in a buffer of u32")},
     {"atomicSub", HAS("mox_atomic_sub_u32 / mox_atomic_sub_i32")},
     {"atomicExch", HAS("mox_atomic_exchange_u32 / mox_atomic_exchange_i32")},
     {"atomicMin", HAS("mox_atomic_min_u32 / mox_atomic_min_i32")},

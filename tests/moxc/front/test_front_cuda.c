@@ -31,7 +31,8 @@ static void test_builtins(void **state) {
     front_expect_error_at(&run, src, "EXPECT:rsqrtf", "unknown function 'rsqrtf' in a kernel; the dialect has mox_rsqrtf");
     front_expect_error_at(&run, src, "EXPECT:atomicAdd",
                           "unknown function 'atomicAdd' in a kernel; the dialect has mox_atomic_add_u32 / "
-                          "mox_atomic_add_i32");
+                          "mox_atomic_add_i32 on mox_atomic_u32 / mox_atomic_i32 elements; for float, a "
+                          "mox_atomic_cas_u32 loop on the bits (mox_f32_to_bits) in a buffer of u32");
     front_expect_error_at(&run, src, "EXPECT:float4", "use of undeclared identifier 'float4'; the dialect has mox_float4");
     front_expect_error_at(&run, src, "EXPECT:fdividef",
                           "unknown function '__fdividef' in a kernel; the dialect has mox_fast_divf");
