@@ -33,6 +33,7 @@ static struct {
     unsigned epoch;            /* one per trace: threads name themselves once per trace */
     int write_errno;           /* errno of the first failed write (ENOMEM: an event could
                                   not be formatted); 0 while none failed */
+    mox__trace_spans spans;    /* the async spans this trace began (trace_spans.c) */
 } T = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static _Thread_local struct {
@@ -111,19 +112,67 @@ static void name_thread(void)
     json_decref(m);
 }
 
+/* T.lock held, a trace being written. */
+static void write_at(json_t *ev, uint64_t at_ns)
+{
+    uint64_t rel = at_ns > T.t0 ? at_ns - T.t0 : 0;
+    json_object_set_new(ev, "ts", json_real((double)rel / 1000.0));
+    name_thread();
+    write_json(ev);
+}
+
 void mox__trace_emit(json_t *ev, uint64_t at_ns)
 {
     if (!ev)
         return;
     pthread_mutex_lock(&T.lock);
-    if (T.file) {
-        uint64_t rel = at_ns > T.t0 ? at_ns - T.t0 : 0;
-        json_object_set_new(ev, "ts", json_real((double)rel / 1000.0));
-        name_thread();
-        write_json(ev);
-    }
+    if (T.file)
+        write_at(ev, at_ns);
     pthread_mutex_unlock(&T.lock);
     json_decref(ev);
+}
+
+/* T.lock held: whether the span's event belongs in this trace. */
+static bool span_step(uint64_t track, mox__span_step step)
+{
+    switch (step) {
+    case MOX__SPAN_BEGIN:
+        if (mox__trace_spans_add(&T.spans, track))
+            return true;
+        note_failure(ENOMEM); /* the span is left out whole */
+        return false;
+    case MOX__SPAN_DURING:
+        return mox__trace_spans_has(&T.spans, track);
+    case MOX__SPAN_END:
+        if (!mox__trace_spans_has(&T.spans, track))
+            return false;
+        mox__trace_spans_remove(&T.spans, track);
+        return true;
+    }
+    return false;
+}
+
+void mox__trace_emit_on(json_t *ev, uint64_t at_ns, uint64_t track, mox__span_step step)
+{
+    if (!ev)
+        return;
+    pthread_mutex_lock(&T.lock);
+    if (T.file && span_step(track, step))
+        write_at(ev, at_ns);
+    pthread_mutex_unlock(&T.lock);
+    json_decref(ev);
+}
+
+void mox__trace_emit_pair(json_t *b, uint64_t b_ns, json_t *e, uint64_t e_ns)
+{
+    pthread_mutex_lock(&T.lock);
+    if (T.file && b && e && b_ns >= T.t0) {
+        write_at(b, b_ns);
+        write_at(e, e_ns);
+    }
+    pthread_mutex_unlock(&T.lock);
+    json_decref(b);
+    json_decref(e);
 }
 
 /* The opening of the file: the array and the process's name. */
@@ -168,6 +217,7 @@ static mox_status start_file(const char *path, const char *who, mox_status io_co
     T.path = copy;
     T.t0 = mox__trace_now();
     T.epoch++;
+    mox__trace_spans_clear(&T.spans); /* what began before is not this trace's */
     T.write_errno = 0;
     atomic_store_explicit(&mox__trace_file_active, true, memory_order_release);
     atomic_store_explicit(&mox__trace_active, true, memory_order_release);
@@ -192,6 +242,7 @@ mox_status mox_trace_stop(void)
     int e = T.write_errno;
     T.file = NULL;
     T.path = NULL;
+    mox__trace_spans_clear(&T.spans);
     pthread_mutex_unlock(&T.lock);
     if (!f)
         return mox__raise(MOX_ERR_STATE, "mox_trace_stop: no trace is being written");

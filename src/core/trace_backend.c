@@ -41,8 +41,7 @@ void mox__trace_device_span(const mox__submission *sub, const mox__dispatch *d, 
     json_object_set_new(b, "args", json_pack("{s:I, s:I, s:I, s:s}", "context", (json_int_t)sub->context_id,
                                              "serial", (json_int_t)sub->serial, "dispatch", (json_int_t)d->index,
                                              "state", mox__trace_state_name(d->state)));
-    mox__trace_emit(b, start_ns);
     json_t *e = mox__trace_event("e", "device", d->kernel_name);
     json_object_set_new(e, "id", json_string(id));
-    mox__trace_emit(e, end_ns);
+    mox__trace_emit_pair(b, start_ns, e, end_ns); /* not one that began before the trace */
 }

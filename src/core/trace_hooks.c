@@ -67,7 +67,8 @@ static void op_event(const mox_op *op, const char *ph, const char *name, json_t 
             json_object_set(ev, "args", args);
     }
     json_decref(args);
-    mox__trace_emit(ev, mox__trace_now());
+    mox__span_step step = ph[0] == 'b' ? MOX__SPAN_BEGIN : ph[0] == 'e' ? MOX__SPAN_END : MOX__SPAN_DURING;
+    mox__trace_emit_on(ev, mox__trace_now(), mox__trace_op_key(op), step);
 }
 
 void mox__trace_op_new(const mox_op *op)
@@ -184,7 +185,7 @@ void mox__trace_submit(const mox__submission *sub)
     ev = mox__trace_event("b", "batch", name);
     json_object_set_new(ev, "id", json_string(bid));
     json_object_set(ev, "args", args);
-    mox__trace_emit(ev, now);
+    mox__trace_emit_on(ev, now, mox__trace_batch_key(sub->context_id, sub->serial), MOX__SPAN_BEGIN);
     json_decref(args);
 }
 
@@ -204,7 +205,7 @@ void mox__trace_complete(const mox__submission *sub, mox_status status)
     json_t *ev = mox__trace_event("e", "batch", name);
     json_object_set_new(ev, "id", json_string(bid));
     json_object_set_new(ev, "args", json_pack("{s:s, s:o}", "status", mox_status_name(status), "states", states));
-    mox__trace_emit(ev, mox__trace_now());
+    mox__trace_emit_on(ev, mox__trace_now(), mox__trace_batch_key(sub->context_id, sub->serial), MOX__SPAN_END);
 }
 
 void mox__trace_prepare(const char *module, const char *dir, mox_status status, uint64_t start_ns)

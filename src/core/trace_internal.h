@@ -5,6 +5,8 @@
 #define MOX_CORE_TRACE_INTERNAL_H
 
 #include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 #include "trace.h"
 
@@ -14,6 +16,34 @@ json_t *mox__trace_event(const char *ph, const char *cat, const char *name);
 /* Adds "ts" (at_ns on mox__trace_now's clock), appends the event if a
  * trace is still being written, and releases it. */
 void mox__trace_emit(json_t *ev, uint64_t at_ns);
+
+/* An event of an async span (op track, batch), by its track's key: a
+ * BEGIN is recorded (and the key kept), a DURING (mark) or END only when
+ * this trace recorded the span's begin; an END forgets the key. So a
+ * trace started while earlier work is in flight holds none of its
+ * remains (docs/trace.md). */
+typedef enum mox__span_step { MOX__SPAN_BEGIN, MOX__SPAN_DURING, MOX__SPAN_END } mox__span_step;
+void mox__trace_emit_on(json_t *ev, uint64_t at_ns, uint64_t track, mox__span_step step);
+/* A span's begin and end at once (a dispatch on the device), both only
+ * when it began after the trace started. */
+void mox__trace_emit_pair(json_t *b, uint64_t b_ns, json_t *e, uint64_t e_ns);
+/* The keys of tracks: an op's (its address), a batch's (its context and
+ * serial, the top bit set). */
+static inline uint64_t mox__trace_op_key(const void *op) { return (uint64_t)(uintptr_t)op; }
+static inline uint64_t mox__trace_batch_key(uint64_t context, uint64_t serial)
+{
+    return (1ull << 63) | (context << 44) | (serial & ((1ull << 44) - 1u));
+}
+
+/* The set of began spans (trace_spans.c); the caller holds the trace lock. */
+typedef struct mox__trace_spans {
+    uint64_t *keys; /* 0: empty slot */
+    size_t cap, count;
+} mox__trace_spans;
+bool mox__trace_spans_add(mox__trace_spans *s, uint64_t key); /* false: out of memory */
+bool mox__trace_spans_has(const mox__trace_spans *s, uint64_t key);
+void mox__trace_spans_remove(mox__trace_spans *s, uint64_t key);
+void mox__trace_spans_clear(mox__trace_spans *s);
 
 /* Whether the JSON file is being written (hooks skip building events
  * otherwise: the trace may be on for NVTX alone). */

@@ -4,7 +4,8 @@
  * give every batch and dispatch span an id (and every batch a name) of its
  * own, and a batch that waits for the other context's names it
  * unambiguously; a trace file on a full disk makes mox_trace_stop report
- * the failed writes' errno (ENOSPC). */
+ * the failed writes' errno (ENOSPC); a trace started again while earlier
+ * work is in flight holds no remains of it. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -122,6 +123,57 @@ static void two_devices_name_batches_apart(void **state)
     json_decref(t);
 }
 
+/* A trace started again while the first one's work is in flight holds
+ * none of that work's remains: the ops and the batch begun under the first
+ * trace leave no end or mark in the second, so every span and track in it
+ * is whole (their ends and marks were in it before). */
+static void restarted_trace_holds_no_remains(void **state)
+{
+    (void)state;
+    char first[sizeof dir + 16], second[sizeof dir + 16];
+    snprintf(first, sizeof first, "%s/first.json", dir);
+    snprintf(second, sizeof second, "%s/second.json", dir);
+    mox_device *d = NULL;
+    assert_int_equal(mox_device_open(&d), MOX_OK);
+    mox_buffer *in = filled(d, 1.0f), *out = filled(d, 0.0f);
+    wait_and_drop(tke_scale(d, config(), in, out, N)); /* the module prepared: `early` is submitted at once */
+    assert_int_equal(mox_trace_start(first), MOX_OK);
+    assert_int_equal(mox__testing_hold(d, true), MOX_OK);
+    mox_op *early = tke_scale(d, config(), in, out, N);
+    char early_id[32];
+    snprintf(early_id, sizeof early_id, "%p", (void *)early);
+    assert_int_equal(mox_op_poll(early, (mox_waker){NULL, NULL}), MOX_PENDING);
+    assert_int_equal(mox_trace_stop(), MOX_OK);
+    assert_int_equal(mox_trace_start(second), MOX_OK);
+    mox_op *late = tke_scale(d, config(), out, in, N); /* after `early` (it reads what that writes) */
+    assert_int_equal(mox_op_poll(late, (mox_waker){NULL, NULL}), MOX_PENDING);
+    assert_int_equal(mox__testing_hold(d, false), MOX_OK);
+    wait_and_drop(early);
+    wait_and_drop(late);
+    assert_int_equal(mox_trace_stop(), MOX_OK);
+    mox_buffer_release(in);
+    mox_buffer_release(out);
+    mox_device_release(d);
+
+    json_t *t = trace_load(second);
+    trace_check_pairs(t, "op");
+    trace_check_pairs(t, "batch");
+    trace_check_pairs(t, "device");
+    trace_check_marks_on_tracks(t, "op");
+    /* `late`'s track alone: none of `early`'s marks or end. (Its batch may
+     * be in either trace: it is submitted once admitted, which may follow
+     * the restart, and then is whole in the second.) */
+    assert_int_equal(trace_count(t, "b", "op", ""), 1);
+    for (const char *ph = "bne"; *ph; ph++) {
+        char one[2] = {*ph, 0};
+        assert_null(trace_find_id(t, one, "op", early_id));
+    }
+    assert_true(trace_count(t, "b", "batch", "batch #") >= 1);
+    json_decref(t);
+    unlink(first);
+    unlink(second);
+}
+
 /* A full disk: the writes fail with ENOSPC, and stop reports that errno
  * (docs/errors.md, MOX_ERR_IO), not a stand-in EIO; tracing is stopped
  * anyway. Skipped where there is no /dev/full. */
@@ -181,6 +233,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(two_devices_name_batches_apart, stop_leftover_trace),
         cmocka_unit_test_teardown(full_disk_reports_its_errno, stop_leftover_trace),
+        cmocka_unit_test_teardown(restarted_trace_holds_no_remains, stop_leftover_trace),
     };
     return cmocka_run_group_tests_name("trace_edges", tests, NULL, cleanup);
 }
