@@ -163,10 +163,10 @@ void mox__trace_emit_on(json_t *ev, uint64_t at_ns, uint64_t track, mox__span_st
     json_decref(ev);
 }
 
-void mox__trace_emit_pair(json_t *b, uint64_t b_ns, json_t *e, uint64_t e_ns)
+void mox__trace_emit_pair(json_t *b, uint64_t b_ns, json_t *e, uint64_t e_ns, uint64_t track)
 {
     pthread_mutex_lock(&T.lock);
-    if (T.file && b && e && b_ns >= T.t0) {
+    if (T.file && b && e && span_step(track, MOX__SPAN_DURING)) {
         write_at(b, b_ns);
         write_at(e, e_ns);
     }

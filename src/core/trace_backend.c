@@ -43,5 +43,6 @@ void mox__trace_device_span(const mox__submission *sub, const mox__dispatch *d, 
                                              "state", mox__trace_state_name(d->state)));
     json_t *e = mox__trace_event("e", "device", d->kernel_name);
     json_object_set_new(e, "id", json_string(id));
-    mox__trace_emit_pair(b, start_ns, e, end_ns); /* not one that began before the trace */
+    /* Not one of a batch that began before the trace. */
+    mox__trace_emit_pair(b, start_ns, e, end_ns, mox__trace_batch_key(sub->context_id, sub->serial));
 }

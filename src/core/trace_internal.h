@@ -24,9 +24,10 @@ void mox__trace_emit(json_t *ev, uint64_t at_ns);
  * remains (docs/trace.md). */
 typedef enum mox__span_step { MOX__SPAN_BEGIN, MOX__SPAN_DURING, MOX__SPAN_END } mox__span_step;
 void mox__trace_emit_on(json_t *ev, uint64_t at_ns, uint64_t track, mox__span_step step);
-/* A span's begin and end at once (a dispatch on the device), both only
- * when it began after the trace started. */
-void mox__trace_emit_pair(json_t *b, uint64_t b_ns, json_t *e, uint64_t e_ns);
+/* A span's begin and end at once (a dispatch on the device), within the
+ * span of `track` (its batch's): only when this trace recorded that
+ * span's begin (the backends report a dispatch before its batch ends). */
+void mox__trace_emit_pair(json_t *b, uint64_t b_ns, json_t *e, uint64_t e_ns, uint64_t track);
 /* The keys of tracks: an op's (its address), a batch's (its context and
  * serial, the top bit set). */
 static inline uint64_t mox__trace_op_key(const void *op) { return (uint64_t)(uintptr_t)op; }
