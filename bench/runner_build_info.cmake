@@ -6,8 +6,21 @@ find_program(GIT git)
 set(commit "unknown")
 set(dirty 0)
 if(GIT)
-  execute_process(COMMAND ${GIT} -C ${SRC} rev-parse HEAD
-                  OUTPUT_VARIABLE out RESULT_VARIABLE rc ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+  # Only when SRC is the top of its checkout: a copy without .git (git
+  # archive) inside another checkout would get that checkout's commit.
+  execute_process(COMMAND ${GIT} -C ${SRC} rev-parse --show-toplevel
+                  OUTPUT_VARIABLE top RESULT_VARIABLE rc ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(rc EQUAL 0)
+    get_filename_component(top "${top}" REALPATH)
+    get_filename_component(src_real "${SRC}" REALPATH)
+    if(NOT top STREQUAL src_real)
+      set(rc 1)
+    endif()
+  endif()
+  if(rc EQUAL 0)
+    execute_process(COMMAND ${GIT} -C ${SRC} rev-parse HEAD
+                    OUTPUT_VARIABLE out RESULT_VARIABLE rc ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+  endif()
   if(rc EQUAL 0)
     set(commit "${out}")
     execute_process(COMMAND ${GIT} -C ${SRC} status --porcelain --untracked-files=no

@@ -50,10 +50,17 @@ uint32_t ex_max_size(int argc, char **argv, uint32_t smallest, uint32_t largest)
 {
     if (argc == 1)
         return largest;
+    const char *value = NULL;
+    if (argc == 3 && strcmp(argv[1], "--max-size") == 0)
+        value = argv[2];
+    else if (argc == 2 && strncmp(argv[1], "--max-size=", 11) == 0)
+        value = argv[1] + 11;
     char *end = NULL;
-    unsigned long n = argc == 3 && strcmp(argv[1], "--max-size") == 0 ? strtoul(argv[2], &end, 10) : 0;
-    if (!end || *end || n < smallest || n > largest)
-        ex_die("usage: %s [--max-size N], %u <= N <= %u", argv[0], smallest, largest);
+    unsigned long n = value ? strtoul(value, &end, 10) : 0;
+    if (!end || end == value || *end || n < smallest || n > largest) {
+        fprintf(stderr, "usage: %s [--max-size N], %u <= N <= %u\n", argv[0], smallest, largest);
+        exit(2); /* a usage error, not a failed check (exit 1) */
+    }
     return (uint32_t)n;
 }
 

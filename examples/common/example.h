@@ -26,9 +26,9 @@
 
 /* The program's only optional argument, `--max-size N`: the largest
  * problem size in place of `largest` (sanitizer builds run the examples
- * smaller; the code paths stay the same). With no arguments, `largest`; a
- * bad argument, or N outside [smallest, largest], ends the program with a
- * usage message. */
+ * smaller; the code paths stay the same); `--max-size=N` too. With no
+ * arguments, `largest`; a bad argument, or N outside [smallest, largest],
+ * ends the program with a usage message and exit 2. */
 uint32_t ex_max_size(int argc, char **argv, uint32_t smallest, uint32_t largest);
 
 /* Names the program in messages ("matmul: out of memory"). Call first. */
