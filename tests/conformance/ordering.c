@@ -213,8 +213,11 @@ static void submitted_while_completing_resolves_after(void **state)
         mox__testing_on_complete(&hook);
         (void)mox_op_poll(launch, (mox_waker){NULL, NULL});
         const struct timespec pause = {0, 100000};
-        while (atomic_load(&w.stage) == 0)
-            nanosleep(&pause, NULL); /* the test's timeout ends a hang */
+        for (int i = 0; atomic_load(&w.stage) == 0; i++) {
+            if (i == 100000) /* 10 s */
+                fail_msg("round %d: the launch's completion never reached the core", round);
+            nanosleep(&pause, NULL);
+        }
         mox__testing_on_complete(NULL);
         assert_int_equal(mox_op_wait(w.later), MOX_OK);
         atomic_store(&w.stage, 2);
