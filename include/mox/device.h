@@ -44,7 +44,9 @@ typedef struct mox_device_options {
      * mox_device_uuid it is; else `use_ordinal` picks device `ordinal`
      * (0 .. mox_device_count - 1); else the default device: CUDA's
      * MOX_CUDA_DEVICE (0 when unset), the CPU's device 0. With
-     * MOX_BACKEND_AUTO, a device CUDA does not have is looked for on the CPU. */
+     * MOX_BACKEND_AUTO, a device CUDA does not have is looked for on the CPU
+     * (the same ordinal or UUID; with neither, CPU device 0: a
+     * MOX_CUDA_DEVICE naming no GPU then opens it silently). */
     bool use_ordinal;
     uint32_t ordinal;
     const char *uuid;

@@ -5,8 +5,9 @@
  * back (no tombstones). Used under the trace lock (trace.c). */
 #include "trace_internal.h"
 
-#include <stdlib.h>
 #include <string.h>
+
+#include "alloc.h"
 
 static size_t slot_of(const mox__trace_spans *s, uint64_t key)
 {
@@ -26,7 +27,7 @@ static bool grow(mox__trace_spans *s)
     size_t cap = s->cap ? 2u * s->cap : 64u;
     uint64_t *old = s->keys;
     size_t old_cap = s->cap;
-    s->keys = calloc(cap, sizeof *s->keys);
+    s->keys = mox__calloc(cap, sizeof *s->keys);
     if (!s->keys) {
         s->keys = old;
         return false;
@@ -35,7 +36,7 @@ static bool grow(mox__trace_spans *s)
     for (size_t i = 0; i < old_cap; i++)
         if (old[i])
             s->keys[find(s, old[i])] = old[i];
-    free(old);
+    mox__free(old);
     return true;
 }
 
@@ -79,6 +80,6 @@ void mox__trace_spans_remove(mox__trace_spans *s, uint64_t key)
 
 void mox__trace_spans_clear(mox__trace_spans *s)
 {
-    free(s->keys);
+    mox__free(s->keys);
     memset(s, 0, sizeof *s);
 }
