@@ -115,6 +115,15 @@ static mox_status load_kernel(mox__cuda_dev *dev)
     return MOX_OK;
 }
 
+/* A launch of several nodes with a fill or copy on the stream: the
+ * kernels are loaded now, so that later launches of its shape are graphs
+ * (describe_node); not again once their load failed. */
+static void preload_for_graphs(mox__cuda_dev *dev, const mox__cuda_group *g)
+{
+    if (g->count > 1 && dev->builtins_failure == MOX_OK)
+        (void)load_kernel(dev);
+}
+
 void mox__cuda_copy_unload(mox__cuda_dev *dev)
 {
     atomic_store(&dev->builtins_ready, false);
@@ -197,8 +206,7 @@ mox_status mox__cuda_copy(mox__cuda_dev *dev, mox__cuda_group *g, uint32_t node,
     CUdeviceptr src = (CUdeviceptr)(uintptr_t)d->src_address + d->src_offset;
     size_t n = (size_t)d->bytes;
     mox_status st = mirrors(dev, g, node, stream);
-    if (g->count > 1 && dev->builtins_failure == MOX_OK)
-        (void)load_kernel(dev); /* later launches of this shape: graphs (describe_node) */
+    preload_for_graphs(dev, g);
     if (st != MOX_OK || !gate || gate->dep_count == 0)
         return st != MOX_OK ? st : plain_copy(dev, dst, src, src_ctx, n, stream);
     if (peer_access(dev, src_ctx))
@@ -286,8 +294,7 @@ mox_status mox__cuda_fill(mox__cuda_dev *dev, mox__cuda_group *g, uint32_t node,
     mox_status st = mirrors(dev, g, node, stream);
     if (st != MOX_OK)
         return st;
-    if (g->count > 1 && dev->builtins_failure == MOX_OK)
-        (void)load_kernel(dev); /* later launches of this shape: graphs (describe_node) */
+    preload_for_graphs(dev, g);
     bool gated = gate && gate->dep_count != 0;
     uint32_t period = gated ? 0 : memset_period(pat, size);
     if (period)
