@@ -263,7 +263,6 @@ void mox__cuda_group_finish(mox__cuda_dev *dev, mox__cuda_group *g, CUresult r,
         mox__cuda_stage_put(dev, g->stages[i]);
     g->stage_count = 0;
 
-    { struct timespec ts = {0, 300000}; nanosleep(&ts, NULL); }
     if (status != MOX_OK && !error)
         error = mox__error_new(status, "the CUDA backend failed the launch");
     for (uint32_t s = 0; s < g->nsubs; s++)
