@@ -161,6 +161,71 @@ static void repeated_batches_of_kernels_fills_and_copies(void **state)
     mox_buffer_release(c);
 }
 
+/* Fills of every element size the CUDA fill kernel handles differently,
+ * batch after batch of one shape (on CUDA the first batch on the stream,
+ * the later ones graphs whose fill nodes run the backend's fill kernel,
+ * docs/cuda-backend.md): 1 and 2-byte patterns (repeated into words), 4,
+ * 12, 16, 20 and 128-byte ones; ranges starting 16-byte aligned with a
+ * tail that is no whole 16 bytes, and ranges at odd offsets (word or byte
+ * stores). Every byte of each buffer is checked, each round with other
+ * pattern bytes, so a stale or misplaced store is seen. */
+static void fill_pattern(unsigned char *v, uint32_t size, int round)
+{
+    for (uint32_t j = 0; j < size; j++)
+        v[j] = (unsigned char)(round * 31 + (int)j * 7 + 1);
+}
+
+static void repeated_batches_fill_every_element_size(void **state)
+{
+    (void)state;
+    static const mox_type rec20 = {"rec20", "[u32;5]", 20, 4};
+    static const mox_type rec128 = {"rec128", "[u32;32]", 128, 4};
+    const mox_type *types[] = {&mox_type_u8,    &mox_type_u16,    &mox_type_u32, &mox_type_f32x3,
+                               &mox_type_u32x4, &rec20, &rec128};
+    enum { TYPES = sizeof types / sizeof *types, N = 3000 };
+    /* [first, first + count): aligned start with a tail, odd offset, aligned again */
+    static const uint32_t first[3] = {0, 1003, 2048}, count[3] = {1001, 997, 950};
+    mox_buffer *buf[TYPES];
+    unsigned char *want[TYPES];
+    for (int t = 0; t < TYPES; t++) {
+        want[t] = calloc(N, types[t]->size);
+        assert_int_equal(mox_buffer_create(dev, types[t], N, &buf[t]), MOX_OK);
+    }
+    mox_buffer *f = conf_zeros(dev, N);
+    for (int round = 1; round <= 3; round++) {
+        unsigned char value[TYPES][3][128];
+        mox_batch *batch = begin();
+        assert_int_equal(mox_batch_push(batch, conf_step(dev, conf_cfg(N), f, N)), MOX_OK);
+        for (int t = 0; t < TYPES; t++) {
+            uint32_t size = types[t]->size;
+            for (int r = 0; r < 3; r++) {
+                fill_pattern(value[t][r], size, round * 3 + r);
+                for (uint32_t i = first[r]; i < first[r] + count[r]; i++)
+                    memcpy(want[t] + (size_t)i * size, value[t][r], size);
+                assert_int_equal(mox_batch_push(batch, mox_buffer_fill(buf[t], first[r], count[r],
+                                                                       value[t][r])),
+                                 MOX_OK);
+            }
+        }
+        assert_int_equal(conf_run(end(batch)), MOX_OK);
+        for (int t = 0; t < TYPES; t++) {
+            size_t bytes = (size_t)N * types[t]->size;
+            unsigned char *got = malloc(bytes);
+            assert_int_equal(mox_buffer_read(buf[t], 0, N, got), MOX_OK);
+            for (size_t k = 0; k < bytes; k++)
+                if (got[k] != want[t][k])
+                    fail_msg("round %d, %s: byte %zu (element %zu) is %u, want %u", round,
+                             types[t]->name, k, k / types[t]->size, got[k], want[t][k]);
+            free(got);
+        }
+    }
+    for (int t = 0; t < TYPES; t++) {
+        mox_buffer_release(buf[t]);
+        free(want[t]);
+    }
+    mox_buffer_release(f);
+}
+
 /* The same gating, batch after batch of one shape (graphs on CUDA from the
  * second): the fill behind the failing kernel and its reader are gated
  * every time, the independent fill runs every time. */
@@ -280,6 +345,7 @@ int main(void)
         cmocka_unit_test(batch_orders_fills_uploads_and_copies),
         cmocka_unit_test(batch_gates_fills_behind_a_failure_not_uploads),
         cmocka_unit_test(repeated_batches_of_kernels_fills_and_copies),
+        cmocka_unit_test(repeated_batches_fill_every_element_size),
         cmocka_unit_test(repeated_batches_gate_their_fills),
         cmocka_unit_test(dropped_batches_write_nothing),
         cmocka_unit_test(batch_refuses_other_ops),
