@@ -249,7 +249,8 @@ static uint32_t memset_period(const unsigned char *pat, uint32_t size)
 
 /* Above this many bytes an ungated fill that a memset can write, or an
  * ungated copy, keeps the stream path: on an H100 a 256 MiB u32 fill ran
- * at 0.76 of cuMemsetD32Async as two fill-kernel graph nodes
+ * at 0.76 of cuMemsetD32Async as two fill-kernel graph nodes (before the
+ * kernel's 16-byte stores: 0.954 since, on a 12-byte pattern)
  * (bench/cuda_overhead E), while below a few MiB the kernel's time is
  * small against a stream launch's per-node cost. */
 #define GRAPH_COMMAND_MAX_BYTES (16ull << 20)
