@@ -116,13 +116,41 @@ static const mox_error *cause_of(mox__sub *s, mox__dispatch *d, const mox_error 
     return made;
 }
 
-/* A copy or a fill names no kernel: "the copy did not run ...". */
-static void gated_error(mox__dispatch *d, const mox_error *cause)
+/* Whether a dispatch that d waits for, in its batch or through a gate on
+ * an earlier one, did not end OK. */
+static bool depends_on_failure(const mox__sub *s, const mox__dispatch *d)
+{
+    for (uint32_t k = d->pred_first; k < d->pred_first + d->pred_count; k++)
+        if (s->d[s->preds[k]]->state != MOX_DISPATCH_OK)
+            return true;
+    for (uint32_t g = d->gate_first; g < d->gate_first + d->gate_count; g++) {
+        const mox__gate *gate = &s->gates[g];
+        const mox__sub *gs = mox__sub_of((mox__submission *)gate->sub);
+        if (gs->d[gate->dispatch]->state != MOX_DISPATCH_OK)
+            return true;
+    }
+    return false;
+}
+
+/* A dispatch that did not run. Gated (MOX_ERR_GATED, "... because work it
+ * depends on failed") when a dispatch it depends on failed or was gated.
+ * Otherwise nothing it depends on failed: its device was lost, or the
+ * backend could not launch it (e.g. MOX_ERR_MODULE_LOAD for a refused
+ * kernel module), and it keeps that error's code (the error itself when
+ * the backend gave none). A copy or a fill names
+ * no kernel: "the copy did not run ...". */
+static void gated_error(const mox__sub *s, mox__dispatch *d, const mox_error *cause,
+                        const mox_error *device_error)
 {
     bool lost = mox_error_code(cause) == MOX_ERR_DEVICE_LOST;
-    mox_status code = lost ? MOX_ERR_DEVICE_LOST : MOX_ERR_GATED;
-    unsigned fail_code = lost ? 0 : mox_error_fail_code(cause);
-    const char *why = lost ? "" : " because work it depends on failed";
+    bool gated = !lost && depends_on_failure(s, d);
+    if (!gated && !lost && cause != device_error) {
+        d->error = mox__error_ref(cause); /* "... did not run (the backend gave no reason)" */
+        return;
+    }
+    mox_status code = gated ? MOX_ERR_GATED : mox_error_code(cause);
+    unsigned fail_code = gated ? mox_error_fail_code(cause) : 0;
+    const char *why = gated ? " because work it depends on failed" : "";
     if (d->kind == MOX__CMD_COPY || d->kind == MOX__CMD_FILL)
         d->error = mox__error_create(code, NULL, fail_code, cause, "the %s did not run%s",
                                      d->kind == MOX__CMD_COPY ? "copy" : "fill", why);
@@ -144,7 +172,7 @@ static bool attribute_failures(mox__sub *s, const mox_error *device_error)
         if (d->state == MOX_DISPATCH_FAILED)
             d->error = mox__error_ref(cause);
         else
-            gated_error(d, cause);
+            gated_error(s, d, cause, device_error);
     }
     return failed;
 }

@@ -92,7 +92,7 @@ static mox_status load_kernel(mox__cuda_dev *dev)
     CUresult r = api->cuModuleLoadData(&dev->copy_module, mox__cuda_copy_ptx);
     if (r != CUDA_SUCCESS)
         return load_failed(dev, mox__cuda_fail(api, r, "cuModuleLoadData",
-                                               "(the gated copy kernel's PTX)"));
+                                               "(the PTX of the backend's copy and fill kernels)"));
     const char *name = "mox__copy_gated";
     r = api->cuModuleGetFunction(&dev->copy_fn, dev->copy_module, name);
     if (r == CUDA_SUCCESS) {

@@ -227,6 +227,57 @@ static void fill_is_gated_upload_is_not(void **state)
     mox_buffer_release(other);
 }
 
+/* A fill that needs the CUDA backend's fill kernel on a driver that
+ * refuses its PTX (the simulated driver with MOX_SIM_PTX=refuse; other
+ * backends and real drivers skip): the fill itself resolves with the
+ * load's code, MOX_ERR_MODULE_LOAD, not as gated - no work it depends on
+ * failed - and a copy of its buffer submitted behind it is gated with the
+ * load's error, the original failure, as the cause. A fill a memset
+ * writes still runs. */
+static void fill_without_its_kernel_fails_with_module_load(void **state)
+{
+    (void)state;
+    if (strncmp(mox_device_name(dev), "Simulated", 9) != 0)
+        skip();
+    setenv("MOX_SIM_PTX", "refuse", 1);
+    mox_device *fresh = conf_open(); /* its kernels not loaded yet */
+    mox_buffer *a = NULL, *c = NULL, *u = NULL;
+    assert_int_equal(mox_buffer_create(fresh, &mox_type_f32x2, 64, &a), MOX_OK);
+    assert_int_equal(mox_buffer_create(fresh, &mox_type_f32x2, 64, &c), MOX_OK);
+    assert_int_equal(mox_buffer_create(fresh, &mox_type_u32, 64, &u), MOX_OK);
+    const float pair[2] = {1.5f, -2.0f};
+    assert_int_equal(mox__testing_hold(fresh, true), MOX_OK);
+    mox_op *fill = mox_buffer_fill(a, 0, 64, pair);
+    mox_op *copy = mox_buffer_copy(a, 0, c, 0, 64);
+    (void)mox_op_poll(fill, no_waker);
+    (void)mox_op_poll(copy, no_waker);
+    assert_int_equal(mox__testing_hold(fresh, false), MOX_OK);
+    assert_int_equal(mox_op_wait(fill), MOX_ERR_MODULE_LOAD);
+    const mox_error *e = mox_result_error(mox_op_result(fill));
+    assert_non_null(strstr(mox_error_message(e), "the fill did not run: cuModuleLoadData"));
+    /* the copy's cause is the original failure: the load's error, the
+     * fill's own cause */
+    const mox_error *load = mox_error_cause(e);
+    assert_int_equal(mox_error_code(load), MOX_ERR_MODULE_LOAD);
+    assert_int_equal(mox_op_wait(copy), MOX_ERR_GATED);
+    assert_ptr_equal(mox_error_cause(mox_result_error(mox_op_result(copy))), load);
+    const uint32_t seven = 7;
+    mox_op *memset_fill = mox_buffer_fill(u, 0, 64, &seven);
+    assert_int_equal(mox_op_wait(memset_fill), MOX_OK);
+    uint32_t got[64];
+    assert_int_equal(mox_buffer_read(u, 0, 64, got), MOX_OK);
+    assert_int_equal(got[0], 7);
+    assert_int_equal(got[63], 7);
+    mox_op_drop(fill);
+    mox_op_drop(copy);
+    mox_op_drop(memset_fill);
+    mox_buffer_release(a);
+    mox_buffer_release(c);
+    mox_buffer_release(u);
+    mox_device_release(fresh);
+    unsetenv("MOX_SIM_PTX");
+}
+
 static void expect_refused(mox_op *op, mox_status code, const char *text)
 {
     assert_int_equal(mox_op_wait(op), code);
@@ -354,6 +405,7 @@ int main(void)
         cmocka_unit_test(upload_copies_the_bytes_when_made),
         cmocka_unit_test(ordered_with_kernels_by_accesses),
         cmocka_unit_test(fill_is_gated_upload_is_not),
+        cmocka_unit_test(fill_without_its_kernel_fails_with_module_load),
         cmocka_unit_test(bad_arguments_resolve_with_errors),
         cmocka_unit_test(result_chains_with_then),
         cmocka_unit_test(dependencies_resolve_before_their_dependents),
