@@ -38,7 +38,9 @@ MOX_API mox_status mox_batch_begin(mox_device *device, mox_batch **out);
  * that carries a construction error (a launch, fill, upload or copy) fails
  * the push with that error; then an op of another device (a copy's: its
  * destination's) fails with MOX_ERR_DEVICE_MISMATCH; then an op the batch
- * does not take with MOX_ERR_INVALID_ARGUMENT.
+ * does not take with MOX_ERR_INVALID_ARGUMENT. An op of 0 elements (or a
+ * launch of an empty grid) goes through the same checks but for "already
+ * polled" - it resolved when it was made - and then adds nothing.
  * Codes: the launch's own error, MOX_ERR_DEVICE_MISMATCH, MOX_ERR_INVALID_ARGUMENT
  * (launch NULL, batch NULL - that one poisons nothing -, an op a batch does
  * not take, or one already polled), MOX_ERR_OUT_OF_MEMORY, MOX_ERR_STATE (batch poisoned).

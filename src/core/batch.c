@@ -64,10 +64,6 @@ mox_status mox_batch_push(mox_batch *b, mox_op *launch)
         return poison(b, mox__error_new(MOX_ERR_INVALID_ARGUMENT, "mox_batch_push: launch is NULL"));
     /* Only a resolved op has a result (an unpushed launch has none). */
     const mox_result *r = launch->stage == MOX__STAGE_RESOLVED ? mox_op_result(launch) : NULL;
-    if (r && mox_result_status(r) == MOX_OK && launch->empty_command) {
-        mox_op_drop(launch); /* a fill, upload or copy of 0 elements: runs nothing */
-        return MOX_OK;
-    }
     if (r && mox_result_status(r) != MOX_OK) {
         /* A launch that failed construction: its error poisons the batch. */
         mox_error *e = mox__error_ref(mox_result_error(r));
@@ -79,6 +75,10 @@ mox_status mox_batch_push(mox_batch *b, mox_op *launch)
         return poison(b, mox__error_new(MOX_ERR_DEVICE_MISMATCH,
                                         "mox_batch_push: the op belongs to another device "
                                         "context than the batch"));
+    }
+    if (r && launch->empty_command) {
+        mox_op_drop(launch); /* a fill, upload or copy of 0 elements: runs nothing */
+        return MOX_OK;
     }
     bool empty = false;
     mox_op *op = launch;

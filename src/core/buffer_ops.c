@@ -31,8 +31,10 @@ static mox_op *yields_buffer_now(mox_buffer *b)
 {
     mox_buffer *bufs[1] = {mox_buffer_retain(b)};
     mox_op *op = mox__op_ready(mox__result_args(bufs, 1));
-    if (!op->immortal) /* not the out-of-memory op */
+    if (!op->immortal) { /* not the out-of-memory op */
         op->empty_command = true;
+        op->device = mox__device_ref(b->device); /* mox_batch_push checks it */
+    }
     return op;
 }
 

@@ -300,8 +300,8 @@ static void expect_push_refused(mox_op *op, mox_status code, const char *text)
 }
 
 /* What a batch does not take: a readback, an op already polled, a batch's
- * own op, another device's fill. Commands of 0 elements are taken as
- * nothing. */
+ * own op, another device's fill. Commands of 0 elements go through the
+ * same device checks, then are taken as nothing (also once waited). */
 static void batch_refuses_other_ops(void **state)
 {
     (void)state;
@@ -327,12 +327,26 @@ static void batch_refuses_other_ops(void **state)
     expect_push_refused(mox_buffer_copy(a, 0, o, 0, n), MOX_ERR_DEVICE_MISMATCH,
                         "belongs to another device");
     expect_push_refused(mox_buffer_copy(o, 0, a, 0, n), MOX_ERR_INVALID_ARGUMENT, not_taken);
+    /* The same for ops of 0 elements (as for empty-grid launches): the
+     * device first, then a copy across devices; only then does one of 0
+     * elements add nothing. */
+    expect_push_refused(mox_buffer_fill(o, 0, 0, &two), MOX_ERR_DEVICE_MISMATCH,
+                        "belongs to another device");
+    expect_push_refused(mox_buffer_upload(o, 0, 0, &two), MOX_ERR_DEVICE_MISMATCH,
+                        "belongs to another device");
+    expect_push_refused(mox_buffer_copy(o, 0, o, 1, 0), MOX_ERR_DEVICE_MISMATCH,
+                        "belongs to another device");
+    expect_push_refused(mox_buffer_copy(a, 0, o, 0, 0), MOX_ERR_INVALID_ARGUMENT, not_taken);
+    expect_push_refused(mox_buffer_copy(o, 0, a, 0, 0), MOX_ERR_INVALID_ARGUMENT, not_taken);
     mox_buffer_release(o);
     mox_device_release(other);
     mox_batch *batch = begin();
     assert_int_equal(mox_batch_push(batch, mox_buffer_fill(a, 0, 0, NULL)), MOX_OK);
     assert_int_equal(mox_batch_push(batch, mox_buffer_upload(a, 5, 0, NULL)), MOX_OK);
     assert_int_equal(mox_batch_push(batch, mox_buffer_copy(a, 0, b, 0, 0)), MOX_OK);
+    mox_op *waited = mox_buffer_fill(b, 3, 0, &two); /* resolved when made: waiting changes nothing */
+    assert_int_equal(mox_op_wait(waited), MOX_OK);
+    assert_int_equal(mox_batch_push(batch, waited), MOX_OK);
     assert_int_equal(conf_run(end(batch)), MOX_OK);
     assert_true(conf_read1(a, 0) == 2.0f && conf_read1(b, 0) == 0.0f);
     mox_buffer_release(a);
