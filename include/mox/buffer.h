@@ -56,11 +56,14 @@ MOX_API mox_op *mox_buffer_readback(mox_buffer *buffer);
  * cause, copies nothing, and gates what reads dst after it. Between
  * backends it is staged through host memory (a readback of src, then a
  * write of dst, both ordered at submission) and, like host access, never
- * gated. count 0 resolves OK at once when both ranges start inside their
- * buffers (src_first <= src length, dst_first <= dst length; past the end
- * is MOX_ERR_OUT_OF_RANGE, as for any count). Errors (a resolved op):
+ * gated. count 0 resolves OK at once when the element types agree and
+ * both ranges start inside their buffers (src_first <= src length,
+ * dst_first <= dst length; past the end is MOX_ERR_OUT_OF_RANGE, as for
+ * any count). Errors (a resolved op):
  * MOX_ERR_INVALID_ARGUMENT (NULL buffer, element types differ, overlapping
- * ranges of one buffer), MOX_ERR_OUT_OF_RANGE; at submission
+ * ranges of one buffer), MOX_ERR_OUT_OF_RANGE, checked in this order: a
+ * NULL buffer, the element types (also for count 0), the source's range,
+ * the destination's, the overlap; at submission
  * MOX_ERR_DEVICE_LOST (either device lost), MOX_ERR_OUT_OF_MEMORY.
  * A copy within one device, not polled yet, can be pushed into a batch
  * (mox_batch_push), as fills and uploads can. */
