@@ -7,7 +7,17 @@
  * The descriptor stays open while the library is loaded: the dynamic loader
  * finds an already loaded object by its name first, so if descriptor N were
  * closed and reused by the next module, dlopen("/proc/self/fd/N") would hand
- * back the previous module's code. */
+ * back the previous module's code.
+ *
+ * Under valgrind the code goes through a named temporary file instead:
+ * valgrind reads a library's symbols from the file it maps, and a memfd
+ * has no path it can open, so every kernel frame showed as ??? (memcheck's
+ * stacks, callgrind's profiles). The file is made by mkostemp (mode 0600)
+ * in $TMPDIR, else /tmp, and removed once the library is unloaded; like
+ * the memfd's descriptor, its name is kept while the loader still holds
+ * the library. Between its writing and its loading another process of the
+ * same user could replace it - one that could trace this process anyway;
+ * outside valgrind the memfd is used. */
 #include "cpu_backend_module.h"
 
 #include "core/alloc.h"
@@ -17,8 +27,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define UNDER_VALGRIND() (RUNNING_ON_VALGRIND != 0)
+#else
+#define UNDER_VALGRIND() false
+#endif
 
 static mox_status fail(mox_error **error, mox_status code, mox_error *e)
 {
@@ -58,20 +76,45 @@ static bool write_all(int fd, const unsigned char *p, size_t n)
     return true;
 }
 
-/* Unloads the library, then frees its name (the descriptor) only if the
- * loader really dropped it: a library that stays mapped keeps its name, so
- * its descriptor is kept (never reused) rather than risk a later module
- * resolving to it. */
-static void release_code(void *dl, int fd)
+/* The file the code is loaded from, open for writing, and the name
+ * dlopen loads it by (a memfd's /proc/self/fd/N, or the temporary file's
+ * path under valgrind, whose symbols valgrind then finds). -1 with errno
+ * on failure. */
+static int open_code_file(char *name, size_t cap, bool *temp)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    dlclose(dl);
-    void *still = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-    if (still) {
-        dlclose(still);
-        return;
+    *temp = UNDER_VALGRIND();
+    if (!*temp) {
+        int fd = memfd_create("mox-kernels", MFD_CLOEXEC);
+        if (fd >= 0)
+            snprintf(name, cap, "/proc/self/fd/%d", fd);
+        return fd;
     }
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir)
+        dir = "/tmp";
+    if ((size_t)snprintf(name, cap, "%s/mox-kernels-XXXXXX", dir) >= cap) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return mkostemp(name, O_CLOEXEC);
+}
+
+/* Unloads the library, then frees its name (the descriptor, and a
+ * temporary file) only if the loader really dropped it: a library that
+ * stays mapped keeps its name, so its descriptor and file are kept (never
+ * reused) rather than risk a later module resolving to it. */
+static void release_code(void *dl, int fd, const char *name, bool temp)
+{
+    if (dl) {
+        dlclose(dl);
+        void *still = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+        if (still) {
+            dlclose(still);
+            return;
+        }
+    }
+    if (temp)
+        unlink(name);
     close(fd);
 }
 
@@ -79,23 +122,24 @@ mox_status mox__cpu_module_load(const mox__module_image *img, mox__cpu_module **
                                 mox_error **error)
 {
     *out = NULL;
-    int fd = memfd_create("mox-kernels", MFD_CLOEXEC);
+    char path[512];
+    bool temp;
+    int fd = open_code_file(path, sizeof path, &temp);
     if (fd < 0)
         return fail(error, MOX_ERR_MODULE_LOAD,
-                    mox__error_new(MOX_ERR_MODULE_LOAD, "module '%s': memfd_create failed: %s",
-                                   img->name, strerror(errno)));
+                    mox__error_new(MOX_ERR_MODULE_LOAD, "module '%s': %s failed: %s", img->name,
+                                   temp ? "creating a temporary file for the code" : "memfd_create",
+                                   strerror(errno)));
     if (!write_all(fd, img->bytes, img->size)) {
         int e = errno;
-        close(fd);
+        release_code(NULL, fd, path, temp);
         return fail(error, MOX_ERR_MODULE_LOAD,
                     mox__error_new(MOX_ERR_MODULE_LOAD, "module '%s': writing the code failed: %s",
                                    img->name, strerror(e)));
     }
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!dl) {
-        close(fd);
+        release_code(NULL, fd, path, temp);
         const char *why = dlerror();
         return fail(error, MOX_ERR_MODULE_LOAD,
                     mox__error_new(MOX_ERR_MODULE_LOAD,
@@ -151,18 +195,22 @@ mox_status mox__cpu_module_load(const mox__module_image *img, mox__cpu_module **
     }
     if (!e) {
         mox__cpu_module *m = mox__malloc(sizeof *m);
-        if (!m) {
+        char *name = m ? mox__str_dup(path) : NULL;
+        if (!name) {
+            mox__free(m);
             st = MOX_ERR_OUT_OF_MEMORY;
             e = mox__error_new(st, "out of memory loading module '%s'", img->name);
         } else {
             m->dl = dl;
             m->fd = fd;
+            m->name = name;
+            m->temp = temp;
             m->entry = entry;
             *out = m;
             return MOX_OK;
         }
     }
-    release_code(dl, fd);
+    release_code(dl, fd, path, temp);
     return fail(error, st, e);
 }
 
@@ -170,6 +218,7 @@ void mox__cpu_module_unload(mox__cpu_module *m)
 {
     if (!m)
         return;
-    release_code(m->dl, m->fd);
+    release_code(m->dl, m->fd, m->name, m->temp);
+    mox__free(m->name);
     mox__free(m);
 }
