@@ -9,6 +9,7 @@ set(MOXC_FRONT_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/front_cursors.c
   ${CMAKE_CURRENT_LIST_DIR}/front_types.c
   ${CMAKE_CURRENT_LIST_DIR}/line_set.c
+  ${CMAKE_CURRENT_LIST_DIR}/diag_order.c
   ${CMAKE_CURRENT_LIST_DIR}/parse.c
   ${CMAKE_CURRENT_LIST_DIR}/parse_source.c
   ${CMAKE_CURRENT_LIST_DIR}/parse_module.c

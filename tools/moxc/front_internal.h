@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "front.h"
+#include "diag_order.h"
 #include "line_set.h"
 
 /* ---- growable arrays: `moxc__grow(&ptr, &cap, need, sizeof *ptr)` ---- */
@@ -34,6 +35,7 @@ typedef struct moxc__front {
     FILE *diag;
     unsigned errors;
     moxc__line_set printed; /* diagnostic lines already printed (no repeats) */
+    moxc__diag_order held;  /* those lines, printed in source order when the front ends */
     moxc__line_set keyword_at; /* "file:line:col" of names reported as C++ keywords */
     char *mox_include_real; /* realpath of opts->mox_include_dir, or NULL */
     char **source_real;     /* realpath of each source (NULL when missing) */

@@ -61,7 +61,9 @@ void moxc__print_line(moxc__front *f, const char *line) {
     /* Out of memory (-1): the line still prints, it may then repeat. */
     if (moxc__line_set_add(&f->printed, line) == 0)
         return;
-    if (f->diag)
+    /* Held back, to print in source order (moxc__free_front); out of
+     * memory, now. */
+    if (f->diag && !moxc__diag_order_add(&f->held, line))
         fprintf(f->diag, "%s\n", line);
 }
 

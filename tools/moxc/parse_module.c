@@ -18,6 +18,7 @@ static void free_kernel_info(moxc_kernel_info *info, size_t param_count) {
 }
 
 void moxc__free_front(moxc__front *f) {
+    moxc__diag_order_flush(&f->held, f->diag);
     for (size_t i = 0; i < f->kernel_count; i++) {
         free_kernel_info(&f->infos[i], f->kernels[i].param_count);
         mox_abi_kernel *k = &f->kernels[i];

@@ -10,6 +10,23 @@
 
 #define REJECT(name) FIXTURE("reject/" name)
 
+/* Diagnostics print in source order, whichever check found them first. */
+static void test_diagnostics_in_line_order(void **state) {
+    (void)state;
+    const char *path = FIXTURE("reject/diag_order.c");
+    front_run run = front_parse1(path);
+    front_expect_error_at(&run, path, "MARK barrier", "mox_barrier requires uniform participation");
+    front_expect_error_at(&run, path, "MARK double", "double precision is not supported");
+    const char *barrier = strstr(run.diagnostics, "mox_barrier requires");
+    const char *dbl = strstr(run.diagnostics, "double precision");
+    assert_true(barrier && dbl);
+    if (barrier > dbl)
+        fail_msg("line %u's error printed after line %u's:\n%s",
+                 front_marker_line(path, "MARK barrier"), front_marker_line(path, "MARK double"),
+                 run.diagnostics);
+    front_run_free(&run);
+}
+
 static void test_syntax_error(void **state) {
     (void)state;
     front_expect_rejected(REJECT("malformed.c"), "EXPECT:syntax", "expected expression");
@@ -294,6 +311,7 @@ static void test_bad_options(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_diagnostics_in_line_order),
         cmocka_unit_test(test_syntax_error),
         cmocka_unit_test(test_missing_include),
         cmocka_unit_test(test_missing_source),
