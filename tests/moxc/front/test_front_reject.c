@@ -13,7 +13,7 @@
 /* Diagnostics print in source order, whichever check found them first. */
 static void test_diagnostics_in_line_order(void **state) {
     (void)state;
-    const char *path = FIXTURE("reject/diag_order.c");
+    const char *path = REJECT("diag_order.c");
     front_run run = front_parse1(path);
     front_expect_error_at(&run, path, "MARK barrier", "mox_barrier requires uniform participation");
     front_expect_error_at(&run, path, "MARK double", "double precision is not supported");
