@@ -13,11 +13,12 @@
  * valgrind reads a library's symbols from the file it maps, and a memfd
  * has no path it can open, so every kernel frame showed as ??? (memcheck's
  * stacks, callgrind's profiles). The file is made by mkostemp (mode 0600)
- * in $TMPDIR, else /tmp, and removed once the library is unloaded; like
- * the memfd's descriptor, its name is kept while the loader still holds
- * the library. Between its writing and its loading another process of the
- * same user could replace it - one that could trace this process anyway;
- * outside valgrind the memfd is used. */
+ * in $TMPDIR, else /tmp, under a name no loaded library has, and removed
+ * as soon as it is loaded (valgrind reads the symbols when the code is
+ * mapped), so a program that never releases its device leaves no file.
+ * Between its writing and its loading another process of the same user
+ * could replace it - one that could trace this process anyway; outside
+ * valgrind the memfd is used. */
 #include "cpu_backend_module.h"
 
 #include "core/alloc.h"
@@ -78,8 +79,10 @@ static bool write_all(int fd, const unsigned char *p, size_t n)
 
 /* The file the code is loaded from, open for writing, and the name
  * dlopen loads it by (a memfd's /proc/self/fd/N, or the temporary file's
- * path under valgrind, whose symbols valgrind then finds). -1 with errno
- * on failure. */
+ * path under valgrind, whose symbols valgrind then finds). A temporary
+ * file is removed once loaded, so its name could come again from mkostemp:
+ * one that a loaded library still has is not taken (dlopen would return
+ * that library). -1 with errno on failure. */
 static int open_code_file(char *name, size_t cap, bool *temp)
 {
     *temp = UNDER_VALGRIND();
@@ -92,19 +95,34 @@ static int open_code_file(char *name, size_t cap, bool *temp)
     const char *dir = getenv("TMPDIR");
     if (!dir || !*dir)
         dir = "/tmp";
-    if ((size_t)snprintf(name, cap, "%s/mox-kernels-XXXXXX", dir) >= cap) {
-        errno = ENAMETOOLONG;
-        return -1;
+    for (int tries = 0; tries < 16; tries++) {
+        if ((size_t)snprintf(name, cap, "%s/mox-kernels-XXXXXX", dir) >= cap) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        int fd = mkostemp(name, O_CLOEXEC);
+        if (fd < 0)
+            return -1;
+        void *taken = dlopen(name, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+        if (!taken)
+            return fd;
+        dlclose(taken);
+        unlink(name);
+        close(fd);
     }
-    return mkostemp(name, O_CLOEXEC);
+    errno = EEXIST;
+    return -1;
 }
 
-/* Unloads the library, then frees its name (the descriptor, and a
- * temporary file) only if the loader really dropped it: a library that
- * stays mapped keeps its name, so its descriptor and file are kept (never
- * reused) rather than risk a later module resolving to it. */
+/* Unloads the library (when loaded; a temporary file is removed already,
+ * otherwise now), then frees its descriptor only if the loader really
+ * dropped it: a library that stays mapped keeps its name, so a memfd's
+ * descriptor is kept (never reused) rather than risk a later module
+ * resolving to it. */
 static void release_code(void *dl, int fd, const char *name, bool temp)
 {
+    if (!dl && temp)
+        unlink(name);
     if (dl) {
         dlclose(dl);
         void *still = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
@@ -113,8 +131,6 @@ static void release_code(void *dl, int fd, const char *name, bool temp)
             return;
         }
     }
-    if (temp)
-        unlink(name);
     close(fd);
 }
 
@@ -138,6 +154,8 @@ mox_status mox__cpu_module_load(const mox__module_image *img, mox__cpu_module **
                                    img->name, strerror(e)));
     }
     void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (dl && temp)
+        unlink(path); /* mapped, its symbols read: no file is left behind */
     if (!dl) {
         release_code(NULL, fd, path, temp);
         const char *why = dlerror();

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -40,8 +41,26 @@ static void big_locals_run_on_the_default_stack(void **state)
     mox_device_release(dev);
 }
 
-int main(void)
+/* `--exit-holding`: runs the kernel once and exits with the device and
+ * module still held (cpu.kernel_symbols_under_valgrind: no code file is
+ * left behind even then). */
+static int exit_holding(void)
 {
+    mox_device_options opts = {0};
+    opts.backend = MOX_BACKEND_CPU;
+    mox_device *dev = NULL;
+    mox_buffer *out = NULL;
+    if (mox_device_open_with(&opts, &dev) != MOX_OK ||
+        mox_buffer_create(dev, &mox_type_f32, 32, &out) != MOX_OK)
+        return 1;
+    mox_launch_config cfg = mox_launch_config_make(mox_dim3_make(1, 1, 1), mox_dim3_make(32, 1, 1));
+    return mox_op_wait(cpubig_big_locals(dev, cfg, out)) == MOX_OK ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--exit-holding") == 0)
+        return exit_holding();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(big_locals_run_on_the_default_stack),
     };
