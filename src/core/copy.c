@@ -103,11 +103,12 @@ mox_op *mox_buffer_copy(mox_buffer *src, size_t src_first, mox_buffer *dst, size
     if (count == 0) {
         mox_buffer *bufs[2] = {mox_buffer_retain(src), mox_buffer_retain(dst)};
         mox_op *op = mox__op_ready(mox__result_args(bufs, 2));
-        /* Within one device, a batch takes it (and adds nothing); one
-         * across devices it refuses, as with any count. */
-        if (!op->immortal && src->device == dst->device) {
-            op->empty_command = true;
-            op->device = mox__device_ref(dst->device); /* mox_batch_push checks it */
+        /* mox_batch_push checks its device (the destination's), as with
+         * any count; then it takes one within one device (and adds
+         * nothing) and refuses one across devices. */
+        if (!op->immortal) {
+            op->empty_command = src->device == dst->device;
+            op->device = mox__device_ref(dst->device);
         }
         return op;
     }

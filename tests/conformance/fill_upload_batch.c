@@ -328,15 +328,16 @@ static void batch_refuses_other_ops(void **state)
                         "belongs to another device");
     expect_push_refused(mox_buffer_copy(o, 0, a, 0, n), MOX_ERR_INVALID_ARGUMENT, not_taken);
     /* The same for ops of 0 elements (as for empty-grid launches): the
-     * device first, then a copy across devices; only then does one of 0
-     * elements add nothing. */
+     * device first (a copy's: its destination's), then a copy across
+     * devices; only then does one of 0 elements add nothing. */
     expect_push_refused(mox_buffer_fill(o, 0, 0, &two), MOX_ERR_DEVICE_MISMATCH,
                         "belongs to another device");
     expect_push_refused(mox_buffer_upload(o, 0, 0, &two), MOX_ERR_DEVICE_MISMATCH,
                         "belongs to another device");
     expect_push_refused(mox_buffer_copy(o, 0, o, 1, 0), MOX_ERR_DEVICE_MISMATCH,
                         "belongs to another device");
-    expect_push_refused(mox_buffer_copy(a, 0, o, 0, 0), MOX_ERR_INVALID_ARGUMENT, not_taken);
+    expect_push_refused(mox_buffer_copy(a, 0, o, 0, 0), MOX_ERR_DEVICE_MISMATCH,
+                        "belongs to another device");
     expect_push_refused(mox_buffer_copy(o, 0, a, 0, 0), MOX_ERR_INVALID_ARGUMENT, not_taken);
     mox_buffer_release(o);
     mox_device_release(other);
