@@ -59,6 +59,30 @@ void mox__sub_detach(mox__sub *s)
         mox_result_release(r);
 }
 
+/* The first dispatch d waits for that did not end OK: a predecessor in
+ * its batch (*in = s) or a gate's dispatch in an earlier batch (*in its
+ * batch); NULL when none. */
+static mox__dispatch *failed_dependency(mox__sub *s, const mox__dispatch *d, mox__sub **in)
+{
+    for (uint32_t k = d->pred_first; k < d->pred_first + d->pred_count; k++) {
+        mox__dispatch *p = s->d[s->preds[k]];
+        if (p->state != MOX_DISPATCH_OK) {
+            *in = s;
+            return p;
+        }
+    }
+    for (uint32_t g = d->gate_first; g < d->gate_first + d->gate_count; g++) {
+        const mox__gate *gate = &s->gates[g];
+        mox__sub *gs = mox__sub_of((mox__submission *)gate->sub);
+        mox__dispatch *p = gs->d[gate->dispatch];
+        if (p->state != MOX_DISPATCH_OK) {
+            *in = gs;
+            return p;
+        }
+    }
+    return NULL;
+}
+
 /* The original failure behind a FAILED or GATED dispatch, computed once
  * and cached in d->cause. A GATED dispatch's cause is that of a failed or
  * gated predecessor in its batch, else of a gate in an earlier batch. The
@@ -87,21 +111,10 @@ static const mox_error *cause_of(mox__sub *s, mox__dispatch *d, const mox_error 
                                      "kernel '%s' failed: mox_fail(%u)", d->kernel_name,
                                      d->fail_code);
     } else {
-        const mox_error *found = NULL;
-        for (uint32_t k = d->pred_first; !found && k < d->pred_first + d->pred_count; k++) {
-            mox__dispatch *p = s->d[s->preds[k]];
-            if (p->state != MOX_DISPATCH_OK)
-                found = cause_of(s, p, device_error);
-        }
-        for (uint32_t g = d->gate_first; !found && g < d->gate_first + d->gate_count; g++) {
-            const mox__gate *gate = &s->gates[g];
-            mox__sub *gs = mox__sub_of((mox__submission *)gate->sub);
-            mox__dispatch *p = gs->d[gate->dispatch];
-            if (p->state != MOX_DISPATCH_OK)
-                found = cause_of(gs, p, NULL);
-        }
-        if (!found)
-            found = device_error;
+        mox__sub *ps = NULL;
+        mox__dispatch *p = failed_dependency(s, d, &ps);
+        /* an earlier batch's dispatch: that batch's device error, not this one's */
+        const mox_error *found = p ? cause_of(ps, p, ps == s ? device_error : NULL) : device_error;
         made = found ? mox__error_ref(found)
                      : mox__error_create(MOX_ERR_BACKEND, d->kernel_name, 0, NULL,
                                          "kernel '%s' did not run (the backend gave no reason)",
@@ -116,22 +129,6 @@ static const mox_error *cause_of(mox__sub *s, mox__dispatch *d, const mox_error 
     return made;
 }
 
-/* Whether a dispatch that d waits for, in its batch or through a gate on
- * an earlier one, did not end OK. */
-static bool depends_on_failure(const mox__sub *s, const mox__dispatch *d)
-{
-    for (uint32_t k = d->pred_first; k < d->pred_first + d->pred_count; k++)
-        if (s->d[s->preds[k]]->state != MOX_DISPATCH_OK)
-            return true;
-    for (uint32_t g = d->gate_first; g < d->gate_first + d->gate_count; g++) {
-        const mox__gate *gate = &s->gates[g];
-        const mox__sub *gs = mox__sub_of((mox__submission *)gate->sub);
-        if (gs->d[gate->dispatch]->state != MOX_DISPATCH_OK)
-            return true;
-    }
-    return false;
-}
-
 /* A dispatch that did not run. Gated (MOX_ERR_GATED, "... because work it
  * depends on failed") when a dispatch it depends on failed or was gated.
  * Otherwise nothing it depends on failed: its device was lost, or the
@@ -139,11 +136,12 @@ static bool depends_on_failure(const mox__sub *s, const mox__dispatch *d)
  * kernel module), and it keeps that error's code (the error itself when
  * the backend gave none). A copy or a fill names
  * no kernel: "the copy did not run ...". */
-static void gated_error(const mox__sub *s, mox__dispatch *d, const mox_error *cause,
+static void gated_error(mox__sub *s, mox__dispatch *d, const mox_error *cause,
                         const mox_error *device_error)
 {
     bool lost = mox_error_code(cause) == MOX_ERR_DEVICE_LOST;
-    bool gated = !lost && depends_on_failure(s, d);
+    mox__sub *in;
+    bool gated = !lost && failed_dependency(s, d, &in) != NULL;
     if (!gated && !lost && cause != device_error) {
         d->error = mox__error_ref(cause); /* "... did not run (the backend gave no reason)" */
         return;

@@ -77,6 +77,14 @@ static bool write_all(int fd, const unsigned char *p, size_t n)
     return true;
 }
 
+/* A code file not (or no longer) needed: a temporary one is removed. */
+static void discard_file(int fd, const char *name, bool temp)
+{
+    if (temp)
+        unlink(name);
+    close(fd);
+}
+
 /* The file the code is loaded from, open for writing, and the name
  * dlopen loads it by (a memfd's /proc/self/fd/N, or the temporary file's
  * path under valgrind, whose symbols valgrind then finds). A temporary
@@ -107,29 +115,28 @@ static int open_code_file(char *name, size_t cap, bool *temp)
         if (!taken)
             return fd;
         dlclose(taken);
-        unlink(name);
-        close(fd);
+        discard_file(fd, name, true);
     }
     errno = EEXIST;
     return -1;
 }
 
-/* Unloads the library (when loaded; a temporary file is removed already,
- * otherwise now), then frees its descriptor only if the loader really
- * dropped it: a library that stays mapped keeps its name, so a memfd's
+/* Unloads the library, then frees its name (a memfd's descriptor; -1 for
+ * a temporary file, closed and removed at load) only if the loader really
+ * dropped it: a library that stays mapped keeps its name, so its
  * descriptor is kept (never reused) rather than risk a later module
  * resolving to it. */
-static void release_code(void *dl, int fd, const char *name, bool temp)
+static void release_code(void *dl, int fd)
 {
-    if (!dl && temp)
-        unlink(name);
-    if (dl) {
-        dlclose(dl);
-        void *still = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-        if (still) {
-            dlclose(still);
-            return;
-        }
+    dlclose(dl);
+    if (fd < 0)
+        return;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    void *still = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (still) {
+        dlclose(still);
+        return;
     }
     close(fd);
 }
@@ -148,16 +155,20 @@ mox_status mox__cpu_module_load(const mox__module_image *img, mox__cpu_module **
                                    strerror(errno)));
     if (!write_all(fd, img->bytes, img->size)) {
         int e = errno;
-        release_code(NULL, fd, path, temp);
+        discard_file(fd, path, temp);
         return fail(error, MOX_ERR_MODULE_LOAD,
                     mox__error_new(MOX_ERR_MODULE_LOAD, "module '%s': writing the code failed: %s",
                                    img->name, strerror(e)));
     }
     void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (dl && temp)
-        unlink(path); /* mapped, its symbols read: no file is left behind */
+    if (dl && temp) {
+        /* mapped, its symbols read: no file is left behind, and its name
+         * is kept from reuse by open_code_file's check, not by a file */
+        discard_file(fd, path, temp);
+        fd = -1;
+    }
     if (!dl) {
-        release_code(NULL, fd, path, temp);
+        discard_file(fd, path, temp);
         const char *why = dlerror();
         return fail(error, MOX_ERR_MODULE_LOAD,
                     mox__error_new(MOX_ERR_MODULE_LOAD,
@@ -213,22 +224,18 @@ mox_status mox__cpu_module_load(const mox__module_image *img, mox__cpu_module **
     }
     if (!e) {
         mox__cpu_module *m = mox__malloc(sizeof *m);
-        char *name = m ? mox__str_dup(path) : NULL;
-        if (!name) {
-            mox__free(m);
+        if (!m) {
             st = MOX_ERR_OUT_OF_MEMORY;
             e = mox__error_new(st, "out of memory loading module '%s'", img->name);
         } else {
             m->dl = dl;
             m->fd = fd;
-            m->name = name;
-            m->temp = temp;
             m->entry = entry;
             *out = m;
             return MOX_OK;
         }
     }
-    release_code(dl, fd, path, temp);
+    release_code(dl, fd);
     return fail(error, st, e);
 }
 
@@ -236,7 +243,6 @@ void mox__cpu_module_unload(mox__cpu_module *m)
 {
     if (!m)
         return;
-    release_code(m->dl, m->fd, m->name, m->temp);
-    mox__free(m->name);
+    release_code(m->dl, m->fd);
     mox__free(m);
 }

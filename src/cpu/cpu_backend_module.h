@@ -6,9 +6,8 @@
 
 typedef struct mox__cpu_module {
     void *dl;
-    int fd;     /* the memfd behind dl's name /proc/self/fd/<fd>, or the temporary file; see unload */
-    char *name; /* dl's name: /proc/self/fd/<fd>, or that file's path (under valgrind) */
-    bool temp;  /* a temporary file (removed once loaded) */
+    int fd; /* the memfd behind dl's name /proc/self/fd/<fd>; see unload. -1 under
+             * valgrind: the code came from a temporary file, removed once loaded */
     const mox_cpu_module_entry *entry;
 } mox__cpu_module;
 

@@ -44,25 +44,25 @@ static size_t rank_of(const moxc__diag_order *o, const char *text, size_t len)
     return next;
 }
 
-int moxc__diag_order_add(moxc__diag_order *o, const char *line)
+bool moxc__diag_order_add(moxc__diag_order *o, const char *line)
 {
     if (o->count == o->cap) {
         size_t cap = o->cap ? 2 * o->cap : 16;
         moxc__diag_line *grown = realloc(o->lines, cap * sizeof *grown);
         if (!grown)
-            return 0;
+            return false;
         o->lines = grown;
         o->cap = cap;
     }
     char *copy = strdup(line);
     if (!copy)
-        return 0;
+        return false;
     moxc__diag_line d = {copy, SIZE_MAX, 0, 0, o->count};
     size_t len = place_of(line, &d.line, &d.col);
     if (len)
         d.file_rank = rank_of(o, line, len);
     o->lines[o->count++] = d;
-    return 1;
+    return true;
 }
 
 static int by_place(const void *a, const void *b)

@@ -5,8 +5,9 @@
 #ifndef MOXC_DIAG_ORDER_H
 #define MOXC_DIAG_ORDER_H
 
-#include <stdio.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 typedef struct moxc__diag_line {
     char *text;        /* the whole line, "file:line:col: error: ..." */
@@ -21,7 +22,7 @@ typedef struct moxc__diag_order {
 } moxc__diag_order;
 
 /* Holds a copy of `line` back; false out of memory (then the caller prints it now). */
-int moxc__diag_order_add(moxc__diag_order *o, const char *line);
+bool moxc__diag_order_add(moxc__diag_order *o, const char *line);
 /* Prints the lines held back to `out` (if not NULL) - by file in the order
  * their first lines came, then by line and column, lines without a place
  * last, each group in arrival order - and forgets them. */
