@@ -1,6 +1,8 @@
 /* diag_order.c - diagnostic lines printed in source order (diag_order.h). */
 #include "diag_order.h"
 
+#include "front_internal.h" /* moxc__grow, moxc__strdup */
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,15 +48,9 @@ static size_t rank_of(const moxc__diag_order *o, const char *text, size_t len)
 
 bool moxc__diag_order_add(moxc__diag_order *o, const char *line)
 {
-    if (o->count == o->cap) {
-        size_t cap = o->cap ? 2 * o->cap : 16;
-        moxc__diag_line *grown = realloc(o->lines, cap * sizeof *grown);
-        if (!grown)
-            return false;
-        o->lines = grown;
-        o->cap = cap;
-    }
-    char *copy = strdup(line);
+    if (!moxc__grow(&o->lines, &o->cap, o->count + 1, sizeof *o->lines))
+        return false;
+    char *copy = moxc__strdup(line);
     if (!copy)
         return false;
     moxc__diag_line d = {copy, SIZE_MAX, 0, 0, o->count};
