@@ -13,7 +13,9 @@
  *  C. two-stage pipeline at n = 2^28: throughput vs raw (bytes read+written);
  *  D. 8 independent dispatches in one sequence vs the same 8 serialised;
  *  E. mox_buffer_fill vs cuMemsetD32Async, 256 MiB and 4 KiB fills
- *     (cuda_overhead_fill.c).
+ *     (cuda_overhead_fill.c);
+ *  F. pipelined batches of an upload (4 KiB - 1 MiB) and the two stages
+ *     over it, against the same on a raw stream (cuda_overhead_upload.c).
  *
  * Times are medians over trials after warm-up; raw GPU times come from
  * device events; mox times are host wall clock (mox's streams are its own).
@@ -23,7 +25,7 @@
  * This file holds main, the clock and the JSON writer; the mox side's
  * two-stage sequence is in cuda_overhead_mox.c, sections A and B in
  * cuda_overhead_launch.c, C and D in cuda_overhead_throughput.c, E in
- * cuda_overhead_fill.c. */
+ * cuda_overhead_fill.c, F in cuda_overhead_upload.c. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,6 +112,7 @@ int main(int argc, char **argv)
     ovh_section_c(dev, &r);
     ovh_section_d(dev, &r);
     ovh_section_e(dev, &r);
+    ovh_section_f(dev, &r);
     fprintf(json, "\n}\n");
     fclose(json);
     printf("\nwrote %s\n", json_path);

@@ -66,5 +66,8 @@ void ovh_small_free(ovh_small *sm);
 void ovh_section_c(mox_device *dev, raw *r);
 /* D. 8 independent dispatches in one sequence vs the same 8 serialised. */
 void ovh_section_d(mox_device *dev, raw *r);
+/* F. pipelined batches of an upload and the two stages over it
+ * (cuda_overhead_upload.c). */
+void ovh_section_f(mox_device *dev, raw *r);
 
 #endif

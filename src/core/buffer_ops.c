@@ -64,19 +64,14 @@ mox_op *mox_buffer_upload(mox_buffer *b, size_t first, size_t count, const void 
         return yields_buffer_now(b);
     uint64_t size = b->type->size;
     size_t bytes = (size_t)(count * size);
-    void *copy = mox__malloc(bytes);
-    if (!copy)
+    /* the copy goes where the device can read it in place, if it has such
+     * memory (the CUDA backend's pinned staging) */
+    mox__dispatch *d = mox__upload_alloc(b->device, b, first * size, bytes);
+    if (!d)
         return mox__op_failed(mox__error_new(MOX_ERR_OUT_OF_MEMORY,
                                              "mox_buffer_upload: out of memory copying %zu bytes",
                                              bytes));
-    memcpy(copy, src, bytes);
-    mox__dispatch *d =
-        mox__transfer_alloc(b->device, MOX__CMD_UPLOAD, b, first * size, bytes, copy);
-    if (!d) {
-        mox__free(copy);
-        return mox__op_failed(mox__error_oom());
-    }
-    d->owned_host = copy; /* the dispatch's: it may move into a batch (mox_batch_push) */
+    memcpy(d->host, src, bytes);
     return single_command(b, d);
 }
 

@@ -239,6 +239,15 @@ static bool foreign_failure(const mox_device *dev, const mox__submission *pub,
  * is looked at, and a submitter queues before it looks at the slots again
  * (scheduler.c), both sequentially consistent, so one of the two sees the
  * other and no queued batch waits for a slot that is free. */
+/* The host memory backends lent to this execution's uploads, given back
+ * once the device is done reading it (hal.h). */
+static void give_back_lent_host(mox__sub *s)
+{
+    for (uint32_t i = 0; i < s->count; i++)
+        if (s->d[i]->owned_host_be)
+            mox__dispatch_host_release(s->d[i]);
+}
+
 static void give_back_slot(mox_device *dev)
 {
     atomic_fetch_sub(&dev->in_flight, 1);
@@ -270,7 +279,10 @@ void mox__execution_complete(mox__submission *pub, mox_error *error)
     mox_error_release(error);
 
     /* Resources are retained until now and no longer (A8); the earlier
-     * submissions we waited for may go too. */
+     * submissions we waited for may go too. Host memory a backend lent to
+     * uploads goes back first, while its buffers keep the device. */
+    if (__builtin_expect(pub->transfer_count != 0, 0))
+        give_back_lent_host(s);
     /* Every buffer argument of a recorded dispatch is in the ub table
      * (mox__sub_push), which counts them: one drop per buffer. */
     for (uint32_t u = 0; u < s->nubs; u++)

@@ -85,6 +85,53 @@ mox__dispatch *mox__transfer_alloc(mox_device *device, mox__cmd_kind kind, mox_b
     return d;
 }
 
+mox__dispatch *mox__upload_alloc(mox_device *device, mox_buffer *buffer, uint64_t offset,
+                                 uint64_t bytes)
+{
+    mox__backend *be = device->backend;
+    uint64_t device_address = 0;
+    void *host = be->vt->host_alloc ? be->vt->host_alloc(be, (size_t)bytes, &device_address) : NULL;
+    bool lent = host != NULL;
+    if (!lent && !(host = mox__malloc((size_t)bytes)))
+        return NULL;
+    mox__dispatch_parts parts;
+    mox__dispatch *d = dispatch_alloc_raw(device, 1, lent ? sizeof(mox__copy_operands) : 0, &parts);
+    if (!d) {
+        if (lent)
+            be->vt->host_free(be, host);
+        else
+            mox__free(host);
+        return NULL;
+    }
+    d->kind = MOX__CMD_UPLOAD;
+    d->kernel_name = "(upload)";
+    d->buffer = buffer->handle;
+    d->address = buffer->address;
+    d->offset = offset;
+    d->bytes = bytes;
+    d->host = host;
+    d->owned_host = host; /* the dispatch's: it may move into a batch (mox_batch_push) */
+    if (lent) {
+        d->owned_host_be = be;
+        d->src_address = (void *)(uintptr_t)device_address;
+        mox__copy_operands_set(d, (mox__copy_operands *)(void *)parts.values);
+    }
+    d->args[0].buffer = mox_buffer_retain(buffer);
+    d->args[0].access = MOX_ACCESS_WRITE;
+    return d;
+}
+
+void mox__dispatch_host_release(mox__dispatch *d)
+{
+    mox__backend *be = d->owned_host_be;
+    if (be)
+        be->vt->host_free(be, d->owned_host);
+    else
+        mox__free(d->owned_host);
+    d->owned_host = NULL;
+    d->owned_host_be = NULL;
+}
+
 mox__dispatch *mox__copy_alloc(mox_device *device, mox_buffer *src, uint64_t src_offset,
                                mox_buffer *dst, uint64_t dst_offset, uint64_t bytes)
 {
@@ -133,6 +180,10 @@ void mox__dispatch_free(mox__dispatch *d)
 {
     if (!d)
         return;
+    /* before the buffers: the last one may take the device, and the
+     * backend that lent the memory, with it */
+    if (d->owned_host)
+        mox__dispatch_host_release(d);
     for (uint32_t i = 0; i < d->arg_count; i++)
         mox__buffer_unref(d->args[i].buffer);
     mox__dispatch_free_released(d);

@@ -114,6 +114,16 @@ static inline void mox__dispatch_head_free(void *head)
 /* A transfer dispatch on `buffer` (retained). */
 mox__dispatch *mox__transfer_alloc(mox_device *device, mox__cmd_kind kind, mox_buffer *buffer,
                                    uint64_t offset, uint64_t bytes, void *host);
+/* An upload dispatch of `bytes` into `buffer` (retained) at `offset`, with
+ * `bytes` of host memory it owns at d->host for the caller to fill: the
+ * backend's device-readable memory where it has some (hal.h, "Uploads
+ * from device-readable host memory"), else ordinary memory. NULL: out of
+ * memory. */
+mox__dispatch *mox__upload_alloc(mox_device *device, mox_buffer *buffer, uint64_t offset,
+                                 uint64_t bytes);
+/* Gives back the host memory d owns (owned_host), to the backend that
+ * lent it or to the allocator. */
+void mox__dispatch_host_release(mox__dispatch *d);
 /* A copy dispatch (MOX__CMD_COPY): `bytes` from src at src_offset into dst
  * at dst_offset; both buffers retained. */
 mox__dispatch *mox__copy_alloc(mox_device *device, mox_buffer *src, uint64_t src_offset,
@@ -135,7 +145,7 @@ static inline void mox__dispatch_free_released(mox__dispatch *d)
     if (__builtin_expect(d->error || atomic_load(&d->cause), 0))
         mox__dispatch_release_errors(d);
     if (__builtin_expect(d->owned_host != NULL, 0))
-        mox__free(d->owned_host);
+        mox__dispatch_host_release(d);
     if (d->storage != (void *)d)
         mox__block_share_release(d->storage); /* a head precedes it */
     else

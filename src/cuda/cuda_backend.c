@@ -97,6 +97,16 @@ static mox_error *be_peer(mox__backend *b, mox__backend *other, uint32_t *link)
     return st == MOX_OK ? NULL : mox__cuda_last_error(st);
 }
 
+static void *be_host_alloc(mox__backend *b, size_t bytes, uint64_t *device_address)
+{
+    return mox__cuda_host_lend(dev_of(b), bytes, device_address);
+}
+
+static void be_host_free(mox__backend *b, void *host)
+{
+    mox__cuda_host_return(dev_of(b), host);
+}
+
 /* A thread spinning in mox_op_wait keeps the completion thread awake
  * (cuda_complete.c): a count, read as a hint. */
 static void be_watch(mox__backend *b, bool on)
@@ -126,6 +136,8 @@ static const mox__backend_vtable cuda_vtable = {
     .watch = be_watch,
     .set_hold = be_set_hold,
     .peer = be_peer,
+    .host_alloc = be_host_alloc,
+    .host_free = be_host_free,
 };
 
 bool mox__cuda_is_cuda(const mox__backend *b) { return b && b->vt == &cuda_vtable; }

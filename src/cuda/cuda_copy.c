@@ -115,10 +115,7 @@ static mox_status load_kernel(mox__cuda_dev *dev)
     return MOX_OK;
 }
 
-/* A launch of several nodes with a fill or copy on the stream: the
- * kernels are loaded now, so that later launches of its shape are graphs
- * (describe_node); not again once their load failed. */
-static void preload_for_graphs(mox__cuda_dev *dev, const mox__cuda_group *g)
+void mox__cuda_builtins_preload(mox__cuda_dev *dev, const mox__cuda_group *g)
 {
     if (g->count > 1 && dev->builtins_failure == MOX_OK)
         (void)load_kernel(dev);
@@ -135,12 +132,17 @@ void mox__cuda_copy_unload(mox__cuda_dev *dev)
 
 const mox__cuda_kernel *mox__cuda_builtin_kernel(const mox__cuda_dev *dev, const mox__dispatch *d)
 {
-    if (d->kind != MOX__CMD_COPY && d->kind != MOX__CMD_FILL)
+    /* an upload from memory the core had lent (param_count 3) is a copy
+     * from that memory (hal.h) */
+    bool upload = d->kind == MOX__CMD_UPLOAD && d->param_count == 3;
+    if (d->kind != MOX__CMD_COPY && d->kind != MOX__CMD_FILL && !upload)
         return NULL;
     if (!atomic_load_explicit(&dev->builtins_ready, memory_order_acquire))
         return NULL;
     if (d->kind == MOX__CMD_FILL)
         return &dev->fill_k;
+    if (upload)
+        return &dev->copy_k;
     const mox__cuda_dev *sdev = (const mox__cuda_dev *)d->src_device;
     return !sdev || sdev == dev ? &dev->copy_k : NULL;
 }
@@ -206,7 +208,7 @@ mox_status mox__cuda_copy(mox__cuda_dev *dev, mox__cuda_group *g, uint32_t node,
     CUdeviceptr src = (CUdeviceptr)(uintptr_t)d->src_address + d->src_offset;
     size_t n = (size_t)d->bytes;
     mox_status st = mirrors(dev, g, node, stream);
-    preload_for_graphs(dev, g);
+    mox__cuda_builtins_preload(dev, g);
     if (st != MOX_OK || !gate || gate->dep_count == 0)
         return st != MOX_OK ? st : plain_copy(dev, dst, src, src_ctx, n, stream);
     if (peer_access(dev, src_ctx))
@@ -255,8 +257,12 @@ static uint32_t memset_period(const unsigned char *pat, uint32_t size)
  * small against a stream launch's per-node cost. */
 #define GRAPH_COMMAND_MAX_BYTES (16ull << 20)
 
-bool mox__cuda_command_prefers_stream(const mox__dispatch *d)
+bool mox__cuda_command_prefers_stream(const mox__cuda_dev *dev, const mox__dispatch *d)
 {
+    /* the copy kernel reads an upload's lent memory across the bus: above
+     * MOX_CUDA_UPLOAD_NODE_KIB the DMA engines' copy on the stream wins */
+    if (d->kind == MOX__CMD_UPLOAD)
+        return d->bytes > dev->upload_node_max;
     if (d->bytes <= GRAPH_COMMAND_MAX_BYTES)
         return false;
     return d->kind == MOX__CMD_COPY || memset_period(d->host, d->pattern_size) != 0;
@@ -295,7 +301,7 @@ mox_status mox__cuda_fill(mox__cuda_dev *dev, mox__cuda_group *g, uint32_t node,
     mox_status st = mirrors(dev, g, node, stream);
     if (st != MOX_OK)
         return st;
-    preload_for_graphs(dev, g);
+    mox__cuda_builtins_preload(dev, g);
     bool gated = gate && gate->dep_count != 0;
     uint32_t period = gated ? 0 : memset_period(pat, size);
     if (period)

@@ -102,6 +102,7 @@ typedef struct mox__cuda_stage_pool {
     void **free[40];                 /* per power-of-two class */
     uint32_t count[40], cap[40];
     uint64_t cached_bytes;
+    void *doomed;                    /* given back past the cache, to free (cuda_stage.c) */
 } mox__cuda_stage_pool;
 
 typedef struct mox__cuda_peer {
@@ -222,6 +223,7 @@ struct mox__cuda_dev {
     uint32_t spin_us;
     uint32_t poll_ns;         /* least time between two query rounds while spinning */
     uint64_t nap_min_ns;      /* MOX_CUDA_NAP_US: least expected run a waiter sleeps through (0, the default: never) */
+    uint64_t upload_node_max; /* MOX_CUDA_UPLOAD_NODE_KIB in bytes: the largest upload a graph node copies */
 
     mox__cuda_stats stats;
 };

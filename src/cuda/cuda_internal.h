@@ -51,6 +51,9 @@
  * default below; 0 turns coalescing off); at most MERGE_SUBS submissions
  * (MERGE_NODES dispatches) go into one launch. */
 #define MOX__CUDA_DEFER_DEPTH 2u
+/* MOX_CUDA_UPLOAD_NODE_KIB's default (docs/cuda-backend.md, "Uploads in
+ * graphs"). */
+#define MOX__CUDA_UPLOAD_NODE_KIB 256u
 #define MOX__CUDA_MERGE_SUBS 16u
 #define MOX__CUDA_MERGE_NODES 256u
 /* Successors a launch's group holds without an allocation (cuda_group.c). */

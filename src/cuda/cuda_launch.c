@@ -161,7 +161,7 @@ static mox_status describe_node(mox__cuda_dev *dev, mox__cuda_group *g, build *b
      * into its own slot first, on the stream (cuda_copy.c); a large ungated
      * memset or memcpy is faster than the kernel. */
     if (!kernel && k &&
-        (mirrored(g, at) || (gdep_cnt + ext_cnt == 0 && mox__cuda_command_prefers_stream(d))))
+        (mirrored(g, at) || (gdep_cnt + ext_cnt == 0 && mox__cuda_command_prefers_stream(dev, d))))
         ln->k = k = NULL;
     b->desc.has_transfer |= !k;
     ln->fn = k ? mox__cuda_entry_fn(k, d, gdep_cnt + ext_cnt) : NULL;

@@ -6,11 +6,13 @@
  * waits for unrelated work in flight (the core frees a buffer only after
  * every submission that used it completed).
  *
- * Transfers go through pinned staging: a download inside a submission
- * copies device -> staging on the stream and the completion thread copies
- * staging -> the host destination; an upload copies host -> staging at
- * submit and staging -> device on the stream. Pageable copies would make
- * the driver block the submitting thread until the stream drains.
+ * Transfers go through pinned staging (cuda_stage.c): a download inside a
+ * submission copies device -> staging on the stream and the completion
+ * thread copies staging -> the host destination; an upload copies host ->
+ * staging at submit and staging -> device on the stream, unless its bytes
+ * are in pinned memory the core had lent (mox_buffer_upload's, hal.h):
+ * then it copies from there directly. Pageable copies would make the
+ * driver block the submitting thread until the stream drains.
  */
 #include "cuda/cuda_internal.h"
 
@@ -18,9 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define STAGE_HEADER 64u
-#define STAGE_MIN_CLASS 12u           /* 4 KiB */
-#define STAGE_CACHE_BYTES (512ull << 20)
 #define UPLOAD_CHUNK (8u << 20)
 
 mox_status mox__cuda_buffer_alloc(mox__cuda_dev *dev, uint64_t bytes, CUdeviceptr *out)
@@ -117,78 +116,6 @@ mox_status mox__cuda_buffer_upload(mox__cuda_dev *dev, CUdeviceptr dst, const vo
     return st;
 }
 
-/* ---- pinned staging pool, power-of-two classes ---- */
-
-static uint32_t stage_class(size_t bytes)
-{
-    uint32_t c = STAGE_MIN_CLASS;
-    while (c < 39 && ((size_t)1 << c) < bytes)
-        c++;
-    return c;
-}
-
-mox_status mox__cuda_stage_get(mox__cuda_dev *dev, size_t bytes, void **out)
-{
-    uint32_t c = stage_class(bytes);
-    mox__cuda_stage_pool *sp = &dev->stages;
-    pthread_mutex_lock(&dev->pool_lock);
-    bool pooled = sp->count[c] != 0;
-    if (pooled) {
-        *out = sp->free[c][--sp->count[c]];
-        sp->cached_bytes -= (uint64_t)1 << c;
-    }
-    pthread_mutex_unlock(&dev->pool_lock);
-    if (pooled)
-        return MOX_OK;
-    void *base = NULL;
-    CUresult r = dev->api->cuMemHostAlloc(&base, ((size_t)1 << c) + STAGE_HEADER,
-                                          CU_MEMHOSTALLOC_PORTABLE);
-    if (r != CUDA_SUCCESS)
-        return mox__cuda_fail(dev->api, r, "cuMemHostAlloc", "(transfer staging)");
-    *(uint32_t *)base = c;
-    *out = (unsigned char *)base + STAGE_HEADER;
-    return MOX_OK;
-}
-
-void mox__cuda_stage_put(mox__cuda_dev *dev, void *stage)
-{
-    unsigned char *base = (unsigned char *)stage - STAGE_HEADER;
-    uint32_t c = *(uint32_t *)base;
-    mox__cuda_stage_pool *sp = &dev->stages;
-    pthread_mutex_lock(&dev->pool_lock);
-    bool kept = sp->cached_bytes + ((uint64_t)1 << c) <= STAGE_CACHE_BYTES;
-    if (kept && sp->count[c] == sp->cap[c]) {
-        uint32_t cap = sp->cap[c] ? 2u * sp->cap[c] : 4u;
-        void **n = mox__realloc(sp->free[c], cap * sizeof *n);
-        if (n) {
-            sp->free[c] = n;
-            sp->cap[c] = cap;
-        } else {
-            kept = false;
-        }
-    }
-    if (kept) {
-        sp->free[c][sp->count[c]++] = stage;
-        sp->cached_bytes += (uint64_t)1 << c;
-    }
-    pthread_mutex_unlock(&dev->pool_lock);
-    if (!kept)
-        dev->api->cuMemFreeHost(base);
-}
-
-void mox__cuda_stages_destroy(mox__cuda_dev *dev)
-{
-    mox__cuda_stage_pool *sp = &dev->stages;
-    for (uint32_t c = 0; c < 40; c++) {
-        for (uint32_t i = 0; i < sp->count[c]; i++)
-            dev->api->cuMemFreeHost((unsigned char *)sp->free[c][i] - STAGE_HEADER);
-        mox__free(sp->free[c]);
-        sp->free[c] = NULL;
-        sp->count[c] = sp->cap[c] = 0;
-    }
-    sp->cached_bytes = 0;
-}
-
 static bool push_stage(mox__cuda_group *g, void *stage)
 {
     void **n = mox__realloc(g->stages, (g->stage_count + 1) * sizeof *n);
@@ -206,6 +133,15 @@ mox_status mox__cuda_transfer(mox__cuda_dev *dev, mox__cuda_group *g, const mox_
     if (d->bytes == 0)
         return MOX_OK;
     CUdeviceptr addr = (CUdeviceptr)(uintptr_t)d->address + d->offset;
+    if (d->kind == MOX__CMD_UPLOAD && d->param_count == 3) {
+        /* the bytes are in pinned memory the core had lent (hal.h): no
+         * staging; among other nodes, a graph node next time */
+        if (d->bytes <= dev->upload_node_max)
+            mox__cuda_builtins_preload(dev, g);
+        CUresult r = api->cuMemcpyHtoDAsync(addr, d->host, (size_t)d->bytes, stream);
+        return r == CUDA_SUCCESS ? MOX_OK
+                                 : mox__cuda_fail(api, r, "cuMemcpyHtoDAsync", "(buffer upload)");
+    }
     void *stage = NULL;
     mox_status st = mox__cuda_stage_get(dev, (size_t)d->bytes, &stage);
     if (st != MOX_OK)

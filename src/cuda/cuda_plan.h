@@ -22,9 +22,14 @@ void mox__cuda_copy_unload(mox__cuda_dev *dev);
  * for a launch of several nodes, so later launches of its shape become
  * graphs). */
 const mox__cuda_kernel *mox__cuda_builtin_kernel(const mox__cuda_dev *dev, const mox__dispatch *d);
-/* Whether copy or fill `d`, when nothing can gate it, is better run on the
- * stream (a memset or memcpy of more than 16 MiB) than as a graph node. */
-bool mox__cuda_command_prefers_stream(const mox__dispatch *d);
+/* A launch of several nodes with a fill, copy or upload on the stream: the
+ * kernels are loaded now, so that later launches of its shape are graphs
+ * (describe_node); not again once their load failed. */
+void mox__cuda_builtins_preload(mox__cuda_dev *dev, const mox__cuda_group *g);
+/* Whether copy, fill or upload `d`, when nothing can gate it, is better
+ * run on the stream (a memset or memcpy of more than 16 MiB, an upload of
+ * more than MOX_CUDA_UPLOAD_NODE_KIB) than as a graph node. */
+bool mox__cuda_command_prefers_stream(const mox__cuda_dev *dev, const mox__dispatch *d);
 /* Enqueues FILL node `node` of `g` on `stream`: mirrors first, then
  * cuMemsetD8/16/32Async when nothing can gate it and the pattern repeats
  * in 1, 2 or 4 bytes, else the fill kernel with `gate`. */
@@ -112,6 +117,11 @@ mox_status mox__cuda_buffer_upload(mox__cuda_dev *dev, CUdeviceptr dst, const vo
 mox_status mox__cuda_stage_get(mox__cuda_dev *dev, size_t bytes, void **out);
 void mox__cuda_stage_put(mox__cuda_dev *dev, void *stage);
 void mox__cuda_stages_destroy(mox__cuda_dev *dev);
+/* HAL host_alloc / host_free (cuda_stage.c): a pinned chunk of the pool
+ * lent to an upload (NULL when none can be had), and its return, which
+ * takes only the pool's leaf lock and calls no driver. */
+void *mox__cuda_host_lend(mox__cuda_dev *dev, size_t bytes, uint64_t *device_address);
+void mox__cuda_host_return(mox__cuda_dev *dev, void *stage);
 /* Enqueues a transfer dispatch of `group` on `stream` (the launcher, no lock held). */
 mox_status mox__cuda_transfer(mox__cuda_dev *dev, mox__cuda_group *group, const mox__dispatch *d,
                               CUstream stream);

@@ -50,7 +50,7 @@ mox_status mox__cuda_read_settings(mox__cuda_dev *dev)
     static const char *const events[] = {"spin", "blocking"};
     static const char *const pdl[] = {"off", "end", "start"};
     static const char *const off_on[] = {"0", "1"};
-    uint32_t mode, ev, pd, coalesce, stats, nap_us;
+    uint32_t mode, ev, pd, coalesce, stats, nap_us, upload_kib;
     mox_status st = word_setting("MOX_CUDA_LAUNCH", launch, 2, UINT32_MAX, &mode);
     if (st == MOX_OK)
         st = number_setting("MOX_CUDA_SPIN_US", "microseconds", 60000000ul, 200, &dev->spin_us);
@@ -69,8 +69,12 @@ mox_status mox__cuda_read_settings(mox__cuda_dev *dev)
         st = word_setting("MOX_CUDA_PDL", pdl, 3, 1, &pd); /* default end (docs/cuda-backend.md) */
     if (st == MOX_OK)
         st = word_setting("MOX_CUDA_STATS", off_on, 2, 0, &stats);
+    if (st == MOX_OK)
+        st = number_setting("MOX_CUDA_UPLOAD_NODE_KIB", "KiB", 16384ul, MOX__CUDA_UPLOAD_NODE_KIB,
+                            &upload_kib);
     if (st != MOX_OK)
         return st;
+    dev->upload_node_max = 1024ull * upload_kib;
     dev->mode = mode == 0 ? MOX__CUDA_LAUNCH_GRAPH : mode == 1 ? MOX__CUDA_LAUNCH_STREAM
                                                               : MOX__CUDA_LAUNCH_AUTO;
     dev->nap_min_ns = 1000ull * nap_us;

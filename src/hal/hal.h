@@ -136,6 +136,17 @@
  *   bytes (at least one, at most MOX__COMMAND_MAX_BLOCKS: the kernel strides).
  *   Whoever makes such a dispatch lays them out with mox__copy_operands_set
  *   or mox__fill_operands_set (below), in storage that lives as long as it.
+ *
+ * Uploads from device-readable host memory
+ *   mox_buffer_upload copies the program's bytes at once. Where the
+ *   backend has host_alloc, that copy goes into memory the device reads in
+ *   place (the CUDA backend's pinned staging), and the UPLOAD dispatch
+ *   carries a COPY's operands (param_count 3, the source being the copy's
+ *   device address, src_address): the backend may run it as its copy
+ *   kernel among other nodes, or copy from `host` directly, with no
+ *   staging of its own. The core gives the memory back (host_free) when
+ *   the execution completes, or with the dispatch if it never ran. An
+ *   UPLOAD with param_count 0 reads ordinary memory at `host`.
  */
 #ifndef MOX_HAL_H
 #define MOX_HAL_H
@@ -296,6 +307,7 @@ struct mox__dispatch {
     void *storage;           /* allocation holding this dispatch (mox__block_alloc) */
     size_t storage_size;
     void *owned_host;        /* host bytes it owns (an upload's copy: `host`), freed with it */
+    mox__backend *owned_host_be; /* owned_host came from this backend's host_alloc */
 };
 
 /* Storage of a copy's or a fill's operands ("Operands of copies and fills
@@ -507,6 +519,17 @@ typedef struct mox__backend_vtable {
     /* How `backend` reaches the memory of `other` (another device of the
      * same backend): a MOX__PEER_* value. Codes: MOX_ERR_BACKEND. */
     mox_error *(*peer)(mox__backend *backend, mox__backend *other, uint32_t *link);
+    /* Host memory of `bytes` (> 0) that this device's commands read in
+     * place, for an upload's copy of the program's bytes ("Uploads from
+     * device-readable host memory"); *device_address is where the device
+     * sees it. NULL when there is none to give (the core then copies into
+     * ordinary memory, as without the hook). Called on any thread with no
+     * core lock held. host_free gives it back once nothing reads it any
+     * more; it may be called with core locks held, so it takes only leaf
+     * locks and calls no driver. Both NULL where commands read ordinary
+     * host memory (the CPU). */
+    void *(*host_alloc)(mox__backend *backend, size_t bytes, uint64_t *device_address);
+    void (*host_free)(mox__backend *backend, void *host);
 } mox__backend_vtable;
 
 struct mox__backend {

@@ -263,6 +263,61 @@ static void repeated_batches_gate_their_fills(void **state)
     mox_buffer_release(other);
 }
 
+/* Uploads pipelined with the kernels that read them: each round uploads
+ * new values into the same buffers, steps them in place and scales them
+ * into the round's own output, and all rounds are submitted before any
+ * is waited for. An upload's bytes are copied when it is made (on CUDA
+ * into pinned memory the device reads in place: a graph node among
+ * kernels up to MOX_CUDA_UPLOAD_NODE_KIB, a copy on the stream above);
+ * one small and one large upload per round (the latter past the default
+ * 256 KiB). Every element of every round's outputs is checked. */
+static void pipelined_uploads_feed_their_kernels(void **state)
+{
+    (void)state;
+    enum { ROUNDS = 6 };
+    const uint32_t small = 3000, large = 70000;
+    mox_buffer *a = conf_zeros(dev, small), *b = conf_zeros(dev, large);
+    mox_buffer *out_a[ROUNDS], *out_b[ROUNDS];
+    mox_op *ops[ROUNDS];
+    float *src = malloc(large * sizeof *src);
+    for (int r = 0; r < ROUNDS; r++) {
+        out_a[r] = conf_zeros(dev, small);
+        out_b[r] = conf_zeros(dev, large);
+        for (uint32_t i = 0; i < large; i++)
+            src[i] = (float)(i % 977) + (float)r;
+        mox_batch *batch = begin();
+        assert_int_equal(mox_batch_push(batch, mox_buffer_upload(a, 0, small, src)), MOX_OK);
+        assert_int_equal(mox_batch_push(batch, mox_buffer_upload(b, 0, large, src)), MOX_OK);
+        memset(src, 0xff, large * sizeof *src); /* the uploads hold their own copies */
+        assert_int_equal(mox_batch_push(batch, conf_step(dev, conf_cfg(small), a, small)), MOX_OK);
+        assert_int_equal(mox_batch_push(batch, conf_scale(dev, conf_cfg(small), a, out_a[r], 2.0f, small)),
+                         MOX_OK);
+        assert_int_equal(mox_batch_push(batch, conf_scale(dev, conf_cfg(large), b, out_b[r], 3.0f, large)),
+                         MOX_OK);
+        ops[r] = end(batch);
+        (void)mox_op_poll(ops[r], (mox_waker){NULL, NULL});
+    }
+    for (int r = 0; r < ROUNDS; r++) {
+        assert_int_equal(conf_run(ops[r]), MOX_OK);
+        float *ga = conf_read(out_a[r]), *gb = conf_read(out_b[r]);
+        for (uint32_t i = 0; i < large; i++) {
+            float v = (float)(i % 977) + (float)r;
+            if (i < small && ga[i] != 2.0f * (2.0f * v + 1.0f))
+                fail_msg("round %d: out_a[%u] = %g, want %g", r, i, (double)ga[i],
+                         (double)(2.0f * (2.0f * v + 1.0f)));
+            if (gb[i] != 3.0f * v)
+                fail_msg("round %d: out_b[%u] = %g, want %g", r, i, (double)gb[i], (double)(3.0f * v));
+        }
+        free(ga);
+        free(gb);
+        mox_buffer_release(out_a[r]);
+        mox_buffer_release(out_b[r]);
+    }
+    free(src);
+    mox_buffer_release(a);
+    mox_buffer_release(b);
+}
+
 /* A batch discarded, or ended and dropped before its first poll, writes
  * nothing; the upload's bytes go with it (ASan: no leak). */
 static void dropped_batches_write_nothing(void **state)
@@ -362,6 +417,7 @@ int main(void)
         cmocka_unit_test(repeated_batches_of_kernels_fills_and_copies),
         cmocka_unit_test(repeated_batches_fill_every_element_size),
         cmocka_unit_test(repeated_batches_gate_their_fills),
+        cmocka_unit_test(pipelined_uploads_feed_their_kernels),
         cmocka_unit_test(dropped_batches_write_nothing),
         cmocka_unit_test(batch_refuses_other_ops),
     };

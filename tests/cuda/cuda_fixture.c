@@ -274,6 +274,24 @@ uint32_t fx_fill(fx_sub *s, CUdeviceptr buf, uint64_t offset, uint64_t bytes, co
     return i;
 }
 
+void *fx_upload_lent(fx_sub *s, fx *f, CUdeviceptr buf, uint64_t offset, uint64_t bytes,
+                     const void *src)
+{
+    uint64_t at = 0;
+    void *host = mox__cuda_host_lend(f->dev, (size_t)bytes, &at);
+    if (!host || at != (uint64_t)(uintptr_t)host) { /* unified addressing: the same */
+        fprintf(stderr, "fx_upload_lent: no pinned memory lent (%p at %#llx)\n", host,
+                (unsigned long long)at);
+        abort();
+    }
+    memcpy(host, src, (size_t)bytes);
+    uint32_t i = fx_transfer(s, MOX__CMD_UPLOAD, buf, offset, bytes, host);
+    mox__dispatch *d = &s->disp[i];
+    d->src_address = (void *)(uintptr_t)at;
+    mox__copy_operands_set(d, &s->copy[i]);
+    return host;
+}
+
 void fx_after(fx_sub *s, fx_sub *earlier)
 {
     for (uint32_t i = 0; i < s->nafter; i++)

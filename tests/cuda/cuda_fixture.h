@@ -56,6 +56,7 @@ typedef struct fx_sub {
     void *params[FX_MAX_D][8];
     _Alignas(16) uint64_t store[FX_MAX_D][8];
     mox__fill_operands fill[FX_MAX_D]; /* a fill's operands (hal.h) */
+    mox__copy_operands copy[FX_MAX_D]; /* a lent upload's operands (hal.h) */
     uint32_t preds[64], succs[64];
     uint32_t npreds;
     mox__gate gates[16];
@@ -94,6 +95,13 @@ uint32_t fx_fill(fx_sub *s, CUdeviceptr buf, uint64_t offset, uint64_t bytes, co
                  uint32_t size);
 uint32_t fx_transfer(fx_sub *s, mox__cmd_kind kind, CUdeviceptr buf, uint64_t offset,
                      uint64_t bytes, void *host);
+/* Appends an UPLOAD of `bytes` from `src` as mox_buffer_upload makes one
+ * on CUDA: the bytes copied into pinned memory the backend lends (HAL
+ * host_alloc), the copy's operands laid out (hal.h, "Uploads from
+ * device-readable host memory"). Returns that memory, for the caller to
+ * give back (mox__cuda_host_return) once the submission completed. */
+void *fx_upload_lent(fx_sub *s, fx *f, CUdeviceptr buf, uint64_t offset, uint64_t bytes,
+                     const void *src);
 /* `s` runs after `earlier` (an earlier submission still in flight). */
 void fx_after(fx_sub *s, fx_sub *earlier);
 /* Hands the submission to the backend as the core would (call in order):

@@ -96,6 +96,14 @@ bool sim_can_touch(CUcontext ctx, const void *p)
     return ok;
 }
 
+bool sim_device_mem(const void *p)
+{
+    pthread_mutex_lock(&g_lock);
+    bool dev = sim_mem_ctx(p) != NULL;
+    pthread_mutex_unlock(&g_lock);
+    return dev;
+}
+
 bool sim_valid_func(CUfunction f)
 {
     for (size_t i = 0; i < sim_func_count; i++)

@@ -48,5 +48,9 @@ CUcontext sim_kernel_ctx(void);
 /* Whether a kernel of context `ctx` may touch `p` (its own memory, a peer's
  * with peer access enabled, or host memory). */
 bool sim_can_touch(CUcontext ctx, const void *p);
+/* p is device memory of some context. */
+bool sim_device_mem(const void *p);
+/* [p, p + n) lies in pinned host memory (cuMemHostAlloc). */
+bool sim_host_pinned(const void *p, size_t n);
 
 #endif

@@ -19,6 +19,9 @@ typedef struct sim_alloc {
     CUcontext ctx;
 } sim_alloc;
 static sim_alloc *g_allocs;
+/* Pinned host allocations (cuMemHostAlloc; g_lock): what a kernel may read
+ * of host memory, as on a GPU with unified addressing. */
+static sim_alloc *g_host_allocs;
 
 CUcontext sim_mem_ctx(const void *p)
 {
@@ -29,24 +32,40 @@ CUcontext sim_mem_ctx(const void *p)
     return NULL;
 }
 
-static void track_alloc(void *m, size_t bytes)
+bool sim_host_pinned(const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    bool ok = false;
+    pthread_mutex_lock(&g_lock);
+    for (sim_alloc *a = g_host_allocs; a && !ok; a = a->next)
+        ok = c >= a->base && c + n <= a->base + a->size;
+    pthread_mutex_unlock(&g_lock);
+    return ok;
+}
+
+static void track_in(sim_alloc **list, void *m, size_t bytes, CUcontext ctx)
 {
     sim_alloc *a = calloc(1, sizeof *a);
     if (!a)
         abort();
     a->base = m;
     a->size = bytes ? bytes : 1;
-    a->ctx = t_current;
+    a->ctx = ctx;
     pthread_mutex_lock(&g_lock);
-    a->next = g_allocs;
-    g_allocs = a;
+    a->next = *list;
+    *list = a;
     pthread_mutex_unlock(&g_lock);
 }
 
-static void untrack_alloc(const void *m)
+static void track_alloc(void *m, size_t bytes)
+{
+    track_in(&g_allocs, m, bytes, t_current);
+}
+
+static void untrack_in(sim_alloc **list, const void *m)
 {
     pthread_mutex_lock(&g_lock);
-    for (sim_alloc **p = &g_allocs; *p; p = &(*p)->next)
+    for (sim_alloc **p = list; *p; p = &(*p)->next)
         if ((*p)->base == m) {
             sim_alloc *a = *p;
             *p = a->next;
@@ -54,6 +73,11 @@ static void untrack_alloc(const void *m)
             break;
         }
     pthread_mutex_unlock(&g_lock);
+}
+
+static void untrack_alloc(const void *m)
+{
+    untrack_in(&g_allocs, m);
 }
 
 bool sim_valid_ctx(CUcontext c)
@@ -241,12 +265,16 @@ CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags)
     (void)flags;
     STICKY();
     *pp = malloc(bytes ? bytes : 1);
-    return *pp ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    if (!*pp)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    track_in(&g_host_allocs, *pp, bytes, NULL);
+    return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuMemFreeHost(void *p);
 CUresult cuMemFreeHost(void *p)
 {
+    untrack_in(&g_host_allocs, p);
     free(p);
     return CUDA_SUCCESS;
 }

@@ -45,6 +45,7 @@ int sim_device_count(void);
 int sim_peer_kind(void); /* 0 none, 1 pcie, 2 nvlink */
 /* The context that allocated `p` (cuMemAlloc*), or NULL. Caller holds g_lock. */
 CUcontext sim_mem_ctx(const void *p);
+
 /* A context of a simulated device. */
 bool sim_valid_ctx(CUcontext c);
 /* Queues a copy of n bytes on `s`. */

@@ -369,7 +369,8 @@ static void c_wild_write(const sim_launch *l)
 
 /* src/cuda/cuda_copy_kernel.cu: the whole range, whatever the grid (the
  * real kernel strides over it). Memory of another context without peer
- * access faults, as on a GPU. */
+ * access faults, as on a GPU, and so does host memory that is not pinned
+ * (an upload's source must be the memory the backend lent). */
 static void x_copy_gated(const sim_launch *l)
 {
     GATE_OR_RETURN(l);
@@ -378,7 +379,8 @@ static void x_copy_gated(const sim_launch *l)
     uint64_t bytes;
     memcpy(&bytes, l->args[3], sizeof bytes);
     CUcontext c = sim_kernel_ctx();
-    if (!sim_can_touch(c, src) || !sim_can_touch(c, dst)) {
+    if (!sim_can_touch(c, src) || !sim_can_touch(c, dst) || !sim_device_mem(dst) ||
+        (!sim_device_mem(src) && !sim_host_pinned(src, (size_t)bytes))) {
         sim_set_sticky(CUDA_ERROR_ILLEGAL_ADDRESS);
         return;
     }

@@ -278,6 +278,15 @@ static void fill_then_finish(fx_sub *s, float v)
     fx_pred(s, 0);
 }
 
+static void check_filled_with(const float *v)
+{
+    float got[N];
+    fx_get(&F, got, out, sizeof got);
+    for (uint32_t i = 0; i < N; i++)
+        if (got[i] != v[i] + 1.0f)
+            fail_msg("out[%u] = %g, want %g", i, (double)got[i], (double)(v[i] + 1.0f));
+}
+
 static void check_filled(float v)
 {
     float got[N];
@@ -314,6 +323,75 @@ static void fills_become_graph_nodes(void **state)
     assert_int_equal(stat(&F.dev->stats.graph_launches), g0 + 2);
     assert_int_equal(stat(&F.dev->stats.instantiations), inst0);
     assert_int_equal(stat(&F.dev->stats.node_updates), upd0 + 1); /* the fill's value alone */
+}
+
+/* An upload from memory the backend lent (as mox_buffer_upload makes
+ * them, hal.h) among kernels: the first launch of the shape goes on the
+ * stream (a copy straight from that memory, no staging) and loads the
+ * backend's copy kernel; from then on the shape is a graph whose upload
+ * node is that kernel reading the lent memory in place, updated when the
+ * memory moves. The simulated copy kernel faults on host memory that is
+ * not pinned, as a GPU does. Past MOX_CUDA_UPLOAD_NODE_KIB an upload
+ * keeps the stream. */
+static void lent_uploads_become_graph_nodes(void **state)
+{
+    (void)state;
+    if (F.dev->mode == MOX__CUDA_LAUNCH_STREAM)
+        skip(); /* every launch on the stream */
+    mox__cuda_copy_unload(F.dev); /* as on a device that never loaded them */
+    unsigned long long g0 = stat(&F.dev->stats.graph_launches);
+    unsigned long long upd0 = 0;
+    void *held = NULL;
+    for (int round = 0; round < 4; round++) {
+        float up[N];
+        for (uint32_t i = 0; i < N; i++)
+            up[i] = (float)i * 0.25f + (float)round;
+        fx_sub s;
+        fx_sub_init(&s);
+        void *host = fx_upload_lent(&s, &F, tmp, 0, sizeof up, up);
+        fx_kernel(&s, &F, FX_FINISH, (N + 127) / 128, 128);
+        fx_ptr(&s, tmp);
+        fx_ptr(&s, out);
+        fx_u32(&s, N);
+        fx_pred(&s, 0);
+        if (round == 2)
+            upd0 = stat(&F.dev->stats.node_updates);
+        run_and_wait(&s);
+        /* round 3 uploads from other memory than round 2 (held back) */
+        if (round == 2)
+            held = host;
+        else
+            mox__cuda_host_return(F.dev, host);
+        float got[N];
+        fx_get(&F, got, out, sizeof got);
+        for (uint32_t i = 0; i < N; i++)
+            if (got[i] != up[i] + 1.0f)
+                fail_msg("round %d: out[%u] = %g, want %g", round, i, (double)got[i],
+                         (double)(up[i] + 1.0f));
+        assert_int_equal(stat(&F.dev->stats.graph_launches), g0 + (unsigned)(round > 0 ? round : 0));
+    }
+    assert_int_equal(stat(&F.dev->stats.node_updates), upd0 + 1); /* the upload's source alone */
+    mox__cuda_host_return(F.dev, held);
+    /* larger than the limit: the stream, a copy straight from the memory */
+    uint64_t limit = F.dev->upload_node_max;
+    F.dev->upload_node_max = sizeof(float) * N - 4;
+    float big[N];
+    for (uint32_t i = 0; i < N; i++)
+        big[i] = -(float)i;
+    fx_sub s;
+    fx_sub_init(&s);
+    void *host = fx_upload_lent(&s, &F, tmp, 0, sizeof big, big);
+    fx_kernel(&s, &F, FX_FINISH, (N + 127) / 128, 128);
+    fx_ptr(&s, tmp);
+    fx_ptr(&s, out);
+    fx_u32(&s, N);
+    fx_pred(&s, 0);
+    unsigned long long g1 = stat(&F.dev->stats.graph_launches);
+    run_and_wait(&s);
+    F.dev->upload_node_max = limit;
+    mox__cuda_host_return(F.dev, host);
+    assert_int_equal(stat(&F.dev->stats.graph_launches), g1);
+    check_filled_with(big);
 }
 
 /* A driver that cannot JIT the backend's copy and fill kernels (one too
@@ -409,6 +487,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(two_stage_batch_is_correct),
         cmocka_unit_test(fills_become_graph_nodes),
+        cmocka_unit_test(lent_uploads_become_graph_nodes),
         cmocka_unit_test(refused_builtin_kernels_are_asked_once),
         cmocka_unit_test(repeated_shape_reuses_the_graph),
         cmocka_unit_test(pipelined_submissions_coalesce),

@@ -31,6 +31,8 @@ static void bad_values_are_config_errors(void **state)
         {"MOX_CUDA_NAP_US", " 5", "MOX_CUDA_NAP_US must be a number of microseconds (0 to 60000000), not ' 5'"},
         {"MOX_CUDA_COALESCE", "off", "MOX_CUDA_COALESCE must be 0 or 1 (got 'off')"},
         {"MOX_CUDA_DEFER_DEPTH", "two", "MOX_CUDA_DEFER_DEPTH must be a number of launches (0 to 1000000), not 'two'"},
+        {"MOX_CUDA_UPLOAD_NODE_KIB", "16385", "MOX_CUDA_UPLOAD_NODE_KIB must be a number of KiB (0 to 16384), not '16385'"},
+        {"MOX_CUDA_UPLOAD_NODE_KIB", "1M", "MOX_CUDA_UPLOAD_NODE_KIB must be a number of KiB (0 to 16384), not '1M'"},
         {"MOX_CUDA_STATS", "yes", "MOX_CUDA_STATS must be 0 or 1 (got 'yes')"},
         {"MOX_CUDA_PDL", "on", "MOX_CUDA_PDL must be off, end or start (got 'on')"},
     };
@@ -53,6 +55,7 @@ static void documented_values_open(void **state)
         {"MOX_CUDA_NAP_US", "1000"},    {"MOX_CUDA_COALESCE", "0"},    {"MOX_CUDA_COALESCE", "1"},
         {"MOX_CUDA_DEFER_DEPTH", "0"},  {"MOX_CUDA_DEFER_DEPTH", "4"}, {"MOX_CUDA_STATS", "0"},
         {"MOX_CUDA_STATS", "1"},        {"MOX_CUDA_EVENTS", "blocking"}, {"MOX_CUDA_PDL", "end"},
+        {"MOX_CUDA_UPLOAD_NODE_KIB", "0"}, {"MOX_CUDA_UPLOAD_NODE_KIB", "16384"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         mox_error *err = fx_open_error(cases[i][0], cases[i][1]);

@@ -247,6 +247,42 @@ static void transfers_follow_barriers(void **state)
     cts_free(&T, f);
 }
 
+/* An UPLOAD from memory the backend lends (host_alloc, where it has the
+ * hook: both hooks or neither) is ordered before the dispatch after it,
+ * execution after execution of one shape (on CUDA the later ones graphs
+ * whose upload node reads that memory in place). The memory is given
+ * back after each wait. */
+static void lent_uploads_feed_the_dispatch_after_them(void **state)
+{
+    (void)state;
+    assert_true(!T.be->vt->host_alloc == !T.be->vt->host_free);
+    void *x = cts_buffer(&T, N, 0), *y = cts_buffer(&T, N, 0);
+    for (int round = 0; round < 3; round++) {
+        float host[N];
+        for (uint32_t i = 0; i < N; i++)
+            host[i] = (float)(i + 7u * (uint32_t)round);
+        void *lent = NULL;
+        cts_cb cb;
+        cts_cb_init(&T, &cb);
+        uint32_t u = cts_upload(&T, &cb, x, host, sizeof host, &lent);
+        memset(host, 0xff, sizeof host); /* the upload reads its own copy */
+        add(&T, &cb, x, y, 0.5f);
+        cts_pred(&cb, u);
+        cts_execute(&T, &cb, 0);
+        cts_wait(&cb);
+        assert_int_equal(cb.d[0].state, MOX_DISPATCH_OK);
+        assert_int_equal(cb.d[1].state, MOX_DISPATCH_OK);
+        cts_upload_done(&T, lent);
+        float got[N];
+        cts_read(&T, y, got, N);
+        for (uint32_t i = 0; i < N; i++)
+            if (got[i] != (float)(i + 7u * (uint32_t)round) + 0.5f)
+                fail_msg("round %d: y[%u] = %g", round, i, (double)got[i]);
+        cts_cb_fini(&cb);
+    }
+    cts_free(&T, x), cts_free(&T, y);
+}
+
 /* FILL repeats its element (a 4-byte one, a 12-byte one over part of a
  * buffer) and is device work: gated by a failed predecessor in its
  * execution and by a failed gate of an earlier one. */
@@ -409,6 +445,7 @@ int main(void)
         cmocka_unit_test(failure_gates_across_executions),
         cmocka_unit_test(failed_semaphore_fails_its_waiters),
         cmocka_unit_test(transfers_follow_barriers),
+        cmocka_unit_test(lent_uploads_feed_the_dispatch_after_them),
         cmocka_unit_test(waits_on_another_devices_point),
         cmocka_unit_test(copy_gated_by_another_devices_failure),
         cmocka_unit_test(fills_repeat_their_element_and_are_gated),

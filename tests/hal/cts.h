@@ -87,6 +87,12 @@ uint32_t cts_copy(cts_cb *cb, const cts *from, void *src, void *dst, uint64_t by
 /* A FILL of dst[0, bytes) with the `size` bytes at `pattern` (kept by the
  * caller until the execution completed). */
 uint32_t cts_fill(cts_cb *cb, void *dst, uint64_t bytes, const void *pattern, uint32_t size);
+/* An UPLOAD of `bytes` from `src` into dst, as the core makes them: the
+ * bytes copied into memory the backend lends (host_alloc, operands laid
+ * out as a copy's) where it has the hook, else into ordinary memory.
+ * *lent is that memory, to give back with cts_upload_done after the wait. */
+uint32_t cts_upload(cts *t, cts_cb *cb, void *dst, const void *src, uint64_t bytes, void **lent);
+void cts_upload_done(cts *t, void *lent);
 /* Adds a wait point: `earlier`'s signal (call after executing `earlier`). */
 void cts_wait_for(cts_cb *cb, const cts_cb *earlier);
 /* Executes on `queue` (successors computed here, signal = next value). */

@@ -288,6 +288,37 @@ uint32_t cts_fill(cts_cb *cb, void *dst, uint64_t bytes, const void *pattern, ui
     return d->index;
 }
 
+uint32_t cts_upload(cts *t, cts_cb *cb, void *dst, const void *src, uint64_t bytes, void **lent)
+{
+    mox__dispatch *d = append(cb, MOX__CMD_UPLOAD);
+    d->kernel_name = "(upload)";
+    d->buffer = dst;
+    d->address = dst;
+    d->bytes = bytes;
+    uint64_t at = 0;
+    void *host = t->be->vt->host_alloc ? t->be->vt->host_alloc(t->be, (size_t)bytes, &at) : NULL;
+    if (host) {
+        d->src_address = (void *)(uintptr_t)at;
+        mox__copy_operands_set(d, &cb->operands[d->index].copy);
+    } else {
+        host = malloc((size_t)bytes);
+        if (!host)
+            die("cts_upload: out of memory", NULL);
+    }
+    memcpy(host, src, (size_t)bytes);
+    d->host = host;
+    *lent = host;
+    return d->index;
+}
+
+void cts_upload_done(cts *t, void *lent)
+{
+    if (t->be->vt->host_alloc)
+        t->be->vt->host_free(t->be, lent);
+    else
+        free(lent);
+}
+
 void cts_wait_for(cts_cb *cb, const cts_cb *earlier)
 {
     cb->waits[cb->pub.wait_count++] = earlier->pub.signal;
