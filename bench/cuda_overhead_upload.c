@@ -159,11 +159,11 @@ void ovh_section_f(mox_device *dev, raw *r)
         double rw = median_of(raw_fn, r, src, n);
         printf("   %6u KiB %12.2f %16.2f %12.2f %10.3f\n", kib[s], m, m0, rw, rw / m);
         char key[64];
-        snprintf(key, sizeof key, "F_upload_%ukib_mox_us", kib[s]);
+        snprintf(key, sizeof key, "f_upload_%ukib_mox_us", kib[s]);
         ovh_json_num(key, m);
-        snprintf(key, sizeof key, "F_upload_%ukib_mox_node0_us", kib[s]);
+        snprintf(key, sizeof key, "f_upload_%ukib_mox_node0_us", kib[s]);
         ovh_json_num(key, m0);
-        snprintf(key, sizeof key, "F_upload_%ukib_raw_us", kib[s]);
+        snprintf(key, sizeof key, "f_upload_%ukib_raw_us", kib[s]);
         ovh_json_num(key, rw);
         free(src);
     }
