@@ -525,9 +525,10 @@ typedef struct mox__backend_vtable {
      * sees it. NULL when there is none to give (the core then copies into
      * ordinary memory, as without the hook). Called on any thread with no
      * core lock held. host_free gives it back once nothing reads it any
-     * more; it may be called with core locks held, so it takes only leaf
-     * locks and calls no driver. Both NULL where commands read ordinary
-     * host memory (the CPU). */
+     * more: when the execution completes (inside mox__execution_complete,
+     * on whichever thread completes it) or with a dispatch that never ran,
+     * with no core lock held; it takes only leaf locks and calls no driver.
+     * Both NULL where commands read ordinary host memory (the CPU). */
     void *(*host_alloc)(mox__backend *backend, size_t bytes, uint64_t *device_address);
     void (*host_free)(mox__backend *backend, void *host);
 } mox__backend_vtable;
