@@ -78,8 +78,10 @@ static __attribute__((noinline)) void free_heap_arrays(mox__sub *sub)
 void mox__sub_free(mox__sub *sub)
 {
     /* By now completion released the buffers, waits and result (or the sub
-     * was never submitted): freeing calls out to nobody, so it is safe
-     * under the device lock (trackers drop subs there). */
+     * was never submitted): freeing a completed sub calls out to nobody, so
+     * it is safe under the device lock (trackers drop only completed subs
+     * there). A sub that never ran may still give an upload's pinned memory
+     * back to its backend (host_free); it is never freed under a lock. */
     for (uint32_t i = 0; i < sub->count; i++) {
         if (sub->args_released)
             mox__dispatch_free_released(sub->d[i]);

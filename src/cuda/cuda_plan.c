@@ -46,7 +46,8 @@ static uint64_t shape_hash(const mox__cuda_ldesc *b)
         const mox__cuda_lnode *ln = &b->nodes[i];
         const mox_launch_config *c = &ln->d->config;
         h = shape_mix(h, ln->fn ? (uint64_t)(uintptr_t)ln->fn : (uint64_t)ln->d->kind);
-        h = shape_mix(h, ((uint64_t)c->grid.x << 32 | c->block.x) + ln->edge_cnt);
+        /* a stream node's command runs at its own size: not part of the shape */
+        h = shape_mix(h, (ln->fn ? (uint64_t)c->grid.x << 32 | c->block.x : 0) + ln->edge_cnt);
     }
     for (uint32_t e = 0; e < b->edge_count; e++)
         h = shape_mix(h, b->edges[e]);
@@ -63,7 +64,7 @@ static bool plan_matches(const mox__cuda_plan *p, const mox__cuda_ldesc *b)
     const mox__cuda_lnode *ln = b->nodes;
     for (uint32_t i = 0; i < count; i++, n++, ln++) {
         if (n->fn != ln->fn || n->edge_cnt != ln->edge_cnt || (!n->fn && n->kind != ln->d->kind) ||
-            memcmp(&n->config, &ln->d->config, sizeof n->config) != 0)
+            (n->fn && memcmp(&n->config, &ln->d->config, sizeof n->config) != 0))
             return false;
     }
     return b->edge_count == 0 || memcmp(p->edges, b->edges, (size_t)b->edge_count * sizeof *b->edges) == 0;
@@ -72,7 +73,7 @@ static bool plan_matches(const mox__cuda_plan *p, const mox__cuda_ldesc *b)
 static bool use_graph_for(const mox__cuda_dev *dev, const mox__cuda_ldesc *b)
 {
     if (b->has_transfer)
-        return false; /* transfers go through staging, enqueued on the stream */
+        return false; /* transfers (and what runs best alone) are enqueued on the stream */
     /* Measured on an H200 (bench/cuda_overhead, B): one launch + wait took
      * 22 us through a one-node graph and 26 us through cuLaunchKernel, so
      * graphs are the default for every launch without transfers. */

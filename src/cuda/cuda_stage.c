@@ -6,10 +6,10 @@
  * Chunks come in power-of-two classes from cuMemHostAlloc (portable: every
  * context may use them; under unified addressing, which the device open
  * requires, the device reads them at their host address). Freed chunks are
- * kept up to STAGE_CACHE_BYTES. A chunk given back through host_free may
- * come with core locks held: past the cache it is not freed there but
- * put on the pool's `doomed` list, which the next stage_get (or the
- * device's close) frees with no lock held.
+ * kept up to STAGE_CACHE_BYTES. host_free calls no driver (it runs inside
+ * a completion): a chunk it gives back past the cache goes on the pool's
+ * `doomed` list, which the next stage_get or host_alloc (or the device's
+ * close) frees.
  */
 #include "cuda/cuda_internal.h"
 
@@ -129,6 +129,12 @@ void mox__cuda_stage_put(mox__cuda_dev *dev, void *stage)
 
 void *mox__cuda_host_lend(mox__cuda_dev *dev, size_t bytes, uint64_t *device_address)
 {
+    /* A lost device's pool may be gone with its context (a reopen resets
+     * the primary context): the core copies into ordinary memory, and the
+     * submission fails as any on a lost device. */
+    *device_address = 0;
+    if (atomic_load(&dev->lost))
+        return NULL;
     void *doomed = NULL;
     void *stage = pool_take(dev, stage_class(bytes), &doomed);
     if (!stage || doomed) {

@@ -332,7 +332,8 @@ static void fills_become_graph_nodes(void **state)
  * node is that kernel reading the lent memory in place, updated when the
  * memory moves. The simulated copy kernel faults on host memory that is
  * not pinned, as a GPU does. Past MOX_CUDA_UPLOAD_NODE_KIB an upload
- * keeps the stream. */
+ * keeps the stream, whatever its size in one plan. A lost device lends
+ * no memory. */
 static void lent_uploads_become_graph_nodes(void **state)
 {
     (void)state;
@@ -372,26 +373,44 @@ static void lent_uploads_become_graph_nodes(void **state)
     }
     assert_int_equal(stat(&F.dev->stats.node_updates), upd0 + 1); /* the upload's source alone */
     mox__cuda_host_return(F.dev, held);
-    /* larger than the limit: the stream, a copy straight from the memory */
+    /* larger than the limit: the stream, a copy straight from the memory;
+     * uploads of other sizes (other command shapes) there share the stream
+     * launch's plan */
+    enum { BIG = 16u * N };
     uint64_t limit = F.dev->upload_node_max;
-    F.dev->upload_node_max = sizeof(float) * N - 4;
-    float big[N];
-    for (uint32_t i = 0; i < N; i++)
+    F.dev->upload_node_max = sizeof(float) * N / 2;
+    float *big = malloc(BIG * sizeof *big);
+    assert_non_null(big);
+    for (uint32_t i = 0; i < BIG; i++)
         big[i] = -(float)i;
-    fx_sub s;
-    fx_sub_init(&s);
-    void *host = fx_upload_lent(&s, &F, tmp, 0, sizeof big, big);
-    fx_kernel(&s, &F, FX_FINISH, (N + 127) / 128, 128);
-    fx_ptr(&s, tmp);
-    fx_ptr(&s, out);
-    fx_u32(&s, N);
-    fx_pred(&s, 0);
-    unsigned long long g1 = stat(&F.dev->stats.graph_launches);
-    run_and_wait(&s);
+    CUdeviceptr bigbuf = fx_alloc(&F, BIG * sizeof *big);
+    unsigned long long g1 = stat(&F.dev->stats.graph_launches), plans1 = 0;
+    for (uint32_t k = 0; k < 3; k++) {
+        fx_sub s;
+        fx_sub_init(&s);
+        void *host = fx_upload_lent(&s, &F, bigbuf, 0, (BIG - 4u * N * k) * sizeof *big, big);
+        fx_kernel(&s, &F, FX_FINISH, (N + 127) / 128, 128);
+        fx_ptr(&s, bigbuf);
+        fx_ptr(&s, out);
+        fx_u32(&s, N);
+        fx_pred(&s, 0);
+        run_and_wait(&s);
+        mox__cuda_host_return(F.dev, host);
+        if (k == 0)
+            plans1 = stat(&F.dev->stats.plans);
+    }
     F.dev->upload_node_max = limit;
-    mox__cuda_host_return(F.dev, host);
     assert_int_equal(stat(&F.dev->stats.graph_launches), g1);
+    assert_int_equal(stat(&F.dev->stats.plans), plans1);
     check_filled_with(big);
+    fx_free(&F, bigbuf);
+    free(big);
+    /* a lost device lends nothing (its pool may be gone with its context) */
+    atomic_store(&F.dev->lost, true);
+    uint64_t at = 1;
+    assert_null(mox__cuda_host_lend(F.dev, 64, &at));
+    assert_int_equal(at, 0);
+    atomic_store(&F.dev->lost, false);
 }
 
 /* A driver that cannot JIT the backend's copy and fill kernels (one too
