@@ -12,6 +12,8 @@
  *     seq64   COUNT sequences of 64 dependent launches (scale_256 and
  *             finish_256 ping-ponging between two buffers), each waited:
  *             mox_bench's dispatch-seq-64
+ *     fill    COUNT fills of one n = 256 buffer (mox_buffer_fill, a memset
+ *             each), up to 48 in flight: cuda_overhead E's small fills
  *     args16  COUNT sequences of 16 launches with 16 buffer arguments
  *             (15 shared reads, one write each; mox_bench's dep-args-16);
  *             CPU backend only (the simulated driver lacks the kernel)
@@ -96,7 +98,7 @@ static void run_waited(ctx *c, mox_record_fn record, long count)
 int main(int argc, char **argv)
 {
     if (argc != 3) {
-        fprintf(stderr, "usage: dispatch_cost pipe|rt|seq1|seq64|args16 COUNT\n");
+        fprintf(stderr, "usage: dispatch_cost pipe|rt|seq1|seq64|fill|args16 COUNT\n");
         return 2;
     }
     const char *mode = argv[1];
@@ -124,6 +126,21 @@ int main(int argc, char **argv)
             }
             if (i < count) {
                 ring[slot] = mox_sequence(c.dev, record_two, &c);
+                mox_op_poll(ring[slot], (mox_waker){noop_wake, NULL}); /* submits */
+            }
+        }
+    } else if (strcmp(mode, "fill") == 0) {
+        mox_op *ring[WINDOW] = {0};
+        const float v = 2.0f;
+        for (long i = 0; i < count + WINDOW; i++) {
+            int slot = (int)(i % WINDOW);
+            if (ring[slot]) {
+                CHECK_MOX(mox_op_wait(ring[slot]));
+                mox_op_drop(ring[slot]);
+                ring[slot] = NULL;
+            }
+            if (i < count) {
+                ring[slot] = mox_buffer_fill(c.tmp, 0, N, &v);
                 mox_op_poll(ring[slot], (mox_waker){noop_wake, NULL}); /* submits */
             }
         }

@@ -95,7 +95,7 @@ def run(build, mode, count, backend, prefix):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('build')
-    ap.add_argument('--mode', default='pipe', choices=['pipe', 'rt', 'seq1', 'seq64', 'args16'])
+    ap.add_argument('--mode', default='pipe', choices=['pipe', 'rt', 'seq1', 'seq64', 'fill', 'args16'])
     ap.add_argument('--backend', default='cuda', choices=['cuda', 'cpu'])
     ap.add_argument('--counts', default=None, help='two counts, e.g. 2000,4000 (args16: 200,400)')
     ap.add_argument('--keep', default=None, help='keep the callgrind files in this folder')
@@ -104,7 +104,7 @@ def main():
         print('skipped: valgrind (callgrind) is not installed')
         return 77
     lo, hi = (int(x) for x in (a.counts or {'args16': '200,400', 'seq64': '100,200'}.get(a.mode, '2000,4000')).split(','))
-    per = {'pipe': 2, 'rt': 1, 'seq1': 1, 'seq64': 64, 'args16': 16}[a.mode]
+    per = {'pipe': 2, 'rt': 1, 'seq1': 1, 'seq64': 64, 'fill': 1, 'args16': 16}[a.mode]
     extra = (hi - lo) * per
     comp = 'mox__cuda_group_finish' if a.backend == 'cuda' else 'mox__execution_complete'
     work = a.keep or tempfile.mkdtemp(prefix='dispatch-cost-')
