@@ -95,6 +95,32 @@ static void run_waited(ctx *c, mox_record_fn record, long count)
     }
 }
 
+static mox_op *make_two(ctx *c) { return mox_sequence(c->dev, record_two, c); }
+
+static mox_op *make_fill(ctx *c)
+{
+    const float v = 2.0f;
+    return mox_buffer_fill(c->tmp, 0, N, &v);
+}
+
+/* `count` ops made by `make`, submitted as made, up to WINDOW in flight. */
+static void run_windowed(ctx *c, mox_op *(*make)(ctx *), long count)
+{
+    mox_op *ring[WINDOW] = {0};
+    for (long i = 0; i < count + WINDOW; i++) {
+        int slot = (int)(i % WINDOW);
+        if (ring[slot]) {
+            CHECK_MOX(mox_op_wait(ring[slot]));
+            mox_op_drop(ring[slot]);
+            ring[slot] = NULL;
+        }
+        if (i < count) {
+            ring[slot] = make(c);
+            mox_op_poll(ring[slot], (mox_waker){noop_wake, NULL}); /* submits */
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -116,34 +142,9 @@ int main(int argc, char **argv)
     if (strcmp(mode, "args16") != 0)
         CHECK_MOX(mox_module_prepare(c.dev, &costsim_module));
     if (strcmp(mode, "pipe") == 0) {
-        mox_op *ring[WINDOW] = {0};
-        for (long i = 0; i < count + WINDOW; i++) {
-            int slot = (int)(i % WINDOW);
-            if (ring[slot]) {
-                CHECK_MOX(mox_op_wait(ring[slot]));
-                mox_op_drop(ring[slot]);
-                ring[slot] = NULL;
-            }
-            if (i < count) {
-                ring[slot] = mox_sequence(c.dev, record_two, &c);
-                mox_op_poll(ring[slot], (mox_waker){noop_wake, NULL}); /* submits */
-            }
-        }
+        run_windowed(&c, make_two, count);
     } else if (strcmp(mode, "fill") == 0) {
-        mox_op *ring[WINDOW] = {0};
-        const float v = 2.0f;
-        for (long i = 0; i < count + WINDOW; i++) {
-            int slot = (int)(i % WINDOW);
-            if (ring[slot]) {
-                CHECK_MOX(mox_op_wait(ring[slot]));
-                mox_op_drop(ring[slot]);
-                ring[slot] = NULL;
-            }
-            if (i < count) {
-                ring[slot] = mox_buffer_fill(c.tmp, 0, N, &v);
-                mox_op_poll(ring[slot], (mox_waker){noop_wake, NULL}); /* submits */
-            }
-        }
+        run_windowed(&c, make_fill, count);
     } else if (strcmp(mode, "rt") == 0) {
         for (long i = 0; i < count; i++) {
             mox_op *op = costsim_scale_256(c.dev, c.cfg, c.in, c.tmp, N);

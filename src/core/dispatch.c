@@ -66,11 +66,13 @@ mox__dispatch *mox__dispatch_alloc(mox_device *device, uint32_t arg_count, size_
 }
 
 
-mox__dispatch *mox__transfer_alloc(mox_device *device, mox__cmd_kind kind, mox_buffer *buffer,
-                                   uint64_t offset, uint64_t bytes, void *host)
+/* A transfer of `value_bytes` of operand storage (*parts) on `buffer`
+ * (retained). */
+static mox__dispatch *transfer_alloc_with(mox_device *device, mox__cmd_kind kind, mox_buffer *buffer,
+                                          uint64_t offset, uint64_t bytes, void *host,
+                                          size_t value_bytes, mox__dispatch_parts *parts)
 {
-    mox__dispatch_parts parts;
-    mox__dispatch *d = dispatch_alloc_raw(device, 1, 0, &parts);
+    mox__dispatch *d = dispatch_alloc_raw(device, 1, value_bytes, parts);
     if (!d)
         return NULL;
     d->kind = kind;
@@ -85,6 +87,13 @@ mox__dispatch *mox__transfer_alloc(mox_device *device, mox__cmd_kind kind, mox_b
     return d;
 }
 
+mox__dispatch *mox__transfer_alloc(mox_device *device, mox__cmd_kind kind, mox_buffer *buffer,
+                                   uint64_t offset, uint64_t bytes, void *host)
+{
+    mox__dispatch_parts parts;
+    return transfer_alloc_with(device, kind, buffer, offset, bytes, host, 0, &parts);
+}
+
 mox__dispatch *mox__upload_alloc(mox_device *device, mox_buffer *buffer, uint64_t offset,
                                  uint64_t bytes)
 {
@@ -95,7 +104,8 @@ mox__dispatch *mox__upload_alloc(mox_device *device, mox_buffer *buffer, uint64_
     if (!lent && !(host = mox__malloc((size_t)bytes)))
         return NULL;
     mox__dispatch_parts parts;
-    mox__dispatch *d = dispatch_alloc_raw(device, 1, lent ? sizeof(mox__copy_operands) : 0, &parts);
+    mox__dispatch *d = transfer_alloc_with(device, MOX__CMD_UPLOAD, buffer, offset, bytes, host,
+                                           lent ? sizeof(mox__copy_operands) : 0, &parts);
     if (!d) {
         if (lent)
             be->vt->host_free(be, host);
@@ -103,21 +113,12 @@ mox__dispatch *mox__upload_alloc(mox_device *device, mox_buffer *buffer, uint64_
             mox__free(host);
         return NULL;
     }
-    d->kind = MOX__CMD_UPLOAD;
-    d->kernel_name = "(upload)";
-    d->buffer = buffer->handle;
-    d->address = buffer->address;
-    d->offset = offset;
-    d->bytes = bytes;
-    d->host = host;
     d->owned_host = host; /* the dispatch's: it may move into a batch (mox_batch_push) */
     if (lent) {
         d->owned_host_be = be;
         d->src_address = (void *)(uintptr_t)device_address;
         mox__copy_operands_set(d, (mox__copy_operands *)(void *)parts.values);
     }
-    d->args[0].buffer = mox_buffer_retain(buffer);
-    d->args[0].access = MOX_ACCESS_WRITE;
     return d;
 }
 
